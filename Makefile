@@ -1,0 +1,41 @@
+# ttsgen — see README.md. `make run` sets up, builds and speaks samples/hello.txt; `make test` runs every test.
+GO       ?= go
+BIN      := bin/ttsgen
+FUZZTIME ?= 15s
+# Tests that need ONNX Runtime fail (instead of skipping) when it is missing: setup installs it.
+export TTSGEN_REQUIRE_ORT := 1
+export CGO_ENABLED := 1
+
+.PHONY: all setup build run test fuzz bench vet clean
+
+all: build
+
+setup:
+	scripts/setup.sh
+
+build: setup
+	$(GO) build -o $(BIN) .
+
+run: build
+	./$(BIN) synth --file samples/hello.txt -o hello.wav
+	@echo "wrote hello.wav"
+
+test: setup
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+# Each fuzz target for FUZZTIME; what a fuzzer finds lands in the package's testdata/fuzz and fails `make test` after.
+fuzz: setup
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench: build
+	./$(BIN) bench --texts samples/bench.txt --compare sequential
+
+clean:
+	rm -rf bin hello.wav
