@@ -1,0 +1,96 @@
+package audio
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"testing"
+)
+
+func TestPCM16PeakNormalisesLikePiper(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []float32
+		want []int16
+	}{
+		{"peak to full scale", []float32{0.5, -0.25, 0}, []int16{32767, -16383, 0}},
+		{"negative peak", []float32{-0.2, 0.1}, []int16{-32767, 16383}},
+		{"quiet stays quiet (peak floor 0.01)", []float32{0.001, -0.005}, []int16{3276, -16383}},
+		{"silence", []float32{0, 0}, []int16{0, 0}},
+		{"NaN becomes silence", []float32{float32(math.NaN()), 1}, []int16{0, 32767}},
+		{"empty", nil, []int16{}},
+	}
+	for _, tt := range tests {
+		got := PCM16(tt.in)
+		if len(got) != len(tt.want) {
+			t.Fatalf("%s: len %d, want %d", tt.name, len(got), len(tt.want))
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("%s: PCM16(%v) = %v, want %v", tt.name, tt.in, got, tt.want)
+				break
+			}
+		}
+	}
+}
+
+func TestSilenceSamples(t *testing.T) {
+	for _, tt := range []struct {
+		sec  float64
+		rate int
+		want int
+	}{{0.2, 22050, 4410}, {0, 22050, 0}, {-1, 22050, 0}, {math.NaN(), 16000, 0}, {1.5, 16000, 24000}} {
+		if got := SilenceSamples(tt.sec, tt.rate); got != tt.want {
+			t.Errorf("SilenceSamples(%v, %d) = %d, want %d", tt.sec, tt.rate, got, tt.want)
+		}
+	}
+}
+
+func TestWAVWriterHeaderAndRoundTrip(t *testing.T) {
+	var buf Buffer
+	w := NewWAVWriter(&buf, 22050)
+	first := []int16{1, -2, 3, 32767, -32768}
+	if err := w.Write(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteSilence(5000); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write([]int16{7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Samples() != 5006 || math.Abs(w.Seconds()-5006.0/22050) > 1e-12 {
+		t.Errorf("samples = %d, seconds = %v", w.Samples(), w.Seconds())
+	}
+	b := buf.Bytes()
+	if len(b) != 44+2*5006 {
+		t.Fatalf("file is %d bytes, want 44-byte header + %d", len(b), 2*5006)
+	}
+	if string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" || string(b[36:40]) != "data" {
+		t.Fatalf("bad header %q", b[:44])
+	}
+	le := binary.LittleEndian
+	if le.Uint32(b[4:]) != uint32(len(b)-8) || le.Uint16(b[20:]) != 1 || le.Uint16(b[22:]) != 1 ||
+		le.Uint32(b[24:]) != 22050 || le.Uint16(b[34:]) != 16 || le.Uint32(b[40:]) != 2*5006 {
+		t.Errorf("header fields wrong: % x", b[:44])
+	}
+	got, rate, err := ReadWAV(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate != 22050 || len(got) != 5006 || got[3] != 32767 || got[4] != -32768 || got[100] != 0 || got[5005] != 7 {
+		t.Errorf("round trip: rate %d, %d samples, %v...%v", rate, len(got), got[:5], got[5005])
+	}
+	if err := w.Write(first); err == nil {
+		t.Error("write after close succeeded")
+	}
+}
+
+func TestReadWAVRejectsNonWAV(t *testing.T) {
+	if _, _, err := ReadWAV(bytes.NewReader([]byte("definitely not a wav file, just text"))); err == nil {
+		t.Error("ReadWAV accepted text")
+	}
+}
