@@ -1,0 +1,273 @@
+// Package bench drives a synthesis function with a closed- or open-loop load
+// and summarises latency and throughput.
+//
+// It knows nothing about voices or devices: the caller hands it a SynthFunc.
+// Time comes from the standard time package; tests run inside a
+// testing/synctest bubble, where that clock is virtual and advances only when
+// every goroutine is blocked, so exact durations can be asserted without
+// injecting a clock interface.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMaxOutstanding caps the requests in flight at once in open-loop mode
+// when Load.MaxOutstanding is 0. It is large enough never to bind on a healthy
+// system; it exists so that a stalled one cannot grow goroutines without limit.
+const DefaultMaxOutstanding = 4096
+
+// Outcome is what one request produced.
+type Outcome struct {
+	AudioSeconds float64
+	Sentences    int
+	// FirstAudio is how long after the request was sent its first audio was
+	// ready; 0 means unknown, and the request's latency is used instead.
+	FirstAudio time.Duration
+}
+
+// SynthFunc synthesises one request (a text) and reports what it produced.
+// It is called from several goroutines at once and must honour ctx.
+type SynthFunc func(ctx context.Context, text string) (Outcome, error)
+
+// Load describes how requests are offered.
+type Load struct {
+	// Concurrency is the number of closed-loop submitters, each sending its
+	// next request when the previous one finishes. 0 means 1 unless Rate is set.
+	Concurrency int
+	// Rate, when > 0, selects open loop: requests are sent Rate per second on
+	// a fixed schedule, whether or not earlier ones have finished.
+	Rate float64
+	// Requests is the number of measured requests; 0 means len(texts). Texts
+	// are reused in order when Requests exceeds them.
+	Requests int
+	// Warmup requests run one at a time before measuring and are excluded
+	// from every statistic.
+	Warmup int
+	// MaxOutstanding caps open-loop requests in flight; 0 means
+	// DefaultMaxOutstanding. An arrival that finds the cap reached is counted
+	// as an error rather than delayed, so the schedule never slips.
+	MaxOutstanding int
+}
+
+// Percentiles of a set of samples, in milliseconds.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+}
+
+// Report summarises one Run. Latencies cover successful requests only.
+type Report struct {
+	Mode          string  `json:"mode"`            // "closed-loop" or "open-loop"
+	Concurrency   int     `json:"concurrency"`     // closed-loop submitters; 0 in open loop
+	RatePerSecond float64 `json:"rate_per_second"` // open-loop arrival rate; 0 in closed loop
+	Device        string  `json:"device"`          // set by the caller, for the record
+	Voice         string  `json:"voice"`           // set by the caller, for the record
+
+	Requests   int    `json:"requests"`    // measured requests, warmup excluded
+	Errors     int    `json:"errors"`      // failed requests
+	FirstError string `json:"first_error"` // error of the lowest-numbered failed request
+
+	Sentences    int     `json:"sentences"`
+	AudioSeconds float64 `json:"audio_seconds"`
+	WallSeconds  float64 `json:"wall_seconds"` // first send to last completion
+	Speed        float64 `json:"speed"`        // audio seconds per wall second ("x real time")
+	RTF          float64 `json:"rtf"`          // wall / audio; 0 when no audio was made
+	QPS          float64 `json:"qps"`          // successful requests per wall second
+
+	// LatencyMS runs from when a request was due (its scheduled arrival in
+	// open loop, so queueing delay is never hidden) to when it finished.
+	LatencyMS    Percentiles `json:"latency_ms"`
+	FirstAudioMS Percentiles `json:"first_audio_ms"`
+
+	// PeakRSSBytes is the process's peak resident set (VmHWM) after the run,
+	// including everything the process did before it; 0 means unknown.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+
+	Baseline *Report `json:"baseline,omitempty"`
+	Speedup  float64 `json:"speedup,omitempty"` // Speed / Baseline.Speed
+}
+
+// CompareTo records baseline (typically the same texts run one at a time)
+// and the speedup of r over it.
+func (r *Report) CompareTo(baseline Report) {
+	baseline.Baseline, baseline.Speedup = nil, 0
+	r.Baseline = &baseline
+	r.Speedup = 0
+	if baseline.Speed > 0 {
+		r.Speedup = r.Speed / baseline.Speed
+	}
+}
+
+// sample is the result of one measured request.
+type sample struct {
+	latency    time.Duration
+	firstAudio time.Duration
+	out        Outcome
+	err        error
+}
+
+// Run sends the requests described by load to synth and summarises them.
+// It fails if the load is invalid, a warmup request fails, ctx ends before
+// the run does, or every measured request fails.
+func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Report, error) {
+	if err := validate(texts, load, synth); err != nil {
+		return Report{}, err
+	}
+	n := load.Requests
+	if n == 0 {
+		n = len(texts)
+	}
+	textOf := func(i int) string { return texts[i%len(texts)] }
+
+	for i := range load.Warmup {
+		if _, err := synth(ctx, textOf(i)); err != nil {
+			return Report{}, fmt.Errorf("bench: warmup request %d: %w", i, err)
+		}
+	}
+
+	rep := Report{Requests: n}
+	samples := make([]sample, n) // each request writes only its own slot
+	start := time.Now()
+	if load.Rate > 0 {
+		rep.Mode, rep.RatePerSecond = "open-loop", load.Rate
+		maxOut := load.MaxOutstanding
+		if maxOut == 0 {
+			maxOut = DefaultMaxOutstanding
+		}
+		runOpen(ctx, start, load.Rate, maxOut, samples, textOf, synth)
+	} else {
+		rep.Mode, rep.Concurrency = "closed-loop", max(load.Concurrency, 1)
+		runClosed(ctx, rep.Concurrency, samples, textOf, synth)
+	}
+	wall := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return Report{}, fmt.Errorf("bench: run stopped: %w", err)
+	}
+
+	summarise(&rep, samples, wall)
+	rep.PeakRSSBytes = peakRSS()
+	if rep.Errors == n {
+		return rep, fmt.Errorf("bench: all %d requests failed; first: %s", n, rep.FirstError)
+	}
+	return rep, nil
+}
+
+func validate(texts []string, load Load, synth SynthFunc) error {
+	switch {
+	case len(texts) == 0:
+		return errors.New("bench: no texts to send")
+	case synth == nil:
+		return errors.New("bench: no synthesis function")
+	case load.Concurrency < 0, load.Rate < 0, load.Requests < 0, load.Warmup < 0, load.MaxOutstanding < 0:
+		return fmt.Errorf("bench: negative load setting in %+v", load)
+	case load.Rate > 0 && load.Concurrency > 0:
+		return errors.New("bench: set either a concurrency (closed loop) or a rate (open loop), not both")
+	}
+	return nil
+}
+
+// runClosed has each of workers goroutines take the next unsent request
+// until none are left or ctx ends.
+func runClosed(ctx context.Context, workers int, samples []sample, textOf func(int) string, synth SynthFunc) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(samples) {
+					return
+				}
+				samples[i] = measure(ctx, time.Now(), textOf(i), synth)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// runOpen sends request i at start + i/rate from this goroutine's timer and
+// waits for each on its own goroutine, so a slow synth never delays arrivals.
+func runOpen(ctx context.Context, start time.Time, rate float64, maxOutstanding int,
+	samples []sample, textOf func(int) string, synth SynthFunc) {
+	slots := make(chan struct{}, maxOutstanding)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i := range samples {
+		due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+		if !sleepUntil(ctx, due) {
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			samples[i].err = fmt.Errorf("request %d dropped: %d requests already outstanding", i, maxOutstanding)
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			samples[i] = measure(ctx, due, textOf(i), synth)
+		})
+	}
+}
+
+// sleepUntil waits until t and reports whether ctx is still live.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// measure runs one request that was due at due.
+func measure(ctx context.Context, due time.Time, text string, synth SynthFunc) sample {
+	sent := time.Now()
+	out, err := synth(ctx, text)
+	s := sample{latency: time.Since(due), out: out, err: err}
+	s.firstAudio = s.latency
+	if out.FirstAudio > 0 {
+		s.firstAudio = sent.Sub(due) + out.FirstAudio
+	}
+	return s
+}
+
+func summarise(rep *Report, samples []sample, wall time.Duration) {
+	var latencies, firsts []time.Duration
+	for _, s := range samples {
+		if s.err != nil {
+			if rep.Errors == 0 {
+				rep.FirstError = s.err.Error()
+			}
+			rep.Errors++
+			continue
+		}
+		rep.Sentences += s.out.Sentences
+		rep.AudioSeconds += s.out.AudioSeconds
+		latencies = append(latencies, s.latency)
+		firsts = append(firsts, s.firstAudio)
+	}
+	rep.WallSeconds = wall.Seconds()
+	if rep.WallSeconds > 0 {
+		rep.Speed = rep.AudioSeconds / rep.WallSeconds
+		rep.QPS = float64(len(latencies)) / rep.WallSeconds
+	}
+	if rep.AudioSeconds > 0 {
+		rep.RTF = rep.WallSeconds / rep.AudioSeconds
+	}
+	rep.LatencyMS = percentiles(latencies)
+	rep.FirstAudioMS = percentiles(firsts)
+}

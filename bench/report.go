@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// percentiles uses the nearest-rank method: the p-th percentile of n sorted
+// samples is the one at 1-based rank ceil(p/100 * n). It always returns a
+// value that was observed, which keeps small runs honest (no interpolation).
+// No samples gives zeros.
+func percentiles(samples []time.Duration) Percentiles {
+	if len(samples) == 0 {
+		return Percentiles{}
+	}
+	sorted := slices.Clone(samples)
+	slices.Sort(sorted)
+	at := func(p float64) float64 {
+		rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+		return durationMS(sorted[max(rank, 1)-1])
+	}
+	return Percentiles{P50: at(50), P90: at(90), P99: at(99)}
+}
+
+func durationMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// peakRSS returns this process's peak resident set size, or 0 where
+// /proc/self/status is unavailable (anything but Linux).
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n, err := parseVmHWM(f)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// parseVmHWM reads the "VmHWM:   1234 kB" line of a /proc/PID/status file.
+func parseVmHWM(r io.Reader) (int64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("reading peak RSS: unexpected VmHWM line %q", sc.Text())
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("reading peak RSS: %w", err)
+		}
+		return kb * 1024, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("reading peak RSS: %w", err)
+	}
+	return 0, fmt.Errorf("reading peak RSS: no VmHWM line")
+}
+
+// WriteJSON writes r as exactly one JSON object followed by a newline.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("writing bench report as JSON: %w", err)
+	}
+	return nil
+}
+
+// WriteTable writes r as an aligned two-column table, ratios first because
+// they are what people compare.
+func (r Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t%s\n", name, fmt.Sprintf(format, args...))
+	}
+	row("speed", "%.2fx real time", r.Speed)
+	if r.Baseline != nil {
+		row("speedup", "%.2fx over baseline (%.2fx real time, %s)", r.Speedup, r.Baseline.Speed, r.Baseline.load())
+	}
+	row("rtf", "%.4f", r.RTF)
+	row("qps", "%.2f requests/s", r.QPS)
+	row("latency", "%s", r.LatencyMS)
+	row("first audio", "%s", r.FirstAudioMS)
+	row("load", "%s", r.load())
+	row("requests", "%d (%d failed)", r.Requests, r.Errors)
+	if r.FirstError != "" {
+		row("first error", "%s", r.FirstError)
+	}
+	row("sentences", "%d", r.Sentences)
+	row("audio", "%.2f s", r.AudioSeconds)
+	row("wall", "%.2f s", r.WallSeconds)
+	if r.PeakRSSBytes > 0 {
+		row("peak RSS", "%.1f MiB", float64(r.PeakRSSBytes)/(1<<20))
+	} else {
+		row("peak RSS", "unknown")
+	}
+	if r.Device != "" {
+		row("device", "%s", r.Device)
+	}
+	if r.Voice != "" {
+		row("voice", "%s", r.Voice)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing bench report table: %w", err)
+	}
+	return nil
+}
+
+func (p Percentiles) String() string {
+	return fmt.Sprintf("p50 %.1f ms  p90 %.1f ms  p99 %.1f ms", p.P50, p.P90, p.P99)
+}
+
+// load describes how the requests were offered, in words.
+func (r Report) load() string {
+	if r.Mode == "open-loop" {
+		return fmt.Sprintf("open loop, %g requests/s", r.RatePerSecond)
+	}
+	return fmt.Sprintf("closed loop, concurrency %d", r.Concurrency)
+}
