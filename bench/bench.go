@@ -22,6 +22,12 @@ import (
 // system; it exists so that a stalled one cannot grow goroutines without limit.
 const DefaultMaxOutstanding = 4096
 
+// Report.Mode values.
+const (
+	ClosedLoop = "closed-loop"
+	OpenLoop   = "open-loop"
+)
+
 // Outcome is what one request produced.
 type Outcome struct {
 	AudioSeconds float64
@@ -64,7 +70,7 @@ type Percentiles struct {
 
 // Report summarises one Run. Latencies cover successful requests only.
 type Report struct {
-	Mode          string  `json:"mode"`            // "closed-loop" or "open-loop"
+	Mode          string  `json:"mode"`            // ClosedLoop or OpenLoop
 	Concurrency   int     `json:"concurrency"`     // closed-loop submitters; 0 in open loop
 	RatePerSecond float64 `json:"rate_per_second"` // open-loop arrival rate; 0 in closed loop
 	Device        string  `json:"device"`          // set by the caller, for the record
@@ -115,7 +121,8 @@ type sample struct {
 
 // Run sends the requests described by load to synth and summarises them.
 // It fails if the load is invalid, a warmup request fails, ctx ends before
-// the run does, or every measured request fails.
+// the run does, or every measured request fails (the report, with every
+// request counted as an error, is still returned then).
 func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Report, error) {
 	if err := validate(texts, load, synth); err != nil {
 		return Report{}, err
@@ -136,14 +143,14 @@ func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Repor
 	samples := make([]sample, n) // each request writes only its own slot
 	start := time.Now()
 	if load.Rate > 0 {
-		rep.Mode, rep.RatePerSecond = "open-loop", load.Rate
+		rep.Mode, rep.RatePerSecond = OpenLoop, load.Rate
 		maxOut := load.MaxOutstanding
 		if maxOut == 0 {
 			maxOut = DefaultMaxOutstanding
 		}
 		runOpen(ctx, start, load.Rate, maxOut, samples, textOf, synth)
 	} else {
-		rep.Mode, rep.Concurrency = "closed-loop", max(load.Concurrency, 1)
+		rep.Mode, rep.Concurrency = ClosedLoop, max(load.Concurrency, 1)
 		runClosed(ctx, rep.Concurrency, samples, textOf, synth)
 	}
 	wall := time.Since(start)

@@ -128,7 +128,7 @@ func (p Percentiles) String() string {
 
 // load describes how the requests were offered, in words.
 func (r Report) load() string {
-	if r.Mode == "open-loop" {
+	if r.Mode == OpenLoop {
 		return fmt.Sprintf("open loop, %g requests/s", r.RatePerSecond)
 	}
 	return fmt.Sprintf("closed loop, concurrency %d", r.Concurrency)
