@@ -1,0 +1,243 @@
+"""ttsgen's default voice: a small FastSpeech-style acoustic model + a HiFi-GAN-style waveform generator (`dec`).
+
+Graph (export, Piper's signature): phoneme ids -> conv encoder -> duration predictor -> ceil -> length regulation
+(cumsum of the ceil'd durations -> one-hot path -> matmul) -> conv frame decoder -> 80-bin log-mel -> latent
+[mel*mask ; mask] (81 channels) -> dec (conv_pre ... conv_post) -> waveform, hop 256.
+
+Every layer is masked so that an item's audio does not depend on what else is in its batch. The generator `dec`
+is a pure function of the latent: its 81st channel is the frame mask, from which it derives the mask at each
+upsampling stage, so a tool that cuts the graph at /dec/conv_pre/Conv's input still gets a batch-safe decoder.
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+N_MELS = 80
+HOP = 256
+# Standard deviations of the noise that Piper's scales switch on (see README.md: chosen small so that the default
+# scales, 0.667 and 0.8, vary the voice a little without harming it).
+LATENT_NOISE_STD = 0.1   # in natural-log mel units, times noise_scale
+DURATION_NOISE_STD = 0.1  # in log-frames, times noise_w
+
+
+class LayerNormC(nn.Module):
+    """LayerNorm over the channel axis of [B, C, T] (per position, so it never mixes batch items or positions)."""
+
+    def __init__(self, channels, eps=1e-5):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(channels))
+        self.beta = nn.Parameter(torch.zeros(channels))
+        self.eps = eps
+        self.channels = channels
+
+    def forward(self, x):
+        x = x.transpose(1, -1)
+        x = F.layer_norm(x, (self.channels,), self.gamma, self.beta, self.eps)
+        return x.transpose(1, -1)
+
+
+class ConvBlock(nn.Module):
+    """Residual masked conv block: x + Conv1x1(GELU(LN(Conv_k(x))))."""
+
+    def __init__(self, channels, kernel, dilation=1, dropout=0.0):
+        super().__init__()
+        self.conv = nn.Conv1d(channels, channels, kernel, dilation=dilation, padding=dilation * (kernel - 1) // 2)
+        self.norm = LayerNormC(channels)
+        self.pw = nn.Conv1d(channels, channels, 1)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x, mask):
+        y = self.conv(x * mask)
+        y = self.pw(F.gelu(self.norm(y)))
+        return (x + self.drop(y)) * mask
+
+
+class TextEncoder(nn.Module):
+    def __init__(self, n_symbols, hidden, layers, kernel=5, dropout=0.1):
+        super().__init__()
+        self.emb = nn.Embedding(n_symbols, hidden)
+        nn.init.normal_(self.emb.weight, 0.0, hidden ** -0.5)
+        dil = [1, 1, 2, 1, 1, 2, 1, 1]
+        self.blocks = nn.ModuleList([ConvBlock(hidden, kernel, dil[i % len(dil)], dropout) for i in range(layers)])
+        self.proj_m = nn.Conv1d(hidden, N_MELS, 1)
+
+    def forward(self, ids, x_mask):
+        x = self.emb(ids).transpose(1, 2) * x_mask  # [B,H,L]
+        for b in self.blocks:
+            x = b(x, x_mask)
+        mu = self.proj_m(x) * x_mask  # per-phoneme mean log-mel: the prior that alignment search matches frames to
+        return x, mu
+
+
+class DurationPredictor(nn.Module):
+    def __init__(self, hidden, filt, kernel=3, dropout=0.1):
+        super().__init__()
+        self.c1 = nn.Conv1d(hidden, filt, kernel, padding=kernel // 2)
+        self.n1 = LayerNormC(filt)
+        self.c2 = nn.Conv1d(filt, filt, kernel, padding=kernel // 2)
+        self.n2 = LayerNormC(filt)
+        self.proj = nn.Conv1d(filt, 1, 1)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x, x_mask):
+        x = self.drop(self.n1(torch.relu(self.c1(x * x_mask))))
+        x = self.drop(self.n2(torch.relu(self.c2(x * x_mask))))
+        return self.proj(x * x_mask) * x_mask  # log of (frames - 0.5); see duration_target
+
+
+class FrameDecoder(nn.Module):
+    """Frames (expanded phoneme states + prior mean + position inside the phoneme) -> 80-bin log-mel."""
+
+    def __init__(self, hidden, channels, layers, kernel=5, dropout=0.0):
+        super().__init__()
+        self.pre = nn.Conv1d(hidden + N_MELS + 1, channels, 1)
+        dil = [1, 2, 4, 1, 2, 4, 1, 2]
+        self.blocks = nn.ModuleList([ConvBlock(channels, kernel, dil[i % len(dil)], dropout) for i in range(layers)])
+        self.post = nn.Conv1d(channels, N_MELS, 1)
+
+    def forward(self, h, mu, frac, y_mask):
+        x = self.pre(torch.cat([h, mu, frac], 1)) * y_mask
+        for b in self.blocks:
+            x = b(x, y_mask)
+        return (mu + self.post(x)) * y_mask
+
+
+def stage_mask(mask, factor):
+    """[B,1,T] frame mask -> [B,1,T*factor] sample mask (repeat each value `factor` times)."""
+    return mask.unsqueeze(-1).repeat(1, 1, 1, factor).flatten(2)
+
+
+class ResBlock2(nn.Module):
+    def __init__(self, channels, kernel, dilations):
+        super().__init__()
+        self.convs = nn.ModuleList(
+            [nn.Conv1d(channels, channels, kernel, dilation=d, padding=d * (kernel - 1) // 2) for d in dilations])
+
+    def forward(self, x, mask):
+        for c in self.convs:
+            x = (x + c(F.leaky_relu(x, 0.1))) * mask
+        return x
+
+
+class Generator(nn.Module):
+    """HiFi-GAN (V3-like, "resblock 2") generator over the latent [mel*mask ; mask] (N_MELS+1 channels)."""
+
+    def __init__(self, channels=256, rates=(8, 8, 4), kernels=(16, 16, 8),
+                 res_kernels=(3, 5, 7), res_dilations=((1, 2), (2, 6), (3, 12))):
+        super().__init__()
+        assert math.prod(rates) == HOP
+        self.rates = list(rates)
+        self.conv_pre = nn.Conv1d(N_MELS + 1, channels, 7, padding=3)
+        self.ups = nn.ModuleList()
+        self.resblocks = nn.ModuleList()
+        ch = channels
+        for r, k in zip(rates, kernels):
+            self.ups.append(nn.ConvTranspose1d(ch, ch // 2, k, stride=r, padding=(k - r) // 2))
+            ch //= 2
+            for rk, rd in zip(res_kernels, res_dilations):
+                self.resblocks.append(ResBlock2(ch, rk, rd))
+        self.n_res = len(res_kernels)
+        self.conv_post = nn.Conv1d(ch, 1, 7, padding=3)
+        for m in self.modules():
+            if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d)):
+                nn.init.normal_(m.weight, 0.0, 0.01)
+
+    def forward(self, latent):
+        mask = (latent[:, N_MELS:N_MELS + 1] > 0.5).to(latent.dtype)
+        x = self.conv_pre(latent) * mask
+        factor = 1
+        for i, up in enumerate(self.ups):
+            factor *= self.rates[i]
+            m = stage_mask(mask, factor)
+            x = up(F.leaky_relu(x, 0.1)) * m
+            xs = None
+            for j in range(self.n_res):
+                y = self.resblocks[i * self.n_res + j](x, m)
+                xs = y if xs is None else xs + y
+            x = xs / self.n_res
+        x = torch.tanh(self.conv_post(F.leaky_relu(x, 0.01)))
+        return x * stage_mask(mask, HOP)
+
+
+def make_latent(mel, y_mask):
+    return torch.cat([mel * y_mask, y_mask], 1)
+
+
+def path_from_durations(w_ceil, t_max):
+    """w_ceil [B,1,L] integer-valued frames -> path [B,L,T] (1 where frame t belongs to phoneme l), frac [B,1,T]."""
+    cum = torch.cumsum(w_ceil, -1)  # [B,1,L]
+    start = cum - w_ceil
+    t = torch.arange(t_max, device=w_ceil.device).to(w_ceil.dtype).view(1, -1, 1)  # [1,T,1]
+    end_ = cum.transpose(1, 2)  # [B,L,1]
+    start_ = start.transpose(1, 2)
+    tt = t.transpose(1, 2)  # [1,1,T]
+    path = ((tt < end_) & (tt >= start_)).to(w_ceil.dtype)  # [B,L,T]
+    # position of each frame inside its phoneme, in (0, 1): helps the conv decoder shape the phoneme over time
+    f_start = torch.matmul(start, path)  # [B,1,T]
+    f_dur = torch.matmul(w_ceil, path)
+    frac = (tt - f_start + 0.5) / torch.clamp_min(f_dur, 1.0)
+    return path, frac * (f_dur > 0).to(w_ceil.dtype)
+
+
+class Voice(nn.Module):
+    def __init__(self, n_symbols=256, hidden=192, enc_layers=6, dp_filter=256, dec_channels=256, dec_layers=6,
+                 gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8)):
+        super().__init__()
+        self.cfg = dict(n_symbols=n_symbols, hidden=hidden, enc_layers=enc_layers, dp_filter=dp_filter,
+                        dec_channels=dec_channels, dec_layers=dec_layers, gen_channels=gen_channels,
+                        gen_rates=list(gen_rates), gen_kernels=list(gen_kernels))
+        self.enc = TextEncoder(n_symbols, hidden, enc_layers)
+        self.dp = DurationPredictor(hidden, dp_filter)
+        self.frames = FrameDecoder(hidden, dec_channels, dec_layers)
+        self.dec = Generator(gen_channels, gen_rates, gen_kernels)
+
+    def acoustic(self, ids, x_mask, w_frames, t_max):
+        """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given."""
+        h, mu = self.enc(ids, x_mask)
+        path, frac = path_from_durations(w_frames, t_max)
+        y_mask = (path.sum(1, keepdim=True) > 0).to(h.dtype)
+        h_exp = torch.matmul(h, path)
+        mu_exp = torch.matmul(mu, path)
+        mel = self.frames(h_exp, mu_exp, frac, y_mask)
+        logw = self.dp(h.detach(), x_mask)
+        return mel, mu, logw, y_mask
+
+    def forward(self, input, input_lengths, scales):
+        """Piper's inference signature: (input [B,L] int64, input_lengths [B] int64, scales [3]) -> [B,1,1,T]."""
+        noise_scale = scales[0]
+        length_scale = scales[1]
+        noise_w = scales[2]
+        L = input.shape[1]
+        x_mask = (torch.arange(L, device=input.device).unsqueeze(0) < input_lengths.unsqueeze(1)).unsqueeze(1)
+        x_mask = x_mask.to(torch.float32)
+        h, mu = self.enc(input, x_mask)
+        logw = self.dp(h, x_mask)
+        logw = logw + torch.randn_like(logw) * (DURATION_NOISE_STD * noise_w)
+        w = torch.exp(logw) * x_mask * length_scale
+        w_ceil = torch.ceil(w)
+        y_lengths = torch.clamp_min(torch.sum(w_ceil, [1, 2]), 1.0)
+        t_max = y_lengths.max().to(torch.int64)
+        path, frac = path_from_durations(w_ceil, t_max)
+        y_mask = (path.sum(1, keepdim=True) > 0).to(torch.float32)
+        mel = self.frames(torch.matmul(h, path), torch.matmul(mu, path), frac, y_mask)
+        mel = mel + torch.randn_like(mel) * (LATENT_NOISE_STD * noise_scale)
+        audio = self.dec(make_latent(mel, y_mask))  # [B,1,T*HOP]
+        return audio.unsqueeze(1)
+
+
+def duration_target(d):
+    """MAS frame counts (>= 1) -> the log-duration target. exp(target) = d - 0.5, so ceil() at inference gives
+    back d for predictions within half a frame, instead of adding half a frame to every phoneme."""
+    return torch.log(torch.clamp_min(d - 0.5, 0.1))
+
+
+def count_params(m):
+    return sum(p.numel() for p in m.parameters())
+
+
+if __name__ == "__main__":
+    v = Voice()
+    print("total", count_params(v), "enc", count_params(v.enc), "dp", count_params(v.dp), "frames",
+          count_params(v.frames), "dec", count_params(v.dec))
