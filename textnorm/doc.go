@@ -1,0 +1,64 @@
+// Package textnorm turns raw English text into sentences that a phonemizer (espeak-ng) can speak:
+// Sentences splits a document, Normalize rewrites one sentence into words, and SplitLong cuts a
+// sentence that is too long for one synthesis call. The usual order is
+//
+//	for _, s := range textnorm.Sentences(doc) {
+//		for _, piece := range textnorm.SplitLong(textnorm.Normalize(s), 400) { ... }
+//	}
+//
+// The rules are written by hand: no Go library does English text normalisation for speech well,
+// and espeak-ng's own number and abbreviation reading is weaker than these rules (it reads
+// "1984" as a cardinal, "Dr." as "drive", "$3.50" as "dollar three fifty").
+//
+// # What Normalize rewrites
+//
+//   - Cardinals "1,234", decimals "3.14", ".5", signed "-5"/"+5"/"−5", leading-zero codes "007"
+//     (digit by digit), numbers longer than 18 digits (digit by digit), version numbers "1.2.3".
+//   - Ordinals "1st", "22nd", "103rd"; decades "1980s", "'90s".
+//   - Years, only in year-like context: after in/since/by/from/until/of/during/circa/..., before
+//     BC/AD, inside parentheses "(1949)", in dates and year ranges. 1984 "nineteen eighty-four",
+//     1905 "nineteen oh five", 1900 "nineteen hundred", 2005 "two thousand five", 2024 "twenty
+//     twenty-four". Elsewhere a four-digit number is a cardinal.
+//   - Dates: ISO 2024-03-05, US-order 3/5/2024 and 3/5/24 (25/12/2024 is read day first because 25 is
+//     no month), "March 5, 2024", "Mar. 5th", "5 March 2024" ("the fifth of March twenty twenty-four").
+//   - Times "3:30 pm", "3:30pm", "5 p.m.", "14:05", "9:00", "9:00:15"; ratios "3:1", "16:9".
+//   - Money in $ £ € ¥ ₹ ₩ with cents/pence ("$3.50"), scale words or letters ("$2.5 million",
+//     "$5M", "$3bn"), ranges "$5-10", negative amounts; cents "5¢".
+//   - Percentages "12.5%", fractions "1/2", "3/4", "5/8", mixed numbers "1 1/2", vulgar fractions
+//     "½", idioms "24/7" and "9/11"; ranges "5-10", "1990-1995", "1990-95", "5-10 km".
+//   - Units after numbers, apart or glued: lengths, masses, volumes, speeds, data sizes and rates,
+//     frequencies, durations, power, temperatures (72°F), feet and inches (5'11"), "x" (times).
+//   - Phone numbers 555-1234, 555-123-4567, 1-800-555-1234, read digit by digit per group.
+//   - Titles before names (Dr., Mr., Mrs., Ms., Prof., Gen., Capt., Rev., ...), "St." as Saint or
+//     Street and "Dr." as Doctor or Drive from the neighbouring words, Jr./Sr., Latin (etc., e.g.,
+//     i.e., vs., cf., viz., et al.), No./p./pp./vol./ch./fig. before numbers, approx., Inc./Ltd./Co.,
+//     street words (Ave., Blvd., Rd.), month and (before dates) weekday abbreviations.
+//   - Initialisms "U.S." -> "US", "a.m." -> "AM" (espeak spells capitals, but reads "a m" badly).
+//   - URLs and e-mail addresses: "www.example.com/a" -> "w w w dot example dot com slash a",
+//     "john@example.org" -> "john at example dot org"; the scheme (https://) is not read.
+//   - "&" -> "and" (also inside "R&D"), "#5" -> "number five", "#tag" -> "hashtag tag", "~5" ->
+//     "about five", lone "+", "=", "@", "%", "×".
+//   - ALL-CAPS common words ("THE", "STOP") are lower-cased so they are read, not spelled; other
+//     all-caps words are acronyms and stay (espeak spells them). Ambiguous ones (US, IT, AM, OR)
+//     are lower-cased only when the whole sentence is in capitals.
+//
+// Digits glued to letters are read as numbers ("MP3" -> "MP three"); any ASCII digit that no rule
+// claimed is read digit by digit, so the output never contains an ASCII digit.
+//
+// # What is not normalised
+//
+// Roman numerals ("Henry VIII"), non-English number formats ("3,5" is read as the list "three,
+// five"), currency codes ("5 USD"), addresses and postcodes, chemical formulas, mathematical
+// expressions beyond single symbols, non-ASCII digits, and words in other scripts (passed through
+// untouched). Adjectival amounts are read as plain amounts ("a $5 bill" -> "a five dollars bill").
+// Disambiguation is by local context only, so a four-digit number with no year cue is a cardinal
+// and "5 May" is a date.
+//
+// # Sentences and splitting
+//
+// Sentences breaks at . ? ! followed by whitespace, except after abbreviations, initials, dotted
+// initialisms, numbered-list numbers and ellipses, or before a lower-case word; blank lines
+// always end a sentence. SplitLong never drops text: joining its pieces with spaces gives back the
+// sentence's words. All three functions are linear in the input size, never panic, and drop invalid
+// UTF-8 and control characters.
+package textnorm

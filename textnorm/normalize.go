@@ -1,0 +1,351 @@
+package textnorm
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Normalize rewrites ONE sentence so that it contains only speakable words and punctuation, for English:
+// cardinals ("1,234" -> "one thousand two hundred thirty-four"), ordinals (1st, 22nd, 103rd), decimals (3.14 ->
+// "three point one four"), negatives (-5), years (1984 -> "nineteen eighty-four", 2005 -> "two thousand five", 1900 ->
+// "nineteen hundred", in year-like context), dates (2024-03-05, 3/5/2024 US order, "March 5, 2024", "5 March 2024"),
+// times (3:30 pm, 14:05), money ($5, $3.50 -> "three dollars and fifty cents", £, €, $2.5 million, 5¢), percentages
+// (12.5%), ratios (3:1 in non-time context, "1/2" fractions), ranges (1990-1995, 5-10), common abbreviations and titles
+// (Dr. Smith -> Doctor Smith, St. Louis -> Saint Louis but Main St. -> Main Street, Mr., Mrs., Ms., Prof., Jr., Sr.,
+// vs., etc., e.g., i.e., No. 5, approx.), units after numbers (5 km, 3 kg, 10 ft, 5'11", 72°F, 100 mph, 3 GB, 5 ms),
+// URLs and e-mail addresses spelled speakably ("example dot com", "john at example dot org"), "&" -> "and",
+// ALL-CAPS acronyms left as they are (espeak spells them) unless common words. Output keeps sentence punctuation
+// (. , ? ! ; :) because the phonemizer uses it for prosody. Never panics; never loses words.
+//
+// Whitespace collapses to single spaces, invalid UTF-8 and control characters are dropped, and the
+// output never contains an ASCII digit. Text in other scripts passes through unchanged.
+func Normalize(sentence string) string {
+	toks := tokenize(clean(sentence))
+	if len(toks) == 0 {
+		return ""
+	}
+	n := &normalizer{toks: toks, shouting: isShouting(toks)}
+	var b strings.Builder
+	b.Grow(len(sentence) + len(sentence)/2)
+	for i := 0; i < len(toks); {
+		words, used := n.rewrite(i)
+		if used < 1 {
+			used = 1
+		}
+		last := toks[i+used-1]
+		piece := toks[i].lead + words + n.trailAfter(i+used-1, last.trail)
+		if piece != "" {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(piece)
+		}
+		i += used
+	}
+	return spellStrayDigits(b.String())
+}
+
+// token is one whitespace-separated chunk of a sentence, split into leading opening punctuation,
+// the core that gets rewritten, and trailing punctuation.
+type token struct {
+	lead, core, trail string
+	// dotEaten marks that the core is an abbreviation whose period (the first byte of trail)
+	// belongs to it; set by rewrite, read by trailAfter.
+	dotEaten bool
+}
+
+// trailing punctuation: sentence marks, closing quotes and brackets, ellipses.
+const trailingPunct = ".,;:!?…" + closers
+
+func tokenize(s string) []token {
+	fields := strings.Fields(s)
+	toks := make([]token, 0, len(fields))
+	for _, f := range fields {
+		core := strings.TrimLeft(f, openers)
+		lead := f[:len(f)-len(core)]
+		trimmed := strings.TrimRight(core, trailingPunct)
+		trail := core[len(trimmed):]
+		core = trimmed
+		core, trail = keepMeasureMarks(core, trail)
+		lead = dropElision(lead, core)
+		toks = append(toks, token{lead: lead, core: core, trail: trail})
+	}
+	return toks
+}
+
+// keepMeasureMarks gives the inch mark back to the core in 5'11" and 11", which tokenize took for a
+// closing quote.
+func keepMeasureMarks(core, trail string) (string, string) {
+	if trail == "" || core == "" {
+		return core, trail
+	}
+	last := core[len(core)-1]
+	if last < '0' || last > '9' {
+		return core, trail
+	}
+	for _, mark := range []string{`''`, `"`, "″", "”"} {
+		if strings.HasPrefix(trail, mark) && strings.ContainsAny(core, "'′’") {
+			return core + mark, trail[len(mark):]
+		}
+	}
+	return core, trail
+}
+
+// dropElision removes the apostrophe of "'90s", which stands for the missing "19" and is not a quote.
+func dropElision(lead, core string) string {
+	if len(core) == 3 && core[2] == 's' && isASCIIDigits(core[:2]) {
+		for _, apostrophe := range []string{"'", "’", "‘"} {
+			if rest, ok := strings.CutSuffix(lead, apostrophe); ok {
+				return rest
+			}
+		}
+	}
+	return lead
+}
+
+type normalizer struct {
+	toks     []token
+	shouting bool // most letters are capitals, so capitalised common words are words, not acronyms
+}
+
+// trailAfter returns token i's trailing punctuation, without the period that an abbreviation
+// swallowed unless the token ends the sentence (then that period ends the sentence too).
+func (n *normalizer) trailAfter(i int, trail string) string {
+	if n.toks[i].dotEaten && strings.HasPrefix(trail, ".") && i < len(n.toks)-1 {
+		return trail[1:]
+	}
+	return trail
+}
+
+// tok returns token i, or an empty token when i is out of range.
+func (n *normalizer) tok(i int) token {
+	if i < 0 || i >= len(n.toks) {
+		return token{}
+	}
+	return n.toks[i]
+}
+
+// joinable reports whether token i+1 can be read together with token i (no punctuation between them).
+func (n *normalizer) joinable(i int) bool {
+	return i+1 < len(n.toks) && n.toks[i].trail == "" && n.toks[i+1].lead == ""
+}
+
+// rewrite speaks token i, possibly together with the tokens after it; it returns the words and how
+// many tokens they cover.
+func (n *normalizer) rewrite(i int) (string, int) {
+	t := n.toks[i]
+	core := t.core
+	if core == "" {
+		return "", 1
+	}
+	if w, ok := spellAddress(core); ok {
+		return w, 1
+	}
+	if w, used, ok := n.dateWithMonthName(i); ok {
+		return w, used
+	}
+	if startsNumeric(core) {
+		if w, used, ok := n.numeric(i); ok {
+			return w, used
+		}
+	}
+	if w, used, ok := n.abbreviation(i); ok {
+		return w, used
+	}
+	if w, ok := symbolWord(core, n.tok(i+1).core); ok {
+		return w, 1
+	}
+	if w, ok := n.capsWord(core); ok {
+		return w, 1
+	}
+	return mixed(core), 1
+}
+
+// startsNumeric reports whether s begins like a number, an amount of money or a signed number.
+func startsNumeric(s string) bool {
+	r, size := utf8.DecodeRuneInString(s)
+	if isDigit(r) {
+		return true
+	}
+	if r == '-' || r == '+' || r == '−' || r == '.' || r == '~' || currencyOf(r) != nil {
+		next, _ := utf8.DecodeRuneInString(s[size:])
+		return isDigit(next) || currencyOf(next) != nil || next == '.'
+	}
+	return false
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+// symbolWord speaks a core made of a single symbol, or a hashtag/number sign.
+func symbolWord(core, next string) (string, bool) {
+	switch core {
+	case "&", "＆":
+		return "and", true
+	case "+":
+		return "plus", true
+	case "=":
+		return "equals", true
+	case "@":
+		return "at", true
+	case "%":
+		return "percent", true
+	case "×":
+		return "times", true
+	case "#":
+		if next != "" && startsNumeric(next) {
+			return "number", true
+		}
+	}
+	if rest, ok := strings.CutPrefix(core, "#"); ok && rest != "" {
+		if startsNumeric(rest) {
+			return "number " + mixed(rest), true
+		}
+		if r, _ := utf8.DecodeRuneInString(rest); unicode.IsLetter(r) {
+			return "hashtag " + mixed(rest), true
+		}
+	}
+	return "", false
+}
+
+// capsWord lower-cases an all-capitals common English word ("THE", "STOP") so that espeak does not
+// spell it; other all-capitals words are acronyms and stay as they are.
+func (n *normalizer) capsWord(core string) (string, bool) {
+	if len(core) < 2 || !isUpperWord(core) {
+		return "", false
+	}
+	lw := strings.ToLower(core)
+	if !commonWords[lw] || (acronymLike[lw] && !n.shouting) {
+		return "", false
+	}
+	return lw, true
+}
+
+// isUpperWord reports an ASCII word of capital letters (apostrophes allowed: "DON'T").
+func isUpperWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'A' || c > 'Z') && c != '\'' {
+			return false
+		}
+	}
+	return true
+}
+
+// isShouting reports whether most words of the sentence are written in capitals.
+func isShouting(toks []token) bool {
+	upper, words := 0, 0
+	for _, t := range toks {
+		if len(t.core) < 2 || !isLetters(t.core) {
+			continue
+		}
+		words++
+		if isUpperWord(t.core) {
+			upper++
+		}
+	}
+	return words >= 3 && upper*3 >= words*2
+}
+
+func isLetters(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && r != '\'' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isCapitalized(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r)
+}
+
+// mixed rewrites a word that may contain digits and symbols: digit runs become numbers ("MP3" -> "MP
+// three", "COVID-19" -> "COVID-nineteen"), "&" becomes "and", vulgar fractions are spelled;
+// everything else is kept.
+func mixed(core string) string {
+	if !strings.ContainsFunc(core, needsMixed) {
+		return core
+	}
+	var b strings.Builder
+	prevKind := 0 // 0 start, 1 letters/other, 2 number words
+	space := func() {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), " ") && !strings.HasSuffix(b.String(), "-") {
+			b.WriteByte(' ')
+		}
+	}
+	for i := 0; i < len(core); {
+		r, size := utf8.DecodeRuneInString(core[i:])
+		switch {
+		case isDigit(r):
+			lit, rest, _ := scanNumber(core[i:], false)
+			space()
+			b.WriteString(lit.words())
+			i = len(core) - len(rest)
+			if next, _ := utf8.DecodeRuneInString(rest); unicode.IsLetter(next) {
+				b.WriteByte(' ')
+			}
+			prevKind = 2
+			continue
+		case r == '&' || r == '＆':
+			space()
+			b.WriteString("and ")
+		case vulgarFractions[r] != "":
+			if prevKind == 2 {
+				b.WriteString(" and")
+			}
+			space()
+			b.WriteString(vulgarFractions[r])
+			b.WriteByte(' ')
+		case r == ',' && prevKind == 2:
+			b.WriteString(", ")
+		case r == '.' && prevKind == 2 && i+1 < len(core) && isDigit(rune(core[i+1])):
+			b.WriteString(" point ") // "1.2.3": the scan stopped at the second point
+			i += size
+			continue
+		default:
+			b.WriteString(core[i : i+size])
+			prevKind = 1
+			i += size
+			continue
+		}
+		prevKind = 1
+		i += size
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+func needsMixed(r rune) bool {
+	return isDigit(r) || r == '&' || r == '＆' || vulgarFractions[r] != ""
+}
+
+var vulgarFractions = map[rune]string{
+	'½': "one half", '⅓': "one third", '⅔': "two thirds", '¼': "one quarter", '¾': "three quarters",
+	'⅕': "one fifth", '⅖': "two fifths", '⅗': "three fifths", '⅘': "four fifths", '⅙': "one sixth",
+	'⅚': "five sixths", '⅛': "one eighth", '⅜': "three eighths", '⅝': "five eighths", '⅞': "seven eighths",
+}
+
+// spellStrayDigits is the last line of defence: any ASCII digit that no rule consumed is read
+// digit by digit, so the phonemizer never sees a digit (espeak would read it with its own rules).
+func spellStrayDigits(s string) string {
+	if !strings.ContainsAny(s, "0123456789") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			b.WriteByte(c)
+			continue
+		}
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), " ") {
+			b.WriteByte(' ')
+		}
+		b.WriteString(onesWords[c-'0'])
+		if i+1 < len(s) && s[i+1] != ' ' {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}

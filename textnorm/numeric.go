@@ -1,0 +1,772 @@
+package textnorm
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// numberLit is a number as written: sign, integer digits (group commas removed) and fraction digits.
+type numberLit struct {
+	negative, positive bool
+	intPart, fracPart  string
+	hasPoint, grouped  bool // written with a decimal point / with thousands commas
+}
+
+// plain reports an unsigned integer written without commas or a decimal point.
+func (n numberLit) plain() bool {
+	return !n.negative && !n.positive && !n.hasPoint && !n.grouped && n.intPart != ""
+}
+
+// isOne reports the number 1 exactly, which takes a singular unit.
+func (n numberLit) isOne() bool { return n.intPart == "1" && !n.hasPoint && !n.negative }
+
+func (n numberLit) value() (uint64, bool) { return parseDigits(n.intPart) }
+
+func (n numberLit) words() string {
+	s := decimalWords(n.intPart, n.fracPart)
+	switch {
+	case n.negative:
+		return "minus " + s
+	case n.positive:
+		return "plus " + s
+	}
+	return s
+}
+
+// scanNumber reads a number at the start of s: an optional sign (when signed), digits with
+// optional valid thousands commas, and an optional decimal fraction. It returns the rest of s.
+func scanNumber(s string, signed bool) (numberLit, string, bool) {
+	var n numberLit
+	if signed {
+		switch {
+		case strings.HasPrefix(s, "-"):
+			n.negative, s = true, s[1:]
+		case strings.HasPrefix(s, "−"):
+			n.negative, s = true, s[len("−"):]
+		case strings.HasPrefix(s, "+"):
+			n.positive, s = true, s[1:]
+		}
+	}
+	i := 0
+	for i < len(s) && isDigit(rune(s[i])) {
+		i++
+	}
+	var digits strings.Builder
+	digits.WriteString(s[:i])
+	// Thousands groups: "1,234,567". "1,2" is a list, not a number, and stops the scan.
+	if i > 0 && i <= 3 {
+		for i+4 <= len(s) && s[i] == ',' && isASCIIDigits(s[i+1:i+4]) && (i+4 == len(s) || !isDigit(rune(s[i+4]))) {
+			digits.WriteString(s[i+1 : i+4])
+			i += 4
+			n.grouped = true
+		}
+	}
+	n.intPart = digits.String()
+	if i+1 < len(s) && s[i] == '.' && isDigit(rune(s[i+1])) {
+		j := i + 1
+		for j < len(s) && isDigit(rune(s[j])) {
+			j++
+		}
+		n.hasPoint, n.fracPart = true, s[i+1:j]
+		i = j
+	}
+	if n.intPart == "" && n.fracPart == "" {
+		return numberLit{}, s, false
+	}
+	return n, s[i:], true
+}
+
+// currency describes how to read an amount in one currency.
+type currency struct {
+	unit, units, sub, subs string // sub is empty when amounts are read with "point"
+}
+
+var (
+	dollar = &currency{"dollar", "dollars", "cent", "cents"}
+	pound  = &currency{"pound", "pounds", "penny", "pence"}
+	euro   = &currency{"euro", "euros", "cent", "cents"}
+	yen    = &currency{"yen", "yen", "", ""}
+	rupee  = &currency{"rupee", "rupees", "", ""}
+	won    = &currency{"won", "won", "", ""}
+)
+
+func currencyOf(r rune) *currency {
+	switch r {
+	case '$':
+		return dollar
+	case '£':
+		return pound
+	case '€':
+		return euro
+	case '¥':
+		return yen
+	case '₹':
+		return rupee
+	case '₩':
+		return won
+	}
+	return nil
+}
+
+// scaleSuffixes are the abbreviations written right after an amount: "$5M", "$3bn".
+var scaleSuffixes = map[string]string{
+	"k": "thousand", "K": "thousand", "m": "million", "M": "million", "mn": "million", "mm": "million",
+	"b": "billion", "B": "billion", "bn": "billion", "t": "trillion", "T": "trillion", "tn": "trillion",
+}
+
+var scaleNames = setOf("hundred", "thousand", "million", "billion", "trillion")
+
+// numeric speaks a token that starts like a number: money, times and ratios, dates, phone numbers,
+// fractions, feet and inches, and quantities with their units.
+func (n *normalizer) numeric(i int) (string, int, bool) {
+	core := n.toks[i].core
+	if w, used, ok := n.money(i); ok {
+		return w, used, true
+	}
+	if strings.Contains(core, ":") {
+		if w, used, ok := n.clock(i); ok {
+			return w, used, true
+		}
+	}
+	if w, ok := numericDate(core); ok {
+		return w, 1, true
+	}
+	if w, ok := phoneNumber(core); ok {
+		return w, 1, true
+	}
+	if w, ok := feetInches(core); ok {
+		return w, 1, true
+	}
+	if w, ok := fraction(core); ok {
+		return w, 1, true
+	}
+	return n.quantity(i)
+}
+
+// money reads "$5", "$3.50", "-$5", "$2.5 million", "$5M", "5¢".
+func (n *normalizer) money(i int) (string, int, bool) {
+	core := n.toks[i].core
+	negative := false
+	if rest, ok := strings.CutPrefix(core, "-"); ok {
+		negative, core = true, rest
+	} else if rest, ok := strings.CutPrefix(core, "−"); ok {
+		negative, core = true, rest
+	}
+	if amount, ok := strings.CutSuffix(core, "¢"); ok {
+		lit, rest, ok := scanNumber(amount, false)
+		if !ok || rest != "" {
+			return "", 0, false
+		}
+		w := lit.words() + " " + plural(lit, "cent", "cents")
+		if negative {
+			w = "minus " + w
+		}
+		return w, 1, true
+	}
+	r, size := utf8.DecodeRuneInString(core)
+	cur := currencyOf(r)
+	if cur == nil {
+		return "", 0, false
+	}
+	lit, rest, ok := scanNumber(core[size:], false)
+	if !ok {
+		return "", 0, false
+	}
+	used := 1
+	scale := scaleSuffixes[rest]
+	switch {
+	case scale != "":
+	case rest == "":
+		if n.joinable(i) {
+			if lw := strings.ToLower(n.toks[i+1].core); scaleNames[lw] {
+				scale, used = lw, 2
+			}
+		}
+	default:
+		if strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "–") {
+			return n.moneyRange(cur, lit, rest, negative)
+		}
+		return "", 0, false
+	}
+	var w string
+	switch {
+	case scale != "":
+		w = lit.words() + " " + scale + " " + cur.units
+	case cur.sub != "" && lit.hasPoint && len(lit.fracPart) <= 2:
+		w = unitsAndSubunits(cur, lit)
+	default:
+		w = lit.words() + " " + plural(lit, cur.unit, cur.units)
+	}
+	if negative {
+		w = "minus " + w
+	}
+	return w, used, true
+}
+
+// moneyRange reads "$5-10" as "five to ten dollars".
+func (n *normalizer) moneyRange(cur *currency, from numberLit, rest string, negative bool) (string, int, bool) {
+	_, size := utf8.DecodeRuneInString(rest)
+	rest = strings.TrimPrefix(rest[size:], "$")
+	to, tail, ok := scanNumber(rest, false)
+	if !ok || tail != "" || negative {
+		return "", 0, false
+	}
+	return from.words() + " to " + to.words() + " " + cur.units, 1, true
+}
+
+// unitsAndSubunits reads "3.50" as "three dollars and fifty cents" and "0.50" as "fifty cents".
+func unitsAndSubunits(cur *currency, lit numberLit) string {
+	frac := lit.fracPart
+	if len(frac) == 1 {
+		frac += "0" // "$3.5" means three fifty
+	}
+	sub, _ := parseDigits(frac)
+	whole := strings.TrimLeft(lit.intPart, "0")
+	var parts []string
+	if whole != "" || sub == 0 {
+		if whole == "" {
+			whole = "0"
+		}
+		unit := cur.units
+		if whole == "1" {
+			unit = cur.unit
+		}
+		parts = append(parts, cardinalDigits(whole)+" "+unit)
+	}
+	if sub > 0 {
+		name := cur.subs
+		if sub == 1 {
+			name = cur.sub
+		}
+		parts = append(parts, cardinal(sub)+" "+name)
+	}
+	return strings.Join(parts, " and ")
+}
+
+func plural(lit numberLit, one, many string) string {
+	if lit.isOne() {
+		return one
+	}
+	return many
+}
+
+// clock reads times ("3:30 pm", "14:05", "9:00:15") and ratios ("3:1", "16:9").
+func (n *normalizer) clock(i int) (string, int, bool) {
+	core := n.toks[i].core
+	parts := strings.Split(core, ":")
+	if len(parts) > 3 {
+		return "", 0, false
+	}
+	last := parts[len(parts)-1]
+	// The meridiem may be glued on: "3:30pm".
+	meridiem, used := "", 1
+	for _, m := range []string{"am", "pm", "a.m", "p.m", "AM", "PM", "A.M", "P.M"} {
+		if strings.HasSuffix(last, m) && len(last) > len(m) {
+			meridiem = strings.ToUpper(strings.ReplaceAll(m, ".", ""))
+			last = last[:len(last)-len(m)]
+			break
+		}
+	}
+	parts[len(parts)-1] = last
+	for _, p := range parts {
+		if !isASCIIDigits(p) {
+			return "", 0, false
+		}
+	}
+	if meridiem == "" {
+		meridiem, used = n.meridiemAfter(i)
+	}
+	hour, _ := parseDigits(parts[0])
+	isTime := len(parts[0]) <= 2 && hour <= 24 && len(parts[1]) == 2 && parts[1] <= "59" &&
+		(len(parts) == 2 || (len(parts[2]) == 2 && parts[2] <= "59"))
+	if !isTime {
+		if len(parts) != 2 || meridiem != "" {
+			return "", 0, false
+		}
+		return cardinalDigits(parts[0]) + " to " + cardinalDigits(parts[1]), 1, true
+	}
+	minute, _ := parseDigits(parts[1])
+	var w string
+	switch {
+	case minute == 0 && meridiem != "":
+		w = cardinal(hour)
+	case minute == 0 && hour > 0 && hour <= 12 && len(parts) == 2:
+		w = cardinal(hour) + " o'clock"
+	case minute == 0:
+		w = cardinal(hour) + " hundred"
+	case minute < 10:
+		w = cardinal(hour) + " oh " + cardinal(minute)
+	default:
+		w = cardinal(hour) + " " + cardinal(minute)
+	}
+	if len(parts) == 3 {
+		sec, _ := parseDigits(parts[2])
+		w += " and " + cardinal(sec) + " " + map[bool]string{true: "second", false: "seconds"}[sec == 1]
+	}
+	if meridiem != "" {
+		w += " " + meridiem
+	}
+	return w, used, true
+}
+
+// meridiemAfter looks for "am"/"pm"/"a.m."/"p.m." as the token after i.
+func (n *normalizer) meridiemAfter(i int) (string, int) {
+	if !n.joinable(i) {
+		return "", 1
+	}
+	next := &n.toks[i+1]
+	switch next.core {
+	case "am", "AM", "pm", "PM":
+		return strings.ToUpper(next.core), 2
+	case "a.m", "p.m", "A.M", "P.M":
+		next.dotEaten = true
+		return strings.ToUpper(strings.ReplaceAll(next.core, ".", "")), 2
+	}
+	return "", 1
+}
+
+var monthNames = [...]string{"", "January", "February", "March", "April", "May", "June", "July", "August",
+	"September", "October", "November", "December"}
+
+// numericDate reads ISO dates (2024-03-05) and slashed dates in US order (3/5/2024, 3/5/24); a first
+// number above 12 is taken as the day (25/12/2024).
+func numericDate(core string) (string, bool) {
+	var y, m, d string
+	if parts := strings.Split(core, "-"); len(parts) == 3 && len(parts[0]) == 4 && len(parts[1]) == 2 && len(parts[2]) == 2 {
+		y, m, d = parts[0], parts[1], parts[2]
+	} else if parts := strings.Split(core, "/"); len(parts) == 3 && len(parts[0]) <= 2 && len(parts[1]) <= 2 &&
+		(len(parts[2]) == 4 || len(parts[2]) == 2) {
+		m, d, y = parts[0], parts[1], parts[2]
+	} else {
+		return "", false
+	}
+	if !isASCIIDigits(y) || !isASCIIDigits(m) || !isASCIIDigits(d) {
+		return "", false
+	}
+	yv, _ := parseDigits(y)
+	mv, _ := parseDigits(m)
+	dv, _ := parseDigits(d)
+	if mv > 12 && dv <= 12 {
+		mv, dv = dv, mv
+	}
+	if mv < 1 || mv > 12 || dv < 1 || dv > 31 {
+		return "", false
+	}
+	var yw string
+	if len(y) == 2 {
+		yw = twoDigitYear(yv)
+	} else {
+		yw = year(yv)
+	}
+	return monthNames[mv] + " " + ordinal(dv) + ", " + yw, true
+}
+
+// twoDigitYear reads "'05"/"05" as "oh five" and "24" as "twenty-four".
+func twoDigitYear(v uint64) string {
+	if v < 10 {
+		return "oh " + cardinal(v)
+	}
+	return cardinal(v)
+}
+
+// phoneNumber reads 555-1234, 555-123-4567 and 1-800-555-1234 digit by digit, group by group.
+func phoneNumber(core string) (string, bool) {
+	groups := strings.Split(core, "-")
+	lens := make([]int, len(groups))
+	for k, g := range groups {
+		if !isASCIIDigits(g) {
+			return "", false
+		}
+		lens[k] = len(g)
+	}
+	ok := false
+	switch len(groups) {
+	case 2:
+		ok = lens[0] == 3 && lens[1] == 4
+	case 3:
+		ok = lens[0] == 3 && lens[1] == 3 && lens[2] == 4
+	case 4:
+		ok = lens[0] == 1 && lens[1] == 3 && lens[2] == 3 && lens[3] == 4
+	}
+	if !ok {
+		return "", false
+	}
+	spoken := make([]string, len(groups))
+	for k, g := range groups {
+		spoken[k] = spellDigits(g)
+	}
+	return strings.Join(spoken, ", "), true
+}
+
+// feetInches reads 5'11", 6', 11" (also with prime marks and curly quotes).
+func feetInches(core string) (string, bool) {
+	s := core
+	var inchMark bool
+	for _, mark := range []string{`''`, `"`, "″", "”"} {
+		if rest, ok := strings.CutSuffix(s, mark); ok {
+			s, inchMark = rest, true
+			break
+		}
+	}
+	feet, inches, hasFeet := "", s, false
+	for _, mark := range []string{"'", "′", "’"} {
+		if before, after, ok := strings.Cut(s, mark); ok {
+			feet, inches, hasFeet = before, after, true
+			break
+		}
+	}
+	if !hasFeet && !inchMark {
+		return "", false
+	}
+	if hasFeet && (!isASCIIDigits(feet) || (inches != "" && !inchMark)) {
+		return "", false
+	}
+	if inches != "" && !isASCIIDigits(inches) {
+		return "", false
+	}
+	var parts []string
+	if hasFeet {
+		parts = append(parts, cardinalDigits(feet)+" "+map[bool]string{true: "foot", false: "feet"}[feet == "1"])
+	}
+	if inches != "" {
+		parts = append(parts, cardinalDigits(inches)+" "+map[bool]string{true: "inch", false: "inches"}[inches == "1"])
+	}
+	return strings.Join(parts, " "), true
+}
+
+// specialFractions are slashed numbers that are names, not fractions.
+var specialFractions = map[string]string{"24/7": "twenty-four seven", "9/11": "nine eleven", "50/50": "fifty-fifty"}
+
+// fraction reads "1/2" -> "one half", "3/4" -> "three quarters", "5/8" -> "five eighths".
+func fraction(core string) (string, bool) {
+	if w, ok := specialFractions[core]; ok {
+		return w, true
+	}
+	num, den, ok := strings.Cut(core, "/")
+	if !ok || !isASCIIDigits(num) || !isASCIIDigits(den) || len(num) > 6 || len(den) > 6 {
+		return "", false
+	}
+	return fractionWords(num, den), true
+}
+
+func fractionWords(num, den string) string {
+	nv, _ := parseDigits(num)
+	dv, _ := parseDigits(den)
+	if dv == 0 || dv > 1000 || len(den) > 1 && den[0] == '0' {
+		return cardinalDigits(num) + " over " + cardinalDigits(den)
+	}
+	var name string
+	switch dv {
+	case 1:
+		return cardinalDigits(num) + " over one"
+	case 2:
+		name = "half"
+		if nv != 1 {
+			name = "halves"
+		}
+	case 4:
+		name = "quarter"
+		if nv != 1 {
+			name = "quarters"
+		}
+	default:
+		name = ordinal(dv)
+		if nv != 1 {
+			name = pluralWords(name)
+		}
+	}
+	return cardinalDigits(num) + " " + name
+}
+
+// unit names a unit of measure in the singular and plural.
+type unit struct{ one, many string }
+
+// unitNames are unit symbols read after a number, written apart ("5 km") or glued on ("5km").
+// Symbols that are also ordinary words ("in", "s", "m" alone as a letter) are in gluedUnits only.
+var unitNames = map[string]unit{
+	"km": {"kilometer", "kilometers"}, "cm": {"centimeter", "centimeters"}, "mm": {"millimeter", "millimeters"},
+	"m": {"meter", "meters"}, "nm": {"nanometer", "nanometers"}, "μm": {"micrometer", "micrometers"},
+	"µm": {"micrometer", "micrometers"},
+	"kg": {"kilogram", "kilograms"}, "g": {"gram", "grams"}, "mg": {"milligram", "milligrams"},
+	"μg": {"microgram", "micrograms"}, "µg": {"microgram", "micrograms"},
+	"lb": {"pound", "pounds"}, "lbs": {"pounds", "pounds"}, "oz": {"ounce", "ounces"},
+	"ft": {"foot", "feet"}, "mi": {"mile", "miles"}, "yd": {"yard", "yards"}, "yds": {"yards", "yards"},
+	"mph": {"mile per hour", "miles per hour"}, "km/h": {"kilometer per hour", "kilometers per hour"},
+	"kph": {"kilometer per hour", "kilometers per hour"}, "m/s": {"meter per second", "meters per second"},
+	"KB": {"kilobyte", "kilobytes"}, "kB": {"kilobyte", "kilobytes"}, "MB": {"megabyte", "megabytes"},
+	"GB": {"gigabyte", "gigabytes"}, "TB": {"terabyte", "terabytes"}, "PB": {"petabyte", "petabytes"},
+	"Kbps": {"kilobit per second", "kilobits per second"}, "kbps": {"kilobit per second", "kilobits per second"},
+	"Mbps": {"megabit per second", "megabits per second"}, "Gbps": {"gigabit per second", "gigabits per second"},
+	"Hz": {"hertz", "hertz"}, "kHz": {"kilohertz", "kilohertz"}, "MHz": {"megahertz", "megahertz"},
+	"GHz": {"gigahertz", "gigahertz"},
+	"ms":  {"millisecond", "milliseconds"}, "μs": {"microsecond", "microseconds"}, "µs": {"microsecond", "microseconds"},
+	"ns": {"nanosecond", "nanoseconds"}, "sec": {"second", "seconds"}, "secs": {"seconds", "seconds"},
+	"min": {"minute", "minutes"}, "mins": {"minutes", "minutes"}, "hr": {"hour", "hours"}, "hrs": {"hours", "hours"},
+	"yr": {"year", "years"}, "yrs": {"years", "years"},
+	"L": {"liter", "liters"}, "l": {"liter", "liters"}, "ml": {"milliliter", "milliliters"},
+	"mL": {"milliliter", "milliliters"},
+	"W":  {"watt", "watts"}, "kW": {"kilowatt", "kilowatts"}, "MW": {"megawatt", "megawatts"},
+	"kWh": {"kilowatt hour", "kilowatt hours"}, "V": {"volt", "volts"}, "mAh": {"milliamp hour", "milliamp hours"},
+	"dB": {"decibel", "decibels"}, "px": {"pixel", "pixels"}, "kcal": {"kilocalorie", "kilocalories"},
+	"°C": {"degree Celsius", "degrees Celsius"}, "°F": {"degree Fahrenheit", "degrees Fahrenheit"},
+	"°": {"degree", "degrees"}, "℃": {"degree Celsius", "degrees Celsius"}, "℉": {"degree Fahrenheit", "degrees Fahrenheit"},
+	"%": {"percent", "percent"}, "x": {"times", "times"},
+}
+
+// gluedUnits are only units when written straight after the digits: "5s", "3h", "12in".
+var gluedUnits = map[string]unit{
+	"s": {"second", "seconds"}, "h": {"hour", "hours"}, "in": {"inch", "inches"},
+	"°c": {"degree Celsius", "degrees Celsius"}, "°f": {"degree Fahrenheit", "degrees Fahrenheit"},
+}
+
+// apartOnly are units read only when written apart: "x" glued on is handled as "times" anyway.
+func unitFor(suffix string, glued bool) (unit, bool) {
+	if u, ok := unitNames[suffix]; ok {
+		return u, true
+	}
+	if glued {
+		u, ok := gluedUnits[suffix]
+		return u, ok
+	}
+	return unit{}, false
+}
+
+// yearWords are words after which a four-digit number is a year.
+var yearWords = setOf("in", "since", "by", "from", "until", "till", "til", "of", "year", "years", "circa", "ca", "c",
+	"during", "before", "after", "around", "early", "late", "mid", "spring", "summer", "autumn", "fall", "winter",
+	"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+	"december", "through", "between", "and", "to", "in", "born", "died", "ad", "bc", "class")
+
+// eras follow a year: "44 BC", "1066 AD".
+var eras = map[string]string{"BC": "BC", "AD": "AD", "BCE": "BCE", "CE": "CE", "B.C": "BC", "A.D": "AD",
+	"B.C.E": "BCE", "C.E": "CE"}
+
+// looksLikeYear decides whether the plain number at token i is a year: after a year-like word,
+// before an era, or in parentheses as in "Orwell (1949)".
+func (n *normalizer) looksLikeYear(i int, v uint64, digits int) bool {
+	if digits != 4 || v < 1000 || v > 2999 {
+		return false
+	}
+	if eras[n.tok(i+1).core] != "" {
+		return true
+	}
+	t := n.toks[i]
+	if strings.HasSuffix(t.lead, "(") && strings.HasPrefix(t.trail, ")") {
+		return true
+	}
+	prev := n.tok(i - 1)
+	if prev.trail != "" && !strings.HasPrefix(prev.trail, ",") {
+		return false
+	}
+	return yearWords[strings.ToLower(strings.TrimSuffix(prev.core, "."))]
+}
+
+// quantity reads numbers with what follows them: "1,234", "-5", "3.14", "12.5%", "5km", "5 km",
+// "1st", "1980s", "5-10", "1990-1995", "3pm", "5 p.m.", "1 1/2", and years in year-like context.
+func (n *normalizer) quantity(i int) (string, int, bool) {
+	core := n.toks[i].core
+	approx := ""
+	if rest, ok := strings.CutPrefix(core, "~"); ok {
+		approx, core = "about ", rest
+	}
+	lit, rest, ok := scanNumber(core, true)
+	if !ok {
+		return "", 0, false
+	}
+	w, used, ok := n.quantityRest(i, lit, rest)
+	if !ok {
+		return "", 0, false
+	}
+	return approx + w, used, true
+}
+
+func (n *normalizer) quantityRest(i int, lit numberLit, rest string) (string, int, bool) {
+	v, small := lit.value()
+	switch {
+	case rest == "":
+		return n.bareNumber(i, lit)
+	case lit.plain() && small && isOrdinalSuffix(rest):
+		return ordinal(v), 1, true
+	case lit.plain() && small && (rest == "s" || rest == "'s") && strings.HasSuffix(lit.intPart, "0"):
+		return decade(lit.intPart, v), 1, true
+	case rest[0] == '-' || strings.HasPrefix(rest, "–"):
+		return n.numberRange(i, lit, rest)
+	}
+	if m := strings.ToUpper(strings.ReplaceAll(rest, ".", "")); (m == "AM" || m == "PM") && lit.plain() && v <= 24 {
+		return cardinal(v) + " " + m, 1, true
+	}
+	if u, ok := unitFor(rest, true); ok {
+		return lit.words() + " " + pick(lit, u), 1, true
+	}
+	return "", 0, false
+}
+
+func pick(lit numberLit, u unit) string {
+	if lit.isOne() {
+		return u.one
+	}
+	return u.many
+}
+
+func isOrdinalSuffix(s string) bool {
+	switch strings.ToLower(s) {
+	case "st", "nd", "rd", "th":
+		return true
+	}
+	return false
+}
+
+// decade reads "1980s" -> "nineteen eighties", "80s" -> "eighties", "2000s" -> "two thousands".
+func decade(digits string, v uint64) string {
+	if len(digits) == 4 {
+		return pluralWords(year(v))
+	}
+	return pluralWords(cardinalDigits(digits))
+}
+
+// bareNumber reads a number token with nothing glued on, looking at the next token for a unit,
+// a meridiem, a scale word or a fraction.
+func (n *normalizer) bareNumber(i int, lit numberLit) (string, int, bool) {
+	v, small := lit.value()
+	if lit.plain() && small && n.looksLikeYear(i, v, len(lit.intPart)) {
+		w := year(v)
+		if era := eras[n.tok(i+1).core]; era != "" && n.joinable(i) {
+			n.toks[i+1].dotEaten = strings.Contains(n.toks[i+1].core, ".")
+			return w + " " + era, 2, true
+		}
+		return w, 1, true
+	}
+	if !n.joinable(i) {
+		return lit.words(), 1, true
+	}
+	next := n.toks[i+1].core
+	if lit.plain() && small && v <= 24 {
+		if m, used := n.meridiemAfter(i); m != "" {
+			return cardinal(v) + " " + m, used, true
+		}
+	}
+	if u, ok := unitFor(next, false); ok {
+		return lit.words() + " " + pick(lit, u), 2, true
+	}
+	if lit.plain() {
+		if num, den, ok := strings.Cut(next, "/"); ok && isASCIIDigits(num) && isASCIIDigits(den) && len(num) <= 6 && len(den) <= 6 {
+			f := fractionWords(num, den)
+			if strings.HasPrefix(f, "one ") && !strings.Contains(f, " over ") {
+				f = "a " + strings.TrimPrefix(f, "one ")
+			}
+			return lit.words() + " and " + f, 2, true
+		}
+	}
+	return lit.words(), 1, true
+}
+
+// numberRange reads "5-10" -> "five to ten", "1990-1995" and "1990-95" as years, "5-10km" with
+// the unit after the second number.
+func (n *normalizer) numberRange(i int, from numberLit, rest string) (string, int, bool) {
+	_, size := utf8.DecodeRuneInString(rest)
+	to, tail, ok := scanNumber(rest[size:], false)
+	if !ok {
+		return "", 0, false
+	}
+	fv, fsmall := from.value()
+	tv, tsmall := to.value()
+	fw, tw := from.words(), to.words()
+	if from.plain() && to.plain() && fsmall && tsmall && len(from.intPart) == 4 && fv >= 1000 && fv <= 2999 {
+		switch {
+		case len(to.intPart) == 4 && tv >= fv:
+			fw, tw = year(fv), year(tv)
+		case len(to.intPart) == 2 && tail == "":
+			fw, tw = year(fv), twoDigitYear(tv)
+		}
+	}
+	w := fw + " to " + tw
+	if tail == "" {
+		if n.joinable(i) {
+			if u, ok := unitFor(n.toks[i+1].core, false); ok {
+				return w + " " + u.many, 2, true
+			}
+		}
+		return w, 1, true
+	}
+	if u, ok := unitFor(tail, true); ok {
+		return w + " " + u.many, 1, true
+	}
+	return "", 0, false
+}
+
+// dateWithMonthName reads "March 5, 2024", "Mar. 5th", "5 March 2024" and "March 2024".
+func (n *normalizer) dateWithMonthName(i int) (string, int, bool) {
+	t := n.toks[i]
+	if month := monthNamed(t.core); month != "" && (t.trail == "" || t.trail == ".") && i+1 < len(n.toks) &&
+		n.toks[i+1].lead == "" {
+		day, ok := dayOfMonth(n.toks[i+1].core)
+		if !ok {
+			return "", 0, false
+		}
+		if t.trail == "." {
+			n.toks[i].dotEaten = true
+		}
+		w := month + " " + ordinal(day)
+		dayTok := n.toks[i+1]
+		if (dayTok.trail == "," || dayTok.trail == "") && i+2 < len(n.toks) && n.toks[i+2].lead == "" {
+			if y, ok := fourDigitYear(n.toks[i+2].core); ok {
+				return w + ", " + year(y), 3, true
+			}
+		}
+		return w, 2, true
+	}
+	if day, ok := dayOfMonth(t.core); ok && n.joinable(i) {
+		next := n.toks[i+1]
+		month := monthNamed(next.core)
+		if month == "" || (next.trail != "" && next.trail != "." && next.trail != ",") {
+			return "", 0, false
+		}
+		if next.trail == "." {
+			n.toks[i+1].dotEaten = true
+		}
+		w := "the " + ordinal(day) + " of " + month
+		if n.joinable(i + 1) {
+			if y, ok := fourDigitYear(n.toks[i+2].core); ok {
+				return w + " " + year(y), 3, true
+			}
+		}
+		return w, 2, true
+	}
+	return "", 0, false
+}
+
+// monthNamed returns the full name of a capitalised month name or abbreviation ("Sept" -> "September").
+func monthNamed(word string) string {
+	if len(word) < 3 || !isCapitalized(word) {
+		return ""
+	}
+	lw := strings.ToLower(word)
+	for m := 1; m <= 12; m++ {
+		name := monthNames[m]
+		if lw == strings.ToLower(name) || lw == strings.ToLower(name[:3]) || (m == 9 && lw == "sept") {
+			return name
+		}
+	}
+	return ""
+}
+
+// dayOfMonth accepts "5", "05", "5th", "21st" in 1..31.
+func dayOfMonth(word string) (uint64, bool) {
+	digits := word
+	if len(word) > 2 && isOrdinalSuffix(word[len(word)-2:]) {
+		digits = word[:len(word)-2]
+	}
+	if len(digits) == 0 || len(digits) > 2 || !isASCIIDigits(digits) {
+		return 0, false
+	}
+	d, _ := parseDigits(digits)
+	return d, d >= 1 && d <= 31
+}
+
+func fourDigitYear(word string) (uint64, bool) {
+	if len(word) != 4 || !isASCIIDigits(word) {
+		return 0, false
+	}
+	y, _ := parseDigits(word)
+	return y, y >= 1000
+}
