@@ -1,0 +1,36 @@
+// Package manifest reads the inputs of a `ttsgen batch` run into validated
+// items, each of which remembers where it came from.
+//
+// Three kinds of input are understood:
+//
+//   - A JSONL manifest (.jsonl, .json or .ndjson): one JSON object per line,
+//     {"id","text","out","voice","speaker","length_scale","noise_scale","noise_w"},
+//     of which only "text" is required. It is read line by line with a fixed
+//     line limit (MaxLineBytes), so a manifest of any length is streamed in
+//     bounded memory.
+//   - A .txt file: one item holding the whole document; its id is the file
+//     name without the extension.
+//   - A directory: each of its .txt files, sorted by name, as above. It is not
+//     searched recursively; sub-folders and other files are ignored.
+//
+// Guarantees, which the batch pipeline and the results package rely on:
+//
+//   - Every line of a manifest yields exactly one Item, in order, with its
+//     1-based line number, including blank, malformed and over-long lines.
+//     A bad line is an Item whose Err names the line and every problem found
+//     ("line 7: invalid JSON: ..."); reading continues at the next line.
+//     Scan never panics on any input and never silently skips a line.
+//   - An Item without Err has non-blank valid UTF-8 text, scales within
+//     range, a run-unique id, and an output path (explicit or "<id>.wav")
+//     that is relative, free of "..", ends in .wav and is unique in the run.
+//   - Ids are unique across all inputs of a run, bad items included: the
+//     first line to use an id owns it, later ones are errors. An Item with an
+//     empty ID is always an error whose line could not be decoded far enough
+//     to have an id; results keys such rows by source and line instead.
+//   - Item.Hash digests everything that determines an item's audio and where
+//     it is written, so a resumed batch redoes edited items.
+//
+// Scan checks that every input exists and is of a known kind before it yields
+// anything, so a typo in the last argument fails at once rather than after
+// hours of synthesis.
+package manifest
