@@ -369,7 +369,7 @@ func TestScanStops(t *testing.T) {
 // copy of the manifest.
 type lazyManifest struct {
 	lines, next int
-	pending   []byte
+	pending     []byte
 }
 
 func (m *lazyManifest) Read(p []byte) (int, error) {
