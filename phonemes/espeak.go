@@ -1,0 +1,186 @@
+package phonemes
+
+/*
+#cgo LDFLAGS: -lespeak-ng
+#include <stdlib.h>
+#include <espeak-ng/speak_lib.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// libespeak-ng keeps its state (current voice, text decoder, the character pushed back between
+// clauses) in process-global C variables, so it is initialised once and every call into it holds
+// espeakMu.
+var (
+	espeakMu       sync.Mutex
+	espeakInitDone bool
+	espeakDataPath string // the dataPath the library was initialised with
+	espeakVoice    string // the voice last set successfully, "" when unknown
+)
+
+// Espeak phonemizes with libespeak-ng exactly as Piper does. Safe for concurrent use (calls are
+// serialised).
+type Espeak struct{}
+
+// NewEspeak initialises libespeak-ng (once per process; later calls share it). dataPath "" = library
+// default. A later call asking for a different non-empty dataPath is an error, because the library
+// cannot be initialised twice.
+func NewEspeak(dataPath string) (*Espeak, error) {
+	espeakMu.Lock()
+	defer espeakMu.Unlock()
+	if espeakInitDone {
+		if dataPath != "" && dataPath != espeakDataPath {
+			return nil, fmt.Errorf("phonemes: espeak-ng already initialised with data path %q, cannot switch to %q", espeakDataPath, dataPath)
+		}
+		return &Espeak{}, nil
+	}
+	var cPath *C.char
+	if dataPath != "" {
+		cPath = C.CString(dataPath)
+		defer C.free(unsafe.Pointer(cPath))
+	}
+	// Synchronous output with no callback: we only ask for phonemes, never audio.
+	if rate := C.espeak_Initialize(C.AUDIO_OUTPUT_SYNCHRONOUS, 0, cPath, 0); rate < 0 {
+		where := "the default data path"
+		if dataPath != "" {
+			where = fmt.Sprintf("data path %q", dataPath)
+		}
+		return nil, fmt.Errorf("phonemes: initialise espeak-ng with %s: error %d", where, int(rate))
+	}
+	espeakInitDone = true
+	espeakDataPath = dataPath
+	return &Espeak{}, nil
+}
+
+// languageFlag matches espeak-ng's language-switch markers such as "(en)" or "(fr)", which it puts
+// around words it reads in another language; Piper removes them with the same pattern.
+var languageFlag = regexp.MustCompile(`\([^)]+\)`)
+
+// Phonemize returns one phoneme string per sentence of text, for the espeak voice (e.g. "en-us").
+// An unknown voice is an error that names the voice.
+//
+// Sentences whose phonemes are empty (for example the lone closing quote after `"Hi."`) are
+// dropped. NUL characters, invalid UTF-8 and U+FFFD are replaced by spaces first: the first ends
+// the C string early, and the others make libespeak-ng switch the rest of the clause to an 8-bit
+// character set.
+func (e *Espeak) Phonemize(text, voice string) ([]string, error) {
+	text = cleanText(text)
+
+	espeakMu.Lock()
+	defer espeakMu.Unlock()
+	if !espeakInitDone {
+		return nil, errors.New("phonemes: espeak-ng is not initialised; use NewEspeak")
+	}
+	if err := setVoice(voice); err != nil {
+		return nil, err
+	}
+	clauses, err := textToClauses(text)
+	if err != nil {
+		return nil, fmt.Errorf("phonemes: phonemize %d bytes of text with voice %q: %w", len(text), voice, err)
+	}
+	return joinSentences(clauses), nil
+}
+
+// setVoice selects voice unless it is already selected. The caller holds espeakMu.
+func setVoice(voice string) error {
+	if voice == espeakVoice {
+		return nil
+	}
+	cVoice := C.CString(voice)
+	defer C.free(unsafe.Pointer(cVoice))
+	if rc := C.espeak_SetVoiceByName(cVoice); rc != C.EE_OK {
+		espeakVoice = ""
+		return fmt.Errorf("phonemes: set espeak-ng voice %q: unknown voice or missing voice data (error %d)", voice, int(rc))
+	}
+	espeakVoice = voice
+	return nil
+}
+
+// clause is one piece of text espeak-ng phonemized at once, with the terminator it ended with.
+type clause struct {
+	phonemes   string
+	terminator clauseType
+}
+
+// textToClauses runs espeak_TextToPhonemes over text clause by clause and recomputes each clause's
+// terminator from the characters espeak-ng read for it (see doc.go). The caller holds espeakMu.
+func textToClauses(text string) ([]clause, error) {
+	cText := C.CString(text)
+	defer C.free(unsafe.Pointer(cText))
+	base := uintptr(unsafe.Pointer(cText))
+
+	var clauses []clause
+	var pushedBack []rune // the look-ahead character ReadClause pushed back, read again next clause
+	textPtr := unsafe.Pointer(cText)
+	for textPtr != nil {
+		start := int(uintptr(textPtr) - base)
+		cPhonemes := C.espeak_TextToPhonemes(&textPtr, C.espeakCHARS_AUTO, C.espeakPHONEMES_IPA)
+		if cPhonemes == nil {
+			return nil, fmt.Errorf("espeak_TextToPhonemes failed at byte %d", start)
+		}
+		phonemes := C.GoString(cPhonemes)
+
+		reachedEOF := textPtr == nil
+		end := len(text)
+		if !reachedEOF {
+			end = int(uintptr(textPtr) - base)
+			if end <= start && len(pushedBack) == 0 {
+				// Nothing read and nothing pending: espeak-ng would loop forever.
+				return nil, fmt.Errorf("espeak_TextToPhonemes made no progress at byte %d", start)
+			}
+		}
+		read := append(pushedBack, []rune(text[start:end])...)
+		clauses = append(clauses, clause{phonemes: phonemes, terminator: clauseEnd(read, reachedEOF)})
+
+		pushedBack = nil
+		if !reachedEOF && end > start {
+			// ReadClause always stops having read one character too many, which it pushes back.
+			last, _ := utf8.DecodeLastRuneInString(text[start:end])
+			pushedBack = []rune{last}
+		}
+	}
+	return clauses, nil
+}
+
+// joinSentences applies Piper's rules to espeak-ng's clauses: remove language-switch flags, append
+// the terminator's mark, decompose (NFD), and start a new sentence after a sentence terminator.
+func joinSentences(clauses []clause) []string {
+	var sentences []string
+	var sentence strings.Builder
+	flush := func() {
+		if sentence.Len() > 0 {
+			sentences = append(sentences, norm.NFD.String(sentence.String()))
+		}
+		sentence.Reset()
+	}
+	for _, c := range clauses {
+		mark, endsSentence := piperMark(c.terminator)
+		sentence.WriteString(languageFlag.ReplaceAllString(c.phonemes, ""))
+		sentence.WriteString(mark)
+		if endsSentence {
+			flush()
+		}
+	}
+	flush()
+	return sentences
+}
+
+// cleanText makes text safe to hand to libespeak-ng as UTF-8 (see Phonemize).
+func cleanText(text string) string {
+	if utf8.ValidString(text) && !strings.ContainsAny(text, "\x00\uFFFD") {
+		return text
+	}
+	text = strings.ToValidUTF8(text, " ")
+	return strings.NewReplacer("\x00", " ", "\uFFFD", " ").Replace(text)
+}
