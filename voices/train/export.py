@@ -78,7 +78,7 @@ def check_graph(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ckpt")
+    ap.add_argument("--ckpt", help="folder with train.py's ac.pt + gen.pt")
     ap.add_argument("--tiny", action="store_true")
     ap.add_argument("--out", required=True)
     ap.add_argument("--dataset", default="ttsgen-festival-slt")
@@ -97,9 +97,11 @@ def main():
                     torch.nn.init.normal_(m.weight, 0.0, 0.5 / (m.weight.shape[1] * m.weight.shape[2]) ** 0.5)
         dataset = "ttsgen-tiny-random"
     else:
-        ck = torch.load(a.ckpt, map_location="cpu")
-        model = Voice(**ck["cfg"])
-        model.load_state_dict({k: v.float() for k, v in ck["model"].items()})
+        ac = torch.load(os.path.join(a.ckpt, "ac.pt"), map_location="cpu", weights_only=False)
+        gen = torch.load(os.path.join(a.ckpt, "gen.pt"), map_location="cpu", weights_only=False)
+        model = Voice(**ac["cfg"])
+        model.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
+        print("checkpoint step", ac["step"])
         dataset = a.dataset
     print("params", count_params(model), "dec", count_params(model.dec))
     export(model, a.out, dataset, "medium")

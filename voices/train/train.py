@@ -1,0 +1,418 @@
+"""Train ttsgen's default voice on Festival-generated speech (see README.md for the commands).
+
+One process does everything inside a wall-clock budget: starts Festival on the CPU cores (a first share of the
+sentences, then the rest in the background while the GPU already trains), computes log-mels on the GPU, and trains
+the acoustic model (alignment by monotonic alignment search against the per-phoneme mel prior, duration predictor,
+frame decoder) and the waveform generator `dec` (mel L1 + multi-resolution STFT + a small GAN) in the same steps.
+The generator sees ground-truth mels and, more and more, the acoustic model's own teacher-forced mels.
+Checkpoints are plain state dicts split into files under 16 MiB: ac.pt (acoustic), gen.pt (dec), disc.pt.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
+import mas as mas_mod  # noqa: E402
+from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params, duration_target,  # noqa: E402
+                   path_from_durations)
+
+T0 = time.time()
+
+
+def log(*a):
+    print(f"[{time.time() - T0:6.1f}s]", *a, flush=True)
+
+
+# ---------------------------------------------------------------- discriminators (small HiFi-GAN MPD + MSD)
+class PeriodDisc(nn.Module):
+    def __init__(self, period, ch=(32, 64, 128, 256)):
+        super().__init__()
+        self.period = period
+        layers, c_in = [], 1
+        for c in ch:
+            layers.append(nn.Conv2d(c_in, c, (5, 1), (3, 1), padding=(2, 0)))
+            c_in = c
+        layers.append(nn.Conv2d(c_in, c_in, (5, 1), 1, padding=(2, 0)))
+        self.convs = nn.ModuleList(layers)
+        self.post = nn.Conv2d(c_in, 1, (3, 1), 1, padding=(1, 0))
+
+    def forward(self, x):
+        b, c, t = x.shape
+        if t % self.period:
+            x = F.pad(x, (0, self.period - t % self.period), "reflect")
+            t = x.shape[-1]
+        x = x.view(b, c, t // self.period, self.period)
+        feats = []
+        for layer in self.convs:
+            x = F.leaky_relu(layer(x), 0.1)
+            feats.append(x)
+        x = self.post(x)
+        feats.append(x)
+        return x.flatten(1), feats
+
+
+class ScaleDisc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([
+            nn.Conv1d(1, 32, 15, 1, padding=7),
+            nn.Conv1d(32, 64, 41, 4, groups=4, padding=20),
+            nn.Conv1d(64, 128, 41, 4, groups=16, padding=20),
+            nn.Conv1d(128, 256, 41, 4, groups=16, padding=20),
+            nn.Conv1d(256, 256, 5, 1, padding=2),
+        ])
+        self.post = nn.Conv1d(256, 1, 3, 1, padding=1)
+
+    def forward(self, x):
+        feats = []
+        for layer in self.convs:
+            x = F.leaky_relu(layer(x), 0.1)
+            feats.append(x)
+        x = self.post(x)
+        feats.append(x)
+        return x.flatten(1), feats
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.discs = nn.ModuleList([PeriodDisc(p) for p in (2, 3, 5, 7, 11)] + [ScaleDisc()])
+
+    def forward(self, x):
+        return [d(x) for d in self.discs]
+
+
+# ---------------------------------------------------------------- losses
+class MultiResSTFTLoss(nn.Module):
+    def __init__(self, res=((512, 128), (1024, 256), (2048, 512))):
+        super().__init__()
+        self.res = res
+        for n, _ in res:
+            self.register_buffer(f"w{n}", torch.hann_window(n))
+
+    def forward(self, y_hat, y):
+        loss = 0.0
+        for n, h in self.res:
+            w = getattr(self, f"w{n}")
+            a = torch.stft(y_hat.float(), n, h, n, w, return_complex=True).abs().clamp_min(1e-6)
+            b = torch.stft(y.float(), n, h, n, w, return_complex=True).abs().clamp_min(1e-6)
+            sc = torch.linalg.norm(b - a, dim=(1, 2)) / torch.linalg.norm(b, dim=(1, 2)).clamp_min(1e-6)
+            loss = loss + sc.mean() + F.l1_loss(torch.log(a), torch.log(b))
+        return loss / len(self.res)
+
+
+def masked_mean(x, mask):
+    return (x * mask).sum() / (mask.sum() * (x.shape[1] if x.dim() == 3 and mask.shape[1] == 1 else 1)).clamp_min(1)
+
+
+# ---------------------------------------------------------------- data on the GPU
+class Corpus:
+    """All utterances in flat GPU tensors: ids padded [N, Lmax], mels [80, frames], audio [samples]."""
+
+    def __init__(self, dev):
+        self.dev = dev
+        self.ids, self.x_len, self.mels, self.y_len, self.audio = [], [], [], [], []
+        self.melspec = data.MelSpec().to(dev)
+        self.finalised = False
+
+    @torch.no_grad()
+    def add(self, items, wavs):
+        for (_, ids, _), wav in zip(items, wavs):
+            if len(wav) < 40 * HOP:
+                continue
+            a = torch.from_numpy(wav).to(self.dev)
+            mel = self.melspec(a.unsqueeze(0))[0]
+            self.ids.append(torch.tensor(ids, dtype=torch.long))
+            self.x_len.append(len(ids))
+            self.mels.append(mel)
+            self.y_len.append(mel.shape[1])
+            self.audio.append(a)
+        self._build()
+
+    def _build(self):
+        n = len(self.ids)
+        lmax = max(self.x_len)
+        ids = torch.zeros(n, lmax, dtype=torch.long)
+        for i, t in enumerate(self.ids):
+            ids[i, :len(t)] = t
+        self.ids_pad = ids.to(self.dev)
+        self.x_len_t = torch.tensor(self.x_len, device=self.dev)
+        self.y_len_t = torch.tensor(self.y_len, device=self.dev)
+        self.mel_flat = torch.cat(self.mels, 1)
+        self.audio_flat = torch.cat(self.audio)
+        self.frame_off = torch.cumsum(torch.tensor([0] + self.y_len[:-1], device=self.dev), 0)
+        self.order = sorted(range(n), key=lambda i: self.y_len[i])
+        self.hours = sum(self.y_len) * HOP / data.SR / 3600
+
+    def __len__(self):
+        return len(self.ids)
+
+    def batches(self, batch):
+        """Sortish sampling: draw 8 batches' worth at random, sort by length, cut into batches, shuffle those."""
+        while True:
+            pool = random.sample(range(len(self)), min(len(self), batch * 8))
+            pool.sort(key=lambda i: self.y_len[i])
+            chunks = [pool[i:i + batch] for i in range(0, len(pool), batch)]
+            random.shuffle(chunks)
+            for c in chunks:
+                yield torch.tensor(c, device=self.dev)
+
+    def get(self, sel):
+        x_len = self.x_len_t[sel]
+        y_len = self.y_len_t[sel]
+        L = int(x_len.max())
+        T = int(y_len.max())
+        T = ((T + 15) // 16) * 16  # fewer distinct shapes
+        ids = self.ids_pad[sel, :L]
+        t = torch.arange(T, device=self.dev)
+        idx = self.frame_off[sel].unsqueeze(1) + torch.minimum(t.unsqueeze(0), (y_len - 1).unsqueeze(1))
+        y_mask = (t.unsqueeze(0) < y_len.unsqueeze(1)).float().unsqueeze(1)
+        mel = self.mel_flat[:, idx].permute(1, 0, 2) * y_mask  # [B,80,T]
+        return ids, x_len, mel, y_len, y_mask, T
+
+
+# ---------------------------------------------------------------- checkpoints
+def save_ckpt(model, disc, step, out_dir, extra):
+    os.makedirs(out_dir, exist_ok=True)
+    ac = {k: v for k, v in model.state_dict().items() if not k.startswith("dec.")}
+    gen = {k: v for k, v in model.state_dict().items() if k.startswith("dec.")}
+    meta = {"cfg": model.cfg, "step": step, **extra}
+    torch.save({**meta, "model": ac}, os.path.join(out_dir, "ac.pt"))
+    torch.save({**meta, "model": gen}, os.path.join(out_dir, "gen.pt"))
+    torch.save({**meta, "model": disc.state_dict()}, os.path.join(out_dir, "disc.pt"))
+    for f in ("ac.pt", "gen.pt", "disc.pt"):
+        log(f"saved {f}: {os.path.getsize(os.path.join(out_dir, f)) / 2**20:.1f} MiB")
+
+
+def load_ckpt(d):
+    ac = torch.load(os.path.join(d, "ac.pt"), map_location="cpu", weights_only=False)
+    gen = torch.load(os.path.join(d, "gen.pt"), map_location="cpu", weights_only=False)
+    disc_p = os.path.join(d, "disc.pt")
+    disc = torch.load(disc_p, map_location="cpu", weights_only=False) if os.path.exists(disc_p) else None
+    state = {**ac["model"], **gen["model"]}
+    return ac, state, disc
+
+
+def merged_checkpoint(d, out_path):
+    """ac.pt + gen.pt -> one checkpoint for export.py."""
+    ac, state, _ = load_ckpt(d)
+    torch.save({"cfg": ac["cfg"], "step": ac["step"], "model": state}, out_path)
+
+
+# ---------------------------------------------------------------- training
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ids", required=True, help="corpusids output: ID|ids|text")
+    ap.add_argument("--n", type=int, default=2000, help="utterances to use (from the top of the ids file)")
+    ap.add_argument("--first", type=int, default=500, help="utterances generated before training starts")
+    ap.add_argument("--wav-dir", default="/tmp/ttsgen-wavs")
+    ap.add_argument("--workers", type=int, default=16)
+    ap.add_argument("--budget", type=float, default=480, help="seconds from process start to the final save")
+    ap.add_argument("--max-steps", type=int, default=10 ** 9)
+    ap.add_argument("--batch", type=int, default=48)
+    ap.add_argument("--vbatch", type=int, default=32, help="vocoder segments per step")
+    ap.add_argument("--seg", type=int, default=32, help="vocoder segment, frames")
+    ap.add_argument("--lr-ac", type=float, default=1e-3)
+    ap.add_argument("--lr-gen", type=float, default=4e-4)
+    ap.add_argument("--gta-max", type=float, default=0.5, help="final share of teacher-forced mels fed to dec")
+    ap.add_argument("--gta-ramp", type=int, default=1500, help="steps over which that share ramps from 0")
+    ap.add_argument("--warmup", type=int, default=300)
+    ap.add_argument("--resume")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--small", action="store_true", help="toy dimensions for a CPU smoke test")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-voc", action="store_true", help="train the acoustic model only (alignment smoke test)")
+    a = ap.parse_args()
+
+    random.seed(a.seed)
+    torch.manual_seed(a.seed)
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    cuda = dev.type == "cuda"
+    log(f"torch {torch.__version__}, device {dev}, {torch.cuda.get_device_name() if cuda else ''}, numba MAS "
+        f"{mas_mod.HAVE_NUMBA}")
+    if cuda:
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    if mas_mod.HAVE_NUMBA:  # check the fast MAS against the reference once, on random data
+        lp = torch.randn(3, 20, 90)
+        xl, yl = torch.tensor([20, 11, 5]), torch.tensor([90, 60, 20])
+        if not torch.equal(mas_mod.mas_numba(lp, xl, yl), mas_mod.mas_torch(lp, xl, yl)):
+            log("numba MAS disagrees with the torch reference: using torch")
+            mas_mod.HAVE_NUMBA = False
+
+    items = data.read_ids(a.ids)[:a.n]
+    random.Random(a.seed).shuffle(items)
+    first, rest = items[:a.first], items[a.first:]
+    procs = data.start_festival(first, a.wav_dir, a.workers)
+    for p in procs:
+        p.wait()
+    corpus = Corpus(dev)
+    corpus.add(first, data.load_wavs([u for u, _, _ in first], a.wav_dir))
+    log(f"first share: {len(corpus)} utterances, {corpus.hours:.2f} h")
+    pending = None
+    if rest:
+        pending = data.start_festival(rest, a.wav_dir, max(1, a.workers - 3))
+
+    if a.small:
+        model = Voice(hidden=32, enc_layers=2, dp_filter=32, dec_channels=32, dec_layers=2, gen_channels=32)
+    else:
+        model = Voice(hidden=192, enc_layers=6, dp_filter=256, dec_channels=192, dec_layers=6, gen_channels=256)
+    disc = Discriminator()
+    start_step = 0
+    if a.resume:
+        ac, state, dstate = load_ckpt(a.resume)
+        model = Voice(**ac["cfg"])
+        model.load_state_dict(state)
+        if dstate is not None:
+            disc.load_state_dict(dstate["model"])
+        start_step = ac["step"]
+        log(f"resumed from {a.resume} at step {start_step}")
+    model.to(dev).train()
+    disc.to(dev).train()
+    log(f"params: voice {count_params(model)} (enc {count_params(model.enc)}, dp {count_params(model.dp)}, "
+        f"frames {count_params(model.frames)}, dec {count_params(model.dec)}), disc {count_params(disc)}")
+    ac_params = [p for n, p in model.named_parameters() if not n.startswith("dec.")]
+    opt_ac = torch.optim.AdamW(ac_params, a.lr_ac, betas=(0.9, 0.98), weight_decay=0.01)
+    opt_g = torch.optim.AdamW(model.dec.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
+    opt_d = torch.optim.AdamW(disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
+    base = [(opt_ac, a.lr_ac), (opt_g, a.lr_gen), (opt_d, a.lr_gen)]
+    stft_loss = MultiResSTFTLoss().to(dev)
+    melspec = corpus.melspec
+    amp = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
+
+    batches = corpus.batches(a.batch)
+    step = start_step
+    t_last, n_last = time.time(), 0
+    hist = {}
+    while True:
+        if time.time() - T0 > a.budget or step - start_step >= a.max_steps:
+            break
+        if pending is not None and all(p.poll() is not None for p in pending):
+            corpus.add(rest, data.load_wavs([u for u, _, _ in rest], a.wav_dir))
+            batches = corpus.batches(a.batch)
+            pending = None
+            log(f"all data in: {len(corpus)} utterances, {corpus.hours:.2f} h")
+        k = step - start_step
+        warm = min(1.0, (k + 1) / a.warmup)
+        for opt, lr in base:
+            for g in opt.param_groups:
+                g["lr"] = lr * warm
+
+        # ---- acoustic model
+        sel = next(batches)
+        ids, x_len, mel, y_len, y_mask, T = corpus.get(sel)
+        L = ids.shape[1]
+        x_mask = (torch.arange(L, device=dev).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
+        with amp:
+            h, mu = model.enc(ids, x_mask)
+        h, mu = h.float(), mu.float()
+        with torch.no_grad():
+            logp = -0.5 * ((mu ** 2).sum(1).unsqueeze(-1) - 2 * torch.matmul(mu.transpose(1, 2), mel)
+                           + (mel ** 2).sum(1).unsqueeze(1))
+            path = mas_mod.mas(logp, x_len, y_len)  # [B,L,T]
+        dur = path.sum(-1).unsqueeze(1)  # [B,1,L]
+        path2, frac = path_from_durations(dur, T)
+        mu_exp = torch.matmul(mu, path2)
+        with amp:
+            mel_pred = model.frames(torch.matmul(h, path2), mu_exp, frac, y_mask)
+            logw = model.dp(h.detach(), x_mask)
+        mel_pred = mel_pred.float()
+        n_frames = y_mask.sum() * N_MELS
+        loss_prior = 0.5 * (((mel - mu_exp) ** 2) * y_mask).sum() / n_frames
+        loss_mel_ac = ((mel_pred - mel).abs() * y_mask).sum() / n_frames
+        loss_dur = (((logw.float() - duration_target(dur)) ** 2) * x_mask).sum() / x_mask.sum()
+        loss_ac = loss_prior + loss_mel_ac + loss_dur
+        opt_ac.zero_grad(set_to_none=True)
+        loss_ac.backward()
+        gn_ac = torch.nn.utils.clip_grad_norm_(ac_params, 5.0)
+        opt_ac.step()
+
+        if a.no_voc:
+            step += 1
+            if step % 25 == 0:
+                log(f"step {step} prior {loss_prior.item():.4f} mel_ac {loss_mel_ac.item():.4f} "
+                    f"dur {loss_dur.item():.4f} mean frames/token {(dur.sum() / x_mask.sum()).item():.2f} "
+                    f"max {dur.max().item():.0f}")
+            continue
+
+        # ---- waveform generator on segments of the same utterances
+        vb = min(a.vbatch, len(sel))
+        seg = a.seg
+        starts = (torch.rand(vb, device=dev) * (y_len[:vb] - seg).clamp_min(0).float()).long()
+        fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)  # [vb, seg]
+        bidx = torch.arange(vb, device=dev).unsqueeze(1)
+        mel_gt_seg = mel[bidx, :, fidx].permute(0, 2, 1)  # [vb,80,seg]
+        mel_gta_seg = mel_pred.detach()[bidx, :, fidx].permute(0, 2, 1)
+        p_gta = a.gta_max * min(1.0, step / max(1, a.gta_ramp))
+        use_gta = (torch.rand(vb, 1, 1, device=dev) < p_gta).float()
+        mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
+        mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
+        latent = torch.cat([mel_in, torch.ones(vb, 1, seg, device=dev)], 1)
+        sidx = (corpus.frame_off[sel[:vb]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
+        sidx = sidx.clamp_max(corpus.audio_flat.shape[0] - 1)
+        y = corpus.audio_flat[sidx].unsqueeze(1)  # [vb,1,seg*HOP]
+        with amp:
+            y_hat = model.dec(latent)
+        y_hat = y_hat.float()
+
+        with amp:
+            d_real = disc(y)
+            d_fake = disc(y_hat.detach())
+        loss_d = sum(((1 - r.float()) ** 2).mean() + (f.float() ** 2).mean() for (r, _), (f, _) in zip(d_real, d_fake))
+        opt_d.zero_grad(set_to_none=True)
+        loss_d.backward()
+        torch.nn.utils.clip_grad_norm_(disc.parameters(), 100.0)
+        opt_d.step()
+
+        with amp:
+            d_fake = disc(y_hat)
+        loss_adv = sum(((1 - f.float()) ** 2).mean() for f, _ in d_fake)
+        loss_fm = sum(F.l1_loss(ff.float(), rf.detach().float())
+                      for (_, fr), (_, ffs) in zip(d_real, d_fake) for rf, ff in zip(fr, ffs))
+        loss_mel = F.l1_loss(melspec(y_hat.squeeze(1)), melspec(y.squeeze(1)))
+        loss_stft = stft_loss(y_hat.squeeze(1), y.squeeze(1))
+        loss_g = 45 * loss_mel + 15 * loss_stft + loss_adv + 2 * loss_fm
+        opt_g.zero_grad(set_to_none=True)
+        loss_g.backward()
+        gn_g = torch.nn.utils.clip_grad_norm_(model.dec.parameters(), 100.0)
+        opt_g.step()
+
+        step += 1
+        for kname, v in (("prior", loss_prior), ("mel_ac", loss_mel_ac), ("dur", loss_dur), ("d", loss_d),
+                         ("adv", loss_adv), ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft)):
+            hist.setdefault(kname, []).append(v.detach())
+        if step % 50 == 0 or step == start_step + 1:
+            vals = {kk: torch.stack(v).mean().item() for kk, v in hist.items()}
+            hist = {}
+            dt = time.time() - t_last
+            rate = (step - start_step - n_last) / max(dt, 1e-9)
+            t_last, n_last = time.time(), step - start_step
+            log(f"step {step} " + " ".join(f"{kk} {v:.4f}" for kk, v in vals.items())
+                + f" | gn_ac {gn_ac.item():.2f} gn_g {gn_g.item():.1f} gta {p_gta:.2f} | {rate:.2f} step/s "
+                  f"B {len(sel)}x{T} mem {torch.cuda.max_memory_allocated() / 2**30 if cuda else 0:.1f}G")
+            if not all(math.isfinite(v) for v in vals.values()):
+                log("non-finite loss: stopping without saving")
+                sys.exit(1)
+
+    if pending is not None:
+        for p in pending:
+            p.kill()
+    log(f"training done: {step - start_step} steps this run, {step} total, {len(corpus)} utterances "
+        f"({corpus.hours:.2f} h)")
+    save_ckpt(model, disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)})
+    with open(os.path.join(a.out, "trained_ids.txt"), "w") as f:
+        f.write("\n".join(u for u, _, _ in items) + "\n")
+
+
+if __name__ == "__main__":
+    main()
