@@ -93,6 +93,9 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 	}
 	var probe json.RawMessage
 	if err := json.Unmarshal(raw, &probe); err != nil {
+		if t := string(bytes.TrimSpace(raw)); t == "[" || t == "{" {
+			return fail("invalid JSON: %v (each line must hold one whole JSON object; a pretty-printed .json file is not a manifest)", err)
+		}
 		return fail("invalid JSON: %v", err)
 	}
 	if k := jsonKind(probe); k != "object" {

@@ -94,7 +94,7 @@ type Dir struct {
 	lock *os.File
 
 	mu       sync.Mutex
-	file     *os.File // results.jsonl, opened for appending
+	file     rowFile // results.jsonl, opened for appending
 	size     int64    // bytes of complete rows in file
 	broken   error    // set when a failed append could not be cut off again
 	rows     map[string]entry
@@ -110,6 +110,14 @@ type Dir struct {
 }
 
 var errClosed = errors.New("results: output directory already closed")
+
+// rowFile is what Append needs of results.jsonl (an *os.File); tests replace
+// it to simulate a disk that fills up mid-row.
+type rowFile interface {
+	io.WriteCloser
+	Sync() error
+	Truncate(size int64) error
+}
 
 // Open prepares dir (creating it), takes the batch lock on it, deletes stale
 // temp files left by a killed earlier run, and reads an existing

@@ -436,3 +436,43 @@ func TestWriteErrorNamesDirectoryAsGiven(t *testing.T) {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }
+
+// fullDisk lets the first okWrites writes through, then writes half of each
+// row and fails with ENOSPC, like a disk that has just filled up.
+type fullDisk struct {
+	*os.File
+	okWrites int
+}
+
+func (f *fullDisk) Write(p []byte) (int, error) {
+	if f.okWrites > 0 {
+		f.okWrites--
+		return f.File.Write(p)
+	}
+	n, _ := f.File.Write(p[:len(p)/2])
+	return n, syscall.ENOSPC
+}
+
+func TestAppendOnFullDiskLeavesNoTornRow(t *testing.T) {
+	dir := t.TempDir()
+	d := openDir(t, dir, false)
+	disk := &fullDisk{File: d.file.(*os.File), okWrites: 1}
+	d.file = disk
+	mustAppend(t, d, Row{ID: "a", Out: "a.wav", Status: StatusOK})
+	err := d.Append(Row{ID: "b", Out: "b.wav", Status: StatusOK})
+	if want := "appending to " + filepath.Join(dir, FileName) + ": no space left on device"; err == nil || err.Error() != want || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Append on a full disk: %v, want %q", err, want)
+	}
+	if _, ok := d.Row("b"); ok {
+		t.Error("the failed row was recorded in memory")
+	}
+	disk.okWrites = 1 // space was freed
+	mustAppend(t, d, Row{ID: "c", Out: "c.wav", Status: StatusOK})
+	rows := fileRows(t, dir) // fails on any torn line
+	if len(rows) != 2 || rows[0].ID != "a" || rows[1].ID != "c" {
+		t.Errorf("rows after a failed append = %+v, want a and c", rows)
+	}
+	if got := d.Summary(); got.OK != 2 {
+		t.Errorf("Summary.OK = %d, want 2", got.OK)
+	}
+}
