@@ -95,8 +95,8 @@ type Dir struct {
 
 	mu       sync.Mutex
 	file     rowFile // results.jsonl, opened for appending
-	size     int64    // bytes of complete rows in file
-	broken   error    // set when a failed append could not be cut off again
+	size     int64   // bytes of complete rows in file
+	broken   error   // set when a failed append could not be cut off again
 	rows     map[string]entry
 	seq      int
 	dirty    bool              // the file holds superseded rows: compact on Close
