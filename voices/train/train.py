@@ -7,13 +7,15 @@ frame decoder) and the waveform generator `dec` (mel L1 + multi-resolution STFT 
 The generator sees ground-truth mels and, more and more, the acoustic model's own teacher-forced mels.
 Checkpoints are plain state dicts split into files under 16 MiB: ac.pt (acoustic), gen.pt (dec), disc.pt.
 """
-import argparse
-import json
-import math
-import os
-import random
-import sys
 import time
+
+T0 = time.time()  # the budget counts from here, before the slow imports
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+import random  # noqa: E402
+import sys  # noqa: E402
 
 import torch
 import torch.nn as nn
@@ -24,8 +26,6 @@ import data  # noqa: E402
 import mas as mas_mod  # noqa: E402
 from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params, duration_target,  # noqa: E402
                    path_from_durations)
-
-T0 = time.time()
 
 
 def log(*a):
@@ -171,7 +171,7 @@ class Corpus:
         y_len = self.y_len_t[sel]
         L = int(x_len.max())
         T = int(y_len.max())
-        T = ((T + 15) // 16) * 16  # fewer distinct shapes
+        T = ((T + 63) // 64) * 64  # fewer distinct shapes (cudnn benchmarks each)
         ids = self.ids_pad[sel, :L]
         t = torch.arange(T, device=self.dev)
         idx = self.frame_off[sel].unsqueeze(1) + torch.minimum(t.unsqueeze(0), (y_len - 1).unsqueeze(1))
@@ -188,7 +188,9 @@ def save_ckpt(model, disc, step, out_dir, extra):
     meta = {"cfg": model.cfg, "step": step, **extra}
     torch.save({**meta, "model": ac}, os.path.join(out_dir, "ac.pt"))
     torch.save({**meta, "model": gen}, os.path.join(out_dir, "gen.pt"))
-    torch.save({**meta, "model": disc.state_dict()}, os.path.join(out_dir, "disc.pt"))
+    # the discriminator in half precision: it only has to resume, and the carried files must stay small
+    torch.save({**meta, "model": {k: v.half() for k, v in disc.state_dict().items()}},
+               os.path.join(out_dir, "disc.pt"))
     for f in ("ac.pt", "gen.pt", "disc.pt"):
         log(f"saved {f}: {os.path.getsize(os.path.join(out_dir, f)) / 2**20:.1f} MiB")
 
@@ -213,6 +215,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ids", required=True, help="corpusids output: ID|ids|text")
     ap.add_argument("--n", type=int, default=2000, help="utterances to use (from the top of the ids file)")
+    ap.add_argument("--skip", type=int, default=0, help="ids lines to skip first (fresh sentences on resume)")
     ap.add_argument("--first", type=int, default=500, help="utterances generated before training starts")
     ap.add_argument("--wav-dir", default="/tmp/ttsgen-wavs")
     ap.add_argument("--workers", type=int, default=16)
@@ -250,7 +253,7 @@ def main():
             log("numba MAS disagrees with the torch reference: using torch")
             mas_mod.HAVE_NUMBA = False
 
-    items = data.read_ids(a.ids)[:a.n]
+    items = data.read_ids(a.ids)[a.skip:a.skip + a.n]
     random.Random(a.seed).shuffle(items)
     first, rest = items[:a.first], items[a.first:]
     procs = data.start_festival(first, a.wav_dir, a.workers)
@@ -274,7 +277,7 @@ def main():
         model = Voice(**ac["cfg"])
         model.load_state_dict(state)
         if dstate is not None:
-            disc.load_state_dict(dstate["model"])
+            disc.load_state_dict({k: v.float() for k, v in dstate["model"].items()})
         start_step = ac["step"]
         log(f"resumed from {a.resume} at step {start_step}")
     model.to(dev).train()
@@ -294,6 +297,8 @@ def main():
     step = start_step
     t_last, n_last = time.time(), 0
     hist = {}
+    snap, snap_step = None, step
+    mas_time = 0.0
     while True:
         if time.time() - T0 > a.budget or step - start_step >= a.max_steps:
             break
@@ -319,7 +324,9 @@ def main():
         with torch.no_grad():
             logp = -0.5 * ((mu ** 2).sum(1).unsqueeze(-1) - 2 * torch.matmul(mu.transpose(1, 2), mel)
                            + (mel ** 2).sum(1).unsqueeze(1))
+            t_m = time.time()
             path = mas_mod.mas(logp, x_len, y_len)  # [B,L,T]
+            mas_time += time.time() - t_m
         dur = path.sum(-1).unsqueeze(1)  # [B,1,L]
         path2, frac = path_from_durations(dur, T)
         mu_exp = torch.matmul(mu, path2)
@@ -397,12 +404,23 @@ def main():
             dt = time.time() - t_last
             rate = (step - start_step - n_last) / max(dt, 1e-9)
             t_last, n_last = time.time(), step - start_step
+            mas_time = 0.0
             log(f"step {step} " + " ".join(f"{kk} {v:.4f}" for kk, v in vals.items())
-                + f" | gn_ac {gn_ac.item():.2f} gn_g {gn_g.item():.1f} gta {p_gta:.2f} | {rate:.2f} step/s "
+                + f" | mas {mas_time / max(dt, 1e-9):.0%} gn_ac {gn_ac.item():.2f} gn_g {gn_g.item():.1f} gta {p_gta:.2f} | {rate:.2f} step/s "
                   f"B {len(sel)}x{T} mem {torch.cuda.max_memory_allocated() / 2**30 if cuda else 0:.1f}G")
             if not all(math.isfinite(v) for v in vals.values()):
-                log("non-finite loss: stopping without saving")
-                sys.exit(1)
+                if snap is None:
+                    log("non-finite loss and no snapshot: stopping without saving")
+                    sys.exit(1)
+                log(f"non-finite loss: going back to the snapshot of step {snap_step} and stopping")
+                model.load_state_dict(snap[0])
+                disc.load_state_dict(snap[1])
+                step = snap_step
+                break
+            if step % 250 == 0:  # known-good weights to fall back on
+                snap = ({k: v.detach().clone() for k, v in model.state_dict().items()},
+                        {k: v.detach().clone() for k, v in disc.state_dict().items()})
+                snap_step = step
 
     if pending is not None:
         for p in pending:
