@@ -121,7 +121,7 @@ now of off old on once one only or other our out over own people please read rea
 she should show so some still stop such take tell than thank thanks that the their them then there these they
 thing think this those time to today too two under up us very want was way we well were what when where which
 while who why will with without work world would yes yet you your warning danger caution notice note important
-attention exit open closed sale news breaking update alert error fire police welcome hello goodbye`)...)
+attention exit open closed end start yes sale news breaking update alert error fire police welcome hello goodbye`)...)
 
 // acronymLike are common words that are also frequent acronyms (US, IT, AM, PM, OR, ID); they are
 // lower-cased only in a sentence written all in capitals.

@@ -46,56 +46,43 @@ func spellAddress(core string) (string, bool) {
 		return "", false
 	}
 	rest = strings.TrimRight(rest, "/")
-	var words []string
+	var b strings.Builder
+	b.Grow(2 * len(rest))
+	word := func(w string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
 	for len(rest) > 0 {
 		r, size := utf8.DecodeRuneInString(rest)
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		switch {
+		case strings.EqualFold(rest[:min(3, len(rest))], "www") && (len(rest) == 3 || rest[3] == '.'):
+			word("w w w")
+			size = 3
+		case isDigit(r):
+			// Digits one by one: "8080" is "eight zero eight zero" in an address.
+			word(onesWords[r-'0'])
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			end := len(rest)
 			for j, c := range rest {
-				if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+				if isDigit(c) || !unicode.IsLetter(c) && !unicode.IsDigit(c) {
 					end = j
 					break
 				}
 			}
-			words = append(words, addressPart(rest[:end])...)
-			rest = rest[end:]
-			continue
-		}
-		if name, ok := symbolNames[r]; ok {
-			words = append(words, name)
-		} else {
-			words = append(words, string(r))
+			word(rest[:end])
+			size = end
+		default:
+			if name, ok := symbolNames[r]; ok {
+				word(name)
+			} else {
+				word(rest[:size])
+			}
 		}
 		rest = rest[size:]
 	}
-	return strings.Join(words, " "), len(words) > 0
-}
-
-// addressPart reads one alphanumeric run of an address: letters as written ("www" spelled out),
-// digits one by one.
-func addressPart(part string) []string {
-	if strings.EqualFold(part, "www") {
-		return []string{"w w w"}
-	}
-	var out []string
-	for part != "" {
-		r, _ := utf8.DecodeRuneInString(part)
-		digits := isDigit(r)
-		end := len(part)
-		for j, c := range part {
-			if isDigit(c) != digits {
-				end = j
-				break
-			}
-		}
-		if digits {
-			out = append(out, spellDigits(part[:end]))
-		} else {
-			out = append(out, part[:end])
-		}
-		part = part[end:]
-	}
-	return out
+	return b.String(), b.Len() > 0
 }
 
 // isEmail reports "local@domain.tld".

@@ -67,7 +67,7 @@ func tokenize(s string) []token {
 		trimmed := strings.TrimRight(core, trailingPunct)
 		trail := core[len(trimmed):]
 		core = trimmed
-		core, trail = keepMeasureMarks(core, trail)
+		core, trail = keepMeasureMarks(lead, core, trail)
 		lead = dropElision(lead, core)
 		toks = append(toks, token{lead: lead, core: core, trail: trail})
 	}
@@ -76,7 +76,7 @@ func tokenize(s string) []token {
 
 // keepMeasureMarks gives the inch mark back to the core in 5'11" and 11", which tokenize took for a
 // closing quote.
-func keepMeasureMarks(core, trail string) (string, string) {
+func keepMeasureMarks(lead, core, trail string) (string, string) {
 	if trail == "" || core == "" {
 		return core, trail
 	}
@@ -86,6 +86,12 @@ func keepMeasureMarks(core, trail string) (string, string) {
 	}
 	for _, mark := range []string{`''`, `"`, "″", "”"} {
 		if strings.HasPrefix(trail, mark) && strings.ContainsAny(core, "'′’") {
+			return core + mark, trail[len(mark):]
+		}
+	}
+	// "6'" and "6′": feet. A closing single quote would need an opening one before the number.
+	for _, mark := range []string{"'", "′"} {
+		if strings.HasPrefix(trail, mark) && isASCIIDigits(core) && !strings.ContainsAny(lead, "'‘") {
 			return core + mark, trail[len(mark):]
 		}
 	}
@@ -244,7 +250,7 @@ func isShouting(toks []token) bool {
 			upper++
 		}
 	}
-	return words >= 3 && upper*3 >= words*2
+	return words >= 2 && upper*3 >= words*2
 }
 
 func isLetters(s string) bool {
@@ -292,12 +298,18 @@ func mixed(core string) string {
 			space()
 			b.WriteString("and ")
 		case vulgarFractions[r] != "":
+			f := vulgarFractions[r]
 			if prevKind == 2 {
 				b.WriteString(" and")
+				if rest, ok := strings.CutPrefix(f, "one "); ok {
+					f = "a " + rest // "1½" -> "one and a half"
+				}
 			}
 			space()
-			b.WriteString(vulgarFractions[r])
+			b.WriteString(f)
 			b.WriteByte(' ')
+		case (r == 'x' || r == '×') && prevKind == 2 && i+size < len(core) && isDigit(rune(core[i+size])):
+			b.WriteString(" by ") // "1920x1080"
 		case r == ',' && prevKind == 2:
 			b.WriteString(", ")
 		case r == '.' && prevKind == 2 && i+1 < len(core) && isDigit(rune(core[i+1])):

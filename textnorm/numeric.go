@@ -286,11 +286,16 @@ func (n *normalizer) clock(i int) (string, int, bool) {
 		return cardinalDigits(parts[0]) + " to " + cardinalDigits(parts[1]), 1, true
 	}
 	minute, _ := parseDigits(parts[1])
+	if len(parts) == 3 {
+		// "1:30:05" is a duration or a timestamp; reading its parts by name fits both.
+		second, _ := parseDigits(parts[2])
+		return durationWords(hour, minute, second) + map[bool]string{true: " " + meridiem, false: ""}[meridiem != ""], used, true
+	}
 	var w string
 	switch {
 	case minute == 0 && meridiem != "":
 		w = cardinal(hour)
-	case minute == 0 && hour > 0 && hour <= 12 && len(parts) == 2:
+	case minute == 0 && hour > 0 && hour <= 12:
 		w = cardinal(hour) + " o'clock"
 	case minute == 0:
 		w = cardinal(hour) + " hundred"
@@ -299,14 +304,36 @@ func (n *normalizer) clock(i int) (string, int, bool) {
 	default:
 		w = cardinal(hour) + " " + cardinal(minute)
 	}
-	if len(parts) == 3 {
-		sec, _ := parseDigits(parts[2])
-		w += " and " + cardinal(sec) + " " + map[bool]string{true: "second", false: "seconds"}[sec == 1]
-	}
 	if meridiem != "" {
 		w += " " + meridiem
 	}
 	return w, used, true
+}
+
+// durationWords reads hours, minutes and seconds by name, leaving out zero parts:
+// "one hour, thirty minutes and five seconds".
+func durationWords(h, m, sec uint64) string {
+	var parts []string
+	for _, p := range []struct {
+		v         uint64
+		one, many string
+	}{{h, "hour", "hours"}, {m, "minute", "minutes"}, {sec, "second", "seconds"}} {
+		if p.v == 0 {
+			continue
+		}
+		name := p.many
+		if p.v == 1 {
+			name = p.one
+		}
+		parts = append(parts, cardinal(p.v)+" "+name)
+	}
+	switch len(parts) {
+	case 0:
+		return "zero seconds"
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 // meridiemAfter looks for "am"/"pm"/"a.m."/"p.m." as the token after i.
@@ -332,11 +359,12 @@ var monthNames = [...]string{"", "January", "February", "March", "April", "May",
 // number above 12 is taken as the day (25/12/2024).
 func numericDate(core string) (string, bool) {
 	var y, m, d string
+	slashed := false
 	if parts := strings.Split(core, "-"); len(parts) == 3 && len(parts[0]) == 4 && len(parts[1]) == 2 && len(parts[2]) == 2 {
 		y, m, d = parts[0], parts[1], parts[2]
 	} else if parts := strings.Split(core, "/"); len(parts) == 3 && len(parts[0]) <= 2 && len(parts[1]) <= 2 &&
 		(len(parts[2]) == 4 || len(parts[2]) == 2) {
-		m, d, y = parts[0], parts[1], parts[2]
+		m, d, y, slashed = parts[0], parts[1], parts[2], true
 	} else {
 		return "", false
 	}
@@ -346,7 +374,7 @@ func numericDate(core string) (string, bool) {
 	yv, _ := parseDigits(y)
 	mv, _ := parseDigits(m)
 	dv, _ := parseDigits(d)
-	if mv > 12 && dv <= 12 {
+	if slashed && mv > 12 && dv <= 12 {
 		mv, dv = dv, mv
 	}
 	if mv < 1 || mv > 12 || dv < 1 || dv > 31 {

@@ -163,7 +163,7 @@ func endsSentence(token string, firstInSentence bool, rest string) bool {
 	nextLower := unicode.IsLower(next)
 	last, _ := utf8.DecodeLastRuneInString(core)
 	switch last {
-	case '?', '!', '‽':
+	case '?', '!', '‽', '。', '！', '？':
 		// '"Help!" he cried.' is one sentence.
 		return !nextLower
 	case '.':
