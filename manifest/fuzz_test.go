@@ -52,11 +52,6 @@ func checkScan(t *testing.T, data []byte, limit int) {
 		if it.Line != i+1 || it.Source != "f.jsonl" {
 			t.Fatalf("item %d has line %d source %q", i, it.Line, it.Source)
 		}
-		for _, w := range it.Warnings {
-			if !strings.HasPrefix(w, prefix) {
-				t.Errorf("warning %q does not start with %q", w, prefix)
-			}
-		}
 		if it.ID != "" {
 			if ids[it.ID] {
 				t.Fatalf("id %q yielded twice", it.ID)

@@ -21,7 +21,9 @@ type Item struct {
 	Speaker string
 	// LengthScale, NoiseScale and NoiseW override the voice's defaults; nil keeps them.
 	LengthScale, NoiseScale, NoiseW *float32
-	Warnings                        []string // non-fatal problems, e.g. unknown fields; each starts with "line N: " for manifest lines
+	// Warnings are non-fatal problems, e.g. unknown fields. Unlike Err they
+	// do not repeat the line number: report them with Source and Line.
+	Warnings []string
 	// Err is non-nil when the item must not be synthesised; its message names
 	// the line and every problem found. Such items are still yielded so that
 	// they can be reported and recorded.

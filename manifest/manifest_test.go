@@ -64,7 +64,7 @@ var singleLineCases = []struct {
 	{name: "CRLF line", line: "{\"text\":\"Hi\"}\r", want: Item{ID: "1", Text: "Hi"}},
 	{name: "BOM on first line", line: "\uFEFF{\"text\":\"Hi\"}", want: Item{ID: "1", Text: "Hi"}},
 	{name: "unknown field warns", line: `{"text":"Hi","lenght_scale":2,"mood":"calm"}`, want: Item{ID: "1", Text: "Hi"},
-		warnings: []string{`line 1: unknown field "lenght_scale" ignored (did you mean "length_scale"?)`, `line 1: unknown field "mood" ignored`}},
+		warnings: []string{`unknown field "lenght_scale" ignored (did you mean "length_scale"?)`, `unknown field "mood" ignored`}},
 
 	{name: "empty line", line: ``, wantErr: `line 1: empty line`},
 	{name: "blank line", line: " \t ", wantErr: `line 1: empty line`},

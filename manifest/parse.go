@@ -154,7 +154,7 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 		case "noise_w":
 			it.NoiseW = parseScale(f, &bad, true, MaxNoise)
 		default:
-			w := fmt.Sprintf("line %d: unknown field %q ignored", n, f.key)
+			w := fmt.Sprintf("unknown field %q ignored", f.key)
 			if guess := closestField(f.key); guess != "" {
 				w += fmt.Sprintf(" (did you mean %q?)", guess)
 			}

@@ -207,6 +207,9 @@ func (d *Dir) removeStaleTemps() error {
 	return nil
 }
 
+// Path returns the results file of the output directory dir.
+func Path(dir string) string { return filepath.Join(dir, FileName) }
+
 func (d *Dir) resultsPath() string { return filepath.Join(d.abs, FileName) }
 
 func (d *Dir) openResults(force bool) error {
