@@ -2,7 +2,7 @@
 // items are done, so that an interrupted batch can resume where it stopped.
 //
 // An output directory holds the WAV files, results.jsonl (one JSON Row per
-// finished item) and a lock file, .ttsgen.lock. The guarantees:
+// finished item) and a lock file, .ttsgen-lock. The guarantees:
 //
 //   - No torn outputs. WriteFile writes into a temporary file in the target's
 //     folder (named ".ttsgen-tmp-*"), fsyncs it, renames it over the target
@@ -24,8 +24,10 @@
 //     protects against mistakes in a manifest, not against someone racing the
 //     batch by swapping folders for symlinks while it runs.
 //   - One batch per directory. Open takes an exclusive lock (flock) on
-//     .ttsgen.lock, so a second batch in the same directory fails at once
-//     instead of interleaving rows and deleting the other's temp files.
+//     .ttsgen-lock, so a second batch in the same directory fails at once
+//     instead of interleaving rows and deleting the other's temp files. The
+//     file stays; the lock dies with the process, so a killed batch leaves
+//     no stale lock.
 //
 // Rows without an id (manifest lines too broken to have one) are kept per
 // source and line instead.
