@@ -426,3 +426,21 @@ func TestScanReadsLargeManifestInBoundedMemory(t *testing.T) {
 	}
 	t.Logf("heap growth while scanning %d lines: %.1f MiB", lines, float64(int64(peak)-int64(base))/(1<<20))
 }
+
+func BenchmarkScanManifest(b *testing.B) {
+	line := `{"id":"x%d","text":"Printing, in the only sense with which we are at present concerned, differs from most if not from all the arts.","length_scale":1.1}` + "\n"
+	var sb strings.Builder
+	for i := range 10_000 {
+		fmt.Fprintf(&sb, line, i)
+	}
+	content := sb.String()
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		n := 0
+		newRunState().scanManifest(context.Background(), "b.jsonl", strings.NewReader(content), func(Item) error { n++; return nil })
+		if n != 10_000 {
+			b.Fatal(n)
+		}
+	}
+	b.ReportMetric(float64(b.N*10_000)/b.Elapsed().Seconds(), "lines/s")
+}

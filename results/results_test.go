@@ -481,3 +481,18 @@ func TestAppendOnFullDiskLeavesNoTornRow(t *testing.T) {
 		t.Errorf("Summary.OK = %d, want 2", got.OK)
 	}
 }
+
+func BenchmarkAppend(b *testing.B) {
+	d, err := Open(b.TempDir(), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := d.Append(Row{ID: fmt.Sprint(i), Out: "x.wav", Status: StatusOK, Hash: "0123456789abcdef0123456789abcdef", Sentences: 3, AudioSeconds: 7.5}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
