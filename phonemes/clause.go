@@ -1,6 +1,9 @@
 package phonemes
 
-import "unicode"
+import (
+	"strings"
+	"unicode"
+)
 
 // clauseType holds espeak-ng's clause terminator bits (translate.h in espeak-ng 1.51): the pause
 // in units of 10 ms, the intonation, whether a space must follow, and whether the clause ends a
@@ -82,7 +85,7 @@ func clauseTypeOf(r rune) clauseType {
 // that can keep a clause going which we do not model (for example Hungarian ordinal numbers) are
 // harmless: if a replayed end would stop before the end of clause, espeak-ng evidently did not stop
 // there, and the replay goes on as if that end had been cancelled.
-func clauseEnd(clause []rune, reachedEOF bool) clauseType {
+func clauseEnd(clause []rune, reachedEOF bool, rules languageRules) clauseType {
 	chars := clause
 	if reachedEOF {
 		chars = append(chars[:len(chars):len(chars)], 0)
@@ -106,13 +109,14 @@ func clauseEnd(clause []rune, reachedEOF bool) clauseType {
 	eof := func() bool { return reachedEOF && pos >= len(chars) }
 	endsHere := func() bool { return pos == len(chars) }
 
-	c1 := ' '
+	c1, cprev, cprev2 := ' ', ' ', ' '
 	var c2 rune
 	if !eof() {
 		c2 = getc()
 	}
-	anyAlnum := false
+	anyAlnum, stressedWord := false, false
 	for !eof() && pos <= len(chars) {
+		cprev2, cprev = cprev, c1
 		c1 = c2
 		if eof() {
 			c2 = ' '
@@ -121,6 +125,13 @@ func clauseEnd(clause []rune, reachedEOF bool) clauseType {
 		}
 		if isAlnum(c1) {
 			anyAlnum = true
+		} else if stressedWord {
+			// After Armenian in-word punctuation the next non-alphanumeric character is replaced
+			// by an emphasis marker, and the character after it is read again.
+			stressedWord = false
+			c1 = charEmphasis
+			ungetc(c2)
+			c2 = ' '
 		}
 
 		if c1 == '\n' {
@@ -160,6 +171,7 @@ func clauseEnd(clause []rune, reachedEOF bool) clauseType {
 			}
 		}
 		if punct&clausePunctuationInWord != 0 {
+			stressedWord = true
 			continue
 		}
 		if !(isSpace(c2) || punct&clauseOptionalSpaceAfter != 0 || isBracket(c2) || c2 == '?' || eof() || c2 == 1) {
@@ -181,11 +193,21 @@ func clauseEnd(clause []rune, reachedEOF bool) clauseType {
 		}
 		isEnd := true
 		if newlines == 0 {
+			if c1 == ',' && cprev == '.' && rules.hungarianOrdinalComma && isDigit(cprev2) && (isDigit(next) || isLower(next)) {
+				c1 = commaBreak // "december 2., szerda": the comma after an ordinal is no clause end
+				isEnd = false
+			}
 			if c1 == '.' && next == '\'' && pos < len(chars) && chars[pos] == 's' {
 				isEnd = false // an acronym's genitive, e.g. "u.s.a.'s"
 			}
 			if c1 == '.' {
-				if unicode.IsLower(next) {
+				if rules.ordinalDot && (isDigit(cprev) || (isRoman(cprev) && (isRoman(cprev2) || isSpace(cprev2)))) {
+					// A dot after a number is an ordinal ("3. Oktober", "Ludwig XIV. war").
+					if !isDigit(cprev) || isLower(next) || next == '-' {
+						isEnd = false
+					}
+				}
+				if isLower(next) && !rules.lowercaseSentence {
 					isEnd = false // probably an abbreviation
 				}
 				if !anyAlnum {
@@ -219,6 +241,49 @@ func clauseEnd(clause []rune, reachedEOF bool) clauseType {
 	return clauseNone
 }
 
+// charEmphasis stands for espeak-ng's CHAR_EMPHASIS; only its being neither punctuation nor
+// alphanumeric matters here.
+const charEmphasis = 0x0530
+
+// commaBreak stands for espeak-ng's CHAR_COMMA_BREAK, which replaces a comma that does not end a
+// clause; only its being neither "." nor alphanumeric matters here.
+const commaBreak = 0x0557
+
+// languageRules are the language options that change where ReadClause ends clauses.
+type languageRules struct {
+	ordinalDot            bool // NUM_ORDINAL_DOT: a dot after a number or Roman numeral is an ordinal
+	hungarianOrdinalComma bool // a comma after "2." is not a clause end (translator "hu" only)
+	lowercaseSentence     bool // a full stop ends a sentence even before a lower-case letter
+}
+
+// rulesForLanguage returns the rules of espeak-ng 1.51's translator for a voice's first language
+// (e.g. "de" or "en-us"): the translator is named by the part before the first "-". The lists are
+// tr_languages.c's languages with NUM_ORDINAL_DOT and the voices with "lowercaseSentence".
+func rulesForLanguage(language string) languageRules {
+	translator, _, _ := strings.Cut(language, "-")
+	switch translator {
+	case "da", "de", "et", "fi", "hu", "kl", "lt", "lv", "ltg", "nl", "nb", "sl", "smj":
+		return languageRules{ordinalDot: true, hungarianOrdinalComma: translator == "hu"}
+	case "ka":
+		return languageRules{lowercaseSentence: true}
+	}
+	return languageRules{}
+}
+
+// isDigit is espeak-ng's iswdigit (ucd_isdigit): ASCII digits only.
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+// isRoman is ReadClause's IsRomanU.
+func isRoman(r rune) bool { return r == 'I' || r == 'V' || r == 'X' || r == 'L' }
+
+// isLower is espeak-ng's iswlower (ucd_islower).
+func isLower(r rune) bool {
+	if unicode.IsLower(r) || unicode.Is(unicode.Other_Lowercase, r) {
+		return true
+	}
+	return unicode.IsTitle(r) && unicode.ToUpper(r) != r
+}
+
 // isSpace is espeak-ng's iswspace (ucd_isspace): Unicode separators except no-break spaces, and
 // the white-space control characters.
 func isSpace(r rune) bool {
@@ -231,9 +296,9 @@ func isSpace(r rune) bool {
 	return unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp)
 }
 
-// isAlnum approximates espeak-ng's iswalnum (ucd_isalnum): letters, letter-like marks and digits.
+// isAlnum is espeak-ng's iswalnum (ucd_isalnum): letters, numbers and alphabetic marks.
 func isAlnum(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Nl, unicode.Other_Alphabetic)
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Other_Alphabetic, r)
 }
 
 // isBracket is espeak-ng's IsBracket: brackets, quotes, and U+2014..U+201F (dashes and curly quotes).

@@ -27,6 +27,7 @@ var (
 	espeakInitDone bool
 	espeakDataPath string // the dataPath the library was initialised with
 	espeakVoice    string // the voice last set successfully, "" when unknown
+	espeakRules    languageRules
 )
 
 // Espeak phonemizes with libespeak-ng exactly as Piper does. Safe for concurrent use (calls are
@@ -73,7 +74,7 @@ var languageFlag = regexp.MustCompile(`\([^)]+\)`)
 // Sentences whose phonemes are empty (for example the lone closing quote after `"Hi."`) are
 // dropped. NUL characters, invalid UTF-8 and U+FFFD are replaced by spaces first: the first ends
 // the C string early, and the others make libespeak-ng switch the rest of the clause to an 8-bit
-// character set.
+// character set. A text ending in exactly two dots gets a space appended (see cleanText).
 func (e *Espeak) Phonemize(text, voice string) ([]string, error) {
 	text = cleanText(text)
 
@@ -104,7 +105,22 @@ func setVoice(voice string) error {
 		return fmt.Errorf("phonemes: set espeak-ng voice %q: unknown voice or missing voice data (error %d)", voice, int(rc))
 	}
 	espeakVoice = voice
+	espeakRules = rulesForLanguage(currentVoiceLanguage())
 	return nil
+}
+
+// currentVoiceLanguage returns the first language of the selected voice, e.g. "en-us". The caller
+// holds espeakMu.
+func currentVoiceLanguage() string {
+	voice := C.espeak_GetCurrentVoice()
+	if voice == nil || voice.languages == nil {
+		return ""
+	}
+	// languages is a list of (priority byte, NUL-terminated name); the first name starts at byte 1.
+	if *voice.languages == 0 {
+		return ""
+	}
+	return C.GoString((*C.char)(unsafe.Add(unsafe.Pointer(voice.languages), 1)))
 }
 
 // clause is one piece of text espeak-ng phonemized at once, with the terminator it ended with.
@@ -141,7 +157,7 @@ func textToClauses(text string) ([]clause, error) {
 			}
 		}
 		read := append(pushedBack, []rune(text[start:end])...)
-		clauses = append(clauses, clause{phonemes: phonemes, terminator: clauseEnd(read, reachedEOF)})
+		clauses = append(clauses, clause{phonemes: phonemes, terminator: clauseEnd(read, reachedEOF, espeakRules)})
 
 		pushedBack = nil
 		if !reachedEOF && end > start {
@@ -176,11 +192,18 @@ func joinSentences(clauses []clause) []string {
 	return sentences
 }
 
-// cleanText makes text safe to hand to libespeak-ng as UTF-8 (see Phonemize).
+// cleanText makes text safe to hand to libespeak-ng (see Phonemize).
 func cleanText(text string) string {
-	if utf8.ValidString(text) && !strings.ContainsAny(text, "\x00\uFFFD") {
-		return text
+	if !utf8.ValidString(text) || strings.ContainsAny(text, "\x00\uFFFD") {
+		text = strings.ToValidUTF8(text, " ")
+		text = strings.NewReplacer("\x00", " ", "\uFFFD", " ").Replace(text)
 	}
-	text = strings.ToValidUTF8(text, " ")
-	return strings.NewReplacer("\x00", " ", "\uFFFD", " ").Replace(text)
+	// With exactly two dots at the very end, ReadClause 1.51 reads the NUL while looking for a
+	// third dot and then reads past the end of the string (undefined behaviour, in Piper too: the
+	// phonemes then depend on whatever memory follows). A space after the dots makes it read them
+	// as a full stop, and keeps it from leaving a pushed-back "." for the next text.
+	if strings.HasSuffix(text, "..") && !strings.HasSuffix(text, "...") {
+		text += " "
+	}
+	return text
 }

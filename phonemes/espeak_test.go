@@ -62,6 +62,9 @@ func TestPhonemizeMatchesPiper(t *testing.T) {
 		{"em dash", "a — b", "en-us", []string{"ˈeɪ; bˈiː"}},
 		{"abbreviation ends clause", "Mr. Smith", "en-us", []string{"mˈɪstɚ.", "smˈɪθ"}},
 		{"lowercase after dot continues", "see e.g. this.", "en-us", []string{"sˈiː fˌɔːɹɛɡzˈæmpəl ðˈɪs."}},
+		// libespeak-ng 1.51 would read past the end of the text here; see cleanText.
+		{"two final dots", "Hello..", "en-us", []string{"həlˈoʊ."}},
+		{"text after two final dots is not affected", "E.g", "en-us", []string{"ˌiːdʒˈiː"}},
 		{"pushed-back last letter", "Hello. W", "en-us", []string{"həlˈoʊ.", "dˈʌbəljˌuː"}},
 		{"empty", "", "en-us", nil},
 		{"punctuation only", "?! ... .,;", "en-us", nil},

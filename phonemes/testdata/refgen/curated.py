@@ -1,0 +1,23 @@
+# Hand-picked texts, one per rule of ReadClause that decides a clause's end, per language option.
+C = [
+ ("en-us", "Hello, world. How are you?"), ("en-us", "Hello?!"), ("en-us", "Hello!?"), ("en-us", "Really?!?"),
+ ("en-us", "Wait... what?"), ("en-us", "Wait...what?"), ("en-us", "Wait… what?"), ("en-us", "Hello.. World"),
+ ("en-us", "Hello.. "), ("en-us", "Yes.,no"), ("en-us", "Yes,.no"), ("en-us", "Hello., world"),
+ ("en-us", 'He said "hi." Then left.'), ("en-us", 'She said "hi."'), ("en-us", "(Hi.) There"), ("en-us", "[Yes.] No"),
+ ("en-us", "Mr. Smith and Dr. Jones."), ("en-us", "see e.g. this. And that."), ("en-us", "the U.S.A.'s flag."),
+ ("en-us", "3.5 apples; 2 pears: yes!"), ("en-us", "1,000 people, 2,000 dogs."), ("en-us", "It's 5 p.m. Go."),
+ ("en-us", "Hello.\n\nWorld."), ("en-us", "Hello\n\nWorld"), ("en-us", "Hello?\n\nWorld!\n\n\nAgain"), ("en-us", "Hello,\n\nworld"),
+ ("en-us", "line one\nline two."), ("en-us", "a — b – c -- d - e"), ("en-us", "x—y"), ("en-us", "“Quoted.” Next"),
+ ("en-us", "«Guillemets.» Next"), ("en-us", "Full。Width！Text？Yes，ok：a；b"), ("en-us", "¿Qué? ¡Sí!"),
+ ("en-us", "?"), ("en-us", "."), ("en-us", "..."), ("en-us", ", , ,"), ("en-us", ". Hello"), ("en-us", "! Hi !"),
+ ("en-us", "A. B. C."), ("en-us", "I. II. III."), ("en-us", "Hello. W"), ("en-us", "End with space. "),
+ ("en-us", "Tab\tseparated.\tText"), ("en-us", "Non\u00a0breaking. Space"), ("en-us", "Em\u2003space. Next"),
+ ("en-us", "Para\u2029graph"), ("en-us", "Next\u0085line."), ("en-us", "Café au lait. Bonjour!"),
+ ("en-us", "x\u2049 y\u203c z"), ("en-us", "Armenian\u055e word. x"), ("en-us", "Hi;"), ("en-us", "Hi:"), ("en-us", "Hi,"),
+ ("fr", "Le weekend. Bonjour, monsieur!"), ("fr", "Qu'est-ce que c'est ?"), ("fr", "« Oui. » Non"),
+ ("de", "Am 3. Oktober war es kalt."), ("de", "am 3. oktober"), ("de", "Ludwig XIV. war König. Ja."),
+ ("de", "Ludwig XIV. König"), ("de", "Im Jahr 2. Weiter"), ("de", "Seite 3.- Ende"), ("de", "Ich weiß es nicht."),
+ ("hu", "december 2., szerda"), ("hu", "december 2., Szerda"), ("hu", "Ez a 2. lecke. Igen."),
+ ("nl", "Op 3. mei. Ja."), ("fi", "Se on 3. päivä. Kyllä."), ("ka", "გამარჯობა. გამარჯობა. test. test"),
+ ("en-us", "e.g. this. X."), ("es", "¿Cómo estás? Bien, gracias."), ("en-gb-x-rp", "Colour. Honour? Yes!"),
+]
