@@ -232,6 +232,7 @@ def main():
     ap.add_argument("--resume")
     ap.add_argument("--out", required=True)
     ap.add_argument("--small", action="store_true", help="toy dimensions for a CPU smoke test")
+    ap.add_argument("--cpu-size", action="store_true", help="a mid-size acoustic model that a CPU can train")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-voc", action="store_true", help="train the acoustic model only (alignment smoke test)")
     a = ap.parse_args()
@@ -268,6 +269,8 @@ def main():
 
     if a.small:
         model = Voice(hidden=32, enc_layers=2, dp_filter=32, dec_channels=32, dec_layers=2, gen_channels=32)
+    elif a.cpu_size:
+        model = Voice(hidden=128, enc_layers=4, dp_filter=128, dec_channels=128, dec_layers=4, gen_channels=256)
     else:
         model = Voice(hidden=192, enc_layers=6, dp_filter=256, dec_channels=192, dec_layers=6, gen_channels=256)
     disc = Discriminator()
