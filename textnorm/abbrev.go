@@ -48,7 +48,7 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 	word := t.core
 	lw := strings.ToLower(word)
 	next := n.tok(i + 1)
-	nextName := i+1 < len(n.toks) && next.lead == "" && isCapitalized(next.core)
+	nextName := i+1 < len(n.toks) && next.lead == "" && isCapitalized(next.core) && (t.trail == "" || t.trail == ".")
 	prevName := i > 0 && isCapitalized(n.toks[i-1].core) && n.toks[i-1].trail == ""
 	eat := func(w string) (string, int, bool) {
 		n.toks[i].dotEaten = dotted
@@ -58,8 +58,8 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 	switch word {
 	case "St", "ST":
 		// "St. Louis" (a saint's name follows) versus "Main St." (a street name precedes).
-		if nextName && !(prevName && i > 1) {
-			return eat("Saint")
+		if nextName {
+			return eat("Saint") // also after a name: "Bury St. Edmunds", "Port St. Lucie"
 		}
 		if word == "St" && (dotted || prevName) {
 			return eat("Street")

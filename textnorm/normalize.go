@@ -118,10 +118,13 @@ type normalizer struct {
 // trailAfter returns token i's trailing punctuation, without the period that an abbreviation
 // swallowed unless the token ends the sentence (then that period ends the sentence too).
 func (n *normalizer) trailAfter(i int, trail string) string {
-	if n.toks[i].dotEaten && strings.HasPrefix(trail, ".") && i < len(n.toks)-1 {
-		return trail[1:]
+	if !n.toks[i].dotEaten || !strings.HasPrefix(trail, ".") {
+		return trail
 	}
-	return trail
+	if i == len(n.toks)-1 && !strings.ContainsAny(trail[1:], ".,;:!?…") {
+		return trail // "at 9 a.m." ends the sentence: one period serves both
+	}
+	return trail[1:]
 }
 
 // tok returns token i, or an empty token when i is out of range.
@@ -159,7 +162,13 @@ func (n *normalizer) rewrite(i int) (string, int) {
 	if w, used, ok := n.abbreviation(i); ok {
 		return w, used
 	}
+	if (core == "x" || core == "×") && i > 0 && endsWithDigit(n.toks[i-1].core) && startsNumeric(n.tok(i+1).core) {
+		return "by", 1 // dimensions: "6 x 4"
+	}
 	if w, ok := symbolWord(core, n.tok(i+1).core); ok {
+		return w, 1
+	}
+	if w, ok := n.regnal(i); ok {
 		return w, 1
 	}
 	if w, ok := n.capsWord(core); ok {
@@ -180,6 +189,8 @@ func startsNumeric(s string) bool {
 	}
 	return false
 }
+
+func endsWithDigit(s string) bool { return s != "" && isDigit(rune(s[len(s)-1])) }
 
 func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
@@ -204,6 +215,9 @@ func symbolWord(core, next string) (string, bool) {
 		}
 	}
 	if rest, ok := strings.CutPrefix(core, "#"); ok && rest != "" {
+		if isASCIIDigits(rest) && len(rest) >= 4 {
+			return "number " + spellDigits(rest), true
+		}
 		if startsNumeric(rest) {
 			return "number " + mixed(rest), true
 		}
@@ -287,7 +301,14 @@ func mixed(core string) string {
 		case isDigit(r):
 			lit, rest, _ := scanNumber(core[i:], false)
 			space()
-			b.WriteString(lit.words())
+			next, nextSize := utf8.DecodeRuneInString(rest)
+			after := rest[nextSize:]
+			dimension := (next == 'x' || next == '×') && after != "" && isDigit(rune(after[0]))
+			if lit.plain() && len(lit.intPart) >= 4 && (prevKind == 1 || unicode.IsLetter(next) && !dimension) {
+				b.WriteString(spellDigits(lit.intPart)) // a code: "C2766" is "C two seven six six"
+			} else {
+				b.WriteString(lit.words())
+			}
 			i = len(core) - len(rest)
 			if next, _ := utf8.DecodeRuneInString(rest); unicode.IsLetter(next) {
 				b.WriteByte(' ')
@@ -310,6 +331,9 @@ func mixed(core string) string {
 			b.WriteByte(' ')
 		case (r == 'x' || r == '×') && prevKind == 2 && i+size < len(core) && isDigit(rune(core[i+size])):
 			b.WriteString(" by ") // "1920x1080"
+			prevKind = 0
+			i += size
+			continue
 		case r == ',' && prevKind == 2:
 			b.WriteString(", ")
 		case r == '.' && prevKind == 2 && i+1 < len(core) && isDigit(rune(core[i+1])):

@@ -221,10 +221,22 @@ func TestNormalize(t *testing.T) {
 func TestNormalizeContext(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"year after preposition", "It happened in 1999.", "It happened in nineteen ninety-nine."},
+		{"day before month keeps the sentence period", "It was the 4th October. Then", "It was the fourth of October. Then"},
+		{"determiner before a day", "The following 23rd April came.", "The following twenty-third of April came."},
+		{"year after the", "Back to the 1929 peak.", "Back to the nineteen twenty-nine peak."},
+		{"regnal ordinal", "George III. was king.", "George the third was king."},
+		{"regnal at sentence end", "It was Henry VIII.", "It was Henry the eighth."},
+		{"numbered noun", "World War II and Chapter IV.", "World War two and Chapter four."},
+		{"pronoun after a name", "John I think so.", "John I think so."},
+		{"code after an id word", "Write to Box 2915, Dallas.", "Write to Box two nine one five, Dallas."},
+		{"short number after an id word", "Room 12 is free.", "Room twelve is free."},
+		{"glued code", "Serial C2766 found.", "Serial C two seven six six found."},
+		{"dimensions", "A 6 x 4 rug.", "A six by four rug."},
 		{"no year cue is a count", "We sold 1999 copies.", "We sold one thousand nine hundred ninety-nine copies."},
 		{"year before era", "Rome fell in 476 AD.", "Rome fell in four hundred seventy-six AD."},
 		{"saint at sentence start", "St. Paul's is old.", "Saint Paul's is old."},
-		{"street after a name before a capital", "Go to Baker St. London is big.", "Go to Baker Street London is big."},
+		{"saint between names", "Bury St. Edmunds is old.", "Bury Saint Edmunds is old."},
+		{"street before a comma", "Go to Baker St., London.", "Go to Baker Street, London."},
 		{"title kept when no name follows", "The Gen. said so.", "The Gen. said so."},
 		{"final abbreviation keeps the sentence period", "We met the Dr.", "We met the Doctor."},
 		{"mid-sentence abbreviation loses its period", "Smith et al. wrote it.", "Smith et al wrote it."},
@@ -293,6 +305,30 @@ func TestNormalizeLeavesNoDigits(t *testing.T) {
 		}
 		if !utf8.ValidString(got) {
 			t.Errorf("Normalize(%q) = %q, invalid UTF-8", in, got)
+		}
+	}
+}
+
+func TestNormalizeAbbreviationPeriod(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"at 11:35 a.m.,", "at eleven thirty-five AM,"},
+		{"at 11:35 a.m.", "at eleven thirty-five AM."},
+		{"(at 5 p.m.)", "(at five PM.)"},
+		{"Smith et al.; Jones", "Smith et al; Jones"},
+	}
+	for _, c := range cases {
+		if got := Normalize(c.in); got != c.want {
+			t.Errorf("Normalize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestNormalizeRegressions holds inputs that once broke an invariant.
+func TestNormalizeRegressions(t *testing.T) {
+	for _, in := range []string{"5×", "5x", "12345×", "1×2", "x", "×", "5 ×", "$", "-", "−", "#", "~", "1:", ":1", "a.", ".", "'"} {
+		out := Normalize(in)
+		if strings.ContainsAny(out, "0123456789") || !utf8.ValidString(out) {
+			t.Errorf("Normalize(%q) = %q", in, out)
 		}
 	}
 }

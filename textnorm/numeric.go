@@ -2,6 +2,7 @@ package textnorm
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -538,13 +539,27 @@ var unitNames = map[string]unit{
 	"dB": {"decibel", "decibels"}, "px": {"pixel", "pixels"}, "kcal": {"kilocalorie", "kilocalories"},
 	"°C": {"degree Celsius", "degrees Celsius"}, "°F": {"degree Fahrenheit", "degrees Fahrenheit"},
 	"°": {"degree", "degrees"}, "℃": {"degree Celsius", "degrees Celsius"}, "℉": {"degree Fahrenheit", "degrees Fahrenheit"},
-	"%": {"percent", "percent"}, "x": {"times", "times"},
+	"%": {"percent", "percent"},
 }
 
 // gluedUnits are only units when written straight after the digits: "5s", "3h", "12in".
 var gluedUnits = map[string]unit{
 	"s": {"second", "seconds"}, "h": {"hour", "hours"}, "in": {"inch", "inches"},
 	"°c": {"degree Celsius", "degrees Celsius"}, "°f": {"degree Fahrenheit", "degrees Fahrenheit"},
+	"x": {"times", "times"},
+}
+
+// idWords introduce codes rather than quantities: "Box 2915" is "box two nine one five".
+var idWords = setOf("number", "no", "nos", "box", "serial", "code", "account", "acct", "phone", "tel", "flight",
+	"pin", "id", "zip", "extension", "ext", "ticket", "order", "invoice", "policy", "patent", "model", "batch", "lot",
+	"room", "suite", "apt", "unit", "gate", "platform", "bus", "train", "route", "channel")
+
+// isCode reports a digit string that is read digit by digit because an id word comes before it.
+func (n *normalizer) isCode(i int, lit numberLit) bool {
+	if !lit.plain() || len(lit.intPart) < 4 || i == 0 || n.toks[i-1].trail != "" && n.toks[i-1].trail != "." {
+		return false
+	}
+	return idWords[strings.ToLower(n.toks[i-1].core)]
 }
 
 // apartOnly are units read only when written apart: "x" glued on is handled as "times" anyway.
@@ -563,14 +578,18 @@ func unitFor(suffix string, glued bool) (unit, bool) {
 var yearWords = setOf("in", "since", "by", "from", "until", "till", "til", "of", "year", "years", "circa", "ca", "c",
 	"during", "before", "after", "around", "early", "late", "mid", "spring", "summer", "autumn", "fall", "winter",
 	"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-	"december", "through", "between", "and", "to", "in", "born", "died", "ad", "bc", "class")
+	"december", "through", "between", "and", "to", "born", "died", "ad", "bc", "class", "about", "dated", "date",
+	"as", "ending", "ended", "the", "year's", "michaelmas", "easter", "christmas")
 
 // eras follow a year: "44 BC", "1066 AD".
 var eras = map[string]string{"BC": "BC", "AD": "AD", "BCE": "BCE", "CE": "CE", "B.C": "BC", "A.D": "AD",
 	"B.C.E": "BCE", "C.E": "CE"}
 
 // looksLikeYear decides whether the plain number at token i is a year: after a year-like word,
-// before an era, or in parentheses as in "Orwell (1949)".
+// before an era, in parentheses as in "Orwell (1949)", or, for 1100 to 2099, when no lower-case
+// word follows it ("in the summer of 1816, ...", "1469, 1470;"), which is where counts ("1500
+// people") differ from years. Reading a round count as a year costs nothing: 1500 is "fifteen
+// hundred" either way.
 func (n *normalizer) looksLikeYear(i int, v uint64, digits int) bool {
 	if digits != 4 || v < 1000 || v > 2999 {
 		return false
@@ -582,11 +601,19 @@ func (n *normalizer) looksLikeYear(i int, v uint64, digits int) bool {
 	if strings.HasSuffix(t.lead, "(") && strings.HasPrefix(t.trail, ")") {
 		return true
 	}
-	prev := n.tok(i - 1)
-	if prev.trail != "" && !strings.HasPrefix(prev.trail, ",") {
+	if prev := n.tok(i - 1); prev.trail == "" || strings.HasPrefix(prev.trail, ",") {
+		if yearWords[strings.ToLower(strings.TrimSuffix(prev.core, "."))] {
+			return true
+		}
+	}
+	if v < 1100 || v > 2099 {
 		return false
 	}
-	return yearWords[strings.ToLower(strings.TrimSuffix(prev.core, "."))]
+	if t.trail != "" || i+1 == len(n.toks) {
+		return true
+	}
+	next, _ := utf8.DecodeRuneInString(n.toks[i+1].core)
+	return !unicode.IsLower(next) && !isDigit(next) && n.toks[i+1].lead == ""
 }
 
 // quantity reads numbers with what follows them: "1,234", "-5", "3.14", "12.5%", "5km", "5 km",
@@ -656,6 +683,9 @@ func decade(digits string, v uint64) string {
 // a meridiem, a scale word or a fraction.
 func (n *normalizer) bareNumber(i int, lit numberLit) (string, int, bool) {
 	v, small := lit.value()
+	if n.isCode(i, lit) {
+		return spellDigits(lit.intPart), 1, true
+	}
 	if lit.plain() && small && n.looksLikeYear(i, v, len(lit.intPart)) {
 		w := year(v)
 		if era := eras[n.tok(i+1).core]; era != "" && n.joinable(i) {
@@ -703,8 +733,8 @@ func (n *normalizer) numberRange(i int, from numberLit, rest string) (string, in
 		switch {
 		case len(to.intPart) == 4 && tv >= fv:
 			fw, tw = year(fv), year(tv)
-		case len(to.intPart) == 2 && tail == "":
-			fw, tw = year(fv), twoDigitYear(tv)
+		case len(to.intPart) <= 2 && tail == "":
+			fw, tw = year(fv), to.words() // "1848-9", "1990-95"
 		}
 	}
 	w := fw + " to " + tw
@@ -731,7 +761,7 @@ func (n *normalizer) dateWithMonthName(i int) (string, int, bool) {
 		if !ok {
 			return "", 0, false
 		}
-		if t.trail == "." {
+		if t.trail == "." && len(t.core) < len(month) {
 			n.toks[i].dotEaten = true
 		}
 		w := month + " " + ordinal(day)
@@ -749,10 +779,13 @@ func (n *normalizer) dateWithMonthName(i int) (string, int, bool) {
 		if month == "" || (next.trail != "" && next.trail != "." && next.trail != ",") {
 			return "", 0, false
 		}
-		if next.trail == "." {
-			n.toks[i+1].dotEaten = true
+		if next.trail == "." && len(next.core) < len(month) {
+			n.toks[i+1].dotEaten = true // "5 Sept." but not "5 September."
 		}
 		w := "the " + ordinal(day) + " of " + month
+		if prev := n.tok(i - 1); prev.trail == "" && determiners[strings.ToLower(prev.core)] {
+			w = strings.TrimPrefix(w, "the ") // "on the 14th June", "the following 23rd April"
+		}
 		if n.joinable(i + 1) {
 			if y, ok := fourDigitYear(n.toks[i+2].core); ok {
 				return w + " " + year(y), 3, true
@@ -762,6 +795,9 @@ func (n *normalizer) dateWithMonthName(i int) (string, int, bool) {
 	}
 	return "", 0, false
 }
+
+// determiners already stand where "the" would go before a day of the month.
+var determiners = setOf("the", "following", "this", "that", "next", "last", "every", "each", "same", "said")
 
 // monthNamed returns the full name of a capitalised month name or abbreviation ("Sept" -> "September").
 func monthNamed(word string) string {
