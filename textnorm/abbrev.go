@@ -9,10 +9,11 @@ var titles = map[string]string{
 	"Gen": "General", "Col": "Colonel", "Capt": "Captain", "Lt": "Lieutenant", "Sgt": "Sergeant", "Cmdr": "Commander",
 	"Gov": "Governor", "Sen": "Senator", "Rep": "Representative", "Rev": "Reverend", "Hon": "Honorable",
 	"Pres": "President", "Fr": "Father", "Supt": "Superintendent", "Adm": "Admiral", "Maj": "Major",
+	"Messrs": "Messers", "Drs": "Doctors", "Mme": "Madame", "Mlle": "Mademoiselle", "Sgts": "Sergeants",
 }
 
 // alwaysTitles are expanded even when no name follows ("Mr. and Mrs. Smith").
-var alwaysTitles = setOf("Mr", "Mrs", "Ms", "Prof")
+var alwaysTitles = setOf("Mr", "Mrs", "Ms", "Prof", "Messrs", "Drs")
 
 // dottedWords are abbreviations read in full when written with their period. Keys are lower case.
 var dottedWords = map[string]string{
@@ -27,7 +28,7 @@ var dottedWords = map[string]string{
 	"figs": "figures", "p": "page", "pp": "pages", "eq": "equation", "ex": "example", "sec": "section",
 	"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday", "thu": "Thursday",
 	"thur": "Thursday", "thurs": "Thursday", "fri": "Friday", "sat": "Saturday", "sun": "Sunday",
-	"a.m": "AM", "p.m": "PM",
+	"a.m": "AM", "p.m": "PM", "esq": "Esquire",
 }
 
 // undottedWords are read in full even without a period.
