@@ -154,7 +154,7 @@ func (n *normalizer) rewrite(i int) (string, int) {
 	if w, used, ok := n.dateWithMonthName(i); ok {
 		return w, used
 	}
-	if startsNumeric(core) {
+	if startsNumeric(core) || strings.Contains(core[:min(len(core), 3)], "$") {
 		if w, used, ok := n.numeric(i); ok {
 			return w, used
 		}
@@ -209,6 +209,20 @@ func symbolWord(core, next string) (string, bool) {
 		return "percent", true
 	case "×":
 		return "times", true
+	case "±":
+		return "plus or minus", true
+	case "≈", "~":
+		return "approximately", true
+	case "<":
+		return "less than", true
+	case ">":
+		return "greater than", true
+	case "≤", "<=":
+		return "less than or equal to", true
+	case "≥", ">=":
+		return "greater than or equal to", true
+	case "→", "->":
+		return "to", true
 	case "#":
 		if next != "" && startsNumeric(next) {
 			return "number", true
@@ -290,6 +304,7 @@ func mixed(core string) string {
 	}
 	var b strings.Builder
 	prevKind := 0 // 0 start, 1 letters/other, 2 number words
+	prevRune := rune(0)
 	space := func() {
 		if b.Len() > 0 && !strings.HasSuffix(b.String(), " ") && !strings.HasSuffix(b.String(), "-") {
 			b.WriteByte(' ')
@@ -301,19 +316,13 @@ func mixed(core string) string {
 		case isDigit(r):
 			lit, rest, _ := scanNumber(core[i:], false)
 			space()
-			next, nextSize := utf8.DecodeRuneInString(rest)
-			after := rest[nextSize:]
-			dimension := (next == 'x' || next == '×') && after != "" && isDigit(rune(after[0]))
-			if lit.plain() && len(lit.intPart) >= 4 && (prevKind == 1 || unicode.IsLetter(next) && !dimension) {
-				b.WriteString(spellDigits(lit.intPart)) // a code: "C2766" is "C two seven six six"
-			} else {
-				b.WriteString(lit.words())
-			}
+			words, rest := numberInWord(lit, rest, prevRune)
+			b.WriteString(words)
 			i = len(core) - len(rest)
 			if next, _ := utf8.DecodeRuneInString(rest); unicode.IsLetter(next) {
 				b.WriteByte(' ')
 			}
-			prevKind = 2
+			prevKind, prevRune = 2, '0'
 			continue
 		case r == '&' || r == '＆':
 			space()
@@ -342,14 +351,43 @@ func mixed(core string) string {
 			continue
 		default:
 			b.WriteString(core[i : i+size])
-			prevKind = 1
+			prevKind, prevRune = 1, r
 			i += size
 			continue
 		}
-		prevKind = 1
+		prevKind, prevRune = 1, r
 		i += size
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// numberInWord reads a number inside a word, given what follows it and the rune before it:
+// "1st-class" -> "first", "mid-1990s" -> "nineteen nineties", "pre-1945" -> "nineteen forty-five",
+// "C2766" -> "two seven six six" (a code). It returns the rest of the word after what it read.
+func numberInWord(lit numberLit, rest string, prevRune rune) (string, string) {
+	suffix := rest
+	for k, c := range rest {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			suffix = rest[:k]
+			break
+		}
+	}
+	v, small := lit.value()
+	switch {
+	case lit.plain() && small && isOrdinalSuffix(suffix):
+		return ordinal(v), rest[len(suffix):]
+	case lit.plain() && small && suffix == "s" && strings.HasSuffix(lit.intPart, "0") && !unicode.IsLetter(prevRune):
+		return decade(lit.intPart, v), rest[1:]
+	}
+	after := rest[len(suffix):]
+	dimension := (suffix == "x" || strings.HasPrefix(rest, "×")) && after != "" && isDigit(rune(after[0]))
+	if lit.plain() && len(lit.intPart) >= 4 && (unicode.IsLetter(prevRune) || suffix != "" && !dimension) {
+		return spellDigits(lit.intPart), rest // a code: "C2766" is "C two seven six six"
+	}
+	if lit.plain() && small && len(lit.intPart) == 4 && prevRune == '-' && v >= 1100 && v <= 2099 {
+		return year(v), rest // "pre-1945"
+	}
+	return lit.words(), rest
 }
 
 func needsMixed(r rune) bool {

@@ -10,7 +10,8 @@ var onesWords = [...]string{
 var tensWords = [...]string{"", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"}
 
 // scaleWords names the powers of one thousand; index i is 1000^i.
-var scaleWords = [...]string{"", "thousand", "million", "billion", "trillion", "quadrillion", "quintillion"}
+var scaleWords = [...]string{"", "thousand", "million", "billion", "trillion", "quadrillion", "quintillion",
+	"sextillion", "septillion", "octillion", "nonillion", "decillion"}
 
 // maxCardinalDigits is the longest digit string read as one number. Longer strings
 // (serial numbers, digits of pi) are read digit by digit, which is what a person does
@@ -62,6 +63,36 @@ func cardinal(n uint64) string {
 		groups[i], groups[j] = groups[j], groups[i]
 	}
 	return strings.Join(groups, " ")
+}
+
+// cardinalGroups spells a digit string of any length up to 36 digits, three digits at a time. It
+// serves numbers written with group commas ("100,000,000,000,000,000,000"), which the writer meant
+// as a quantity however long; longer strings are read digit by digit.
+func cardinalGroups(digits string) string {
+	digits = strings.TrimLeft(digits, "0")
+	if digits == "" {
+		return "zero"
+	}
+	if len(digits) > 3*len(scaleWords) || !isASCIIDigits(digits) {
+		return spellDigits(digits)
+	}
+	var words []string
+	first := len(digits) % 3
+	if first == 0 {
+		first = 3
+	}
+	for start, end := 0, first; start < len(digits); start, end = end, end+3 {
+		g, _ := parseDigits(digits[start:end])
+		if g == 0 {
+			continue
+		}
+		w := underThousand(int(g))
+		if scale := (len(digits) - end) / 3; scale > 0 {
+			w += " " + scaleWords[scale]
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
 }
 
 // parseDigits converts an ASCII digit string of at most maxCardinalDigits digits.

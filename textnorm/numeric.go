@@ -25,6 +25,12 @@ func (n numberLit) value() (uint64, bool) { return parseDigits(n.intPart) }
 
 func (n numberLit) words() string {
 	s := decimalWords(n.intPart, n.fracPart)
+	if n.grouped && len(n.intPart) > maxCardinalDigits {
+		s = cardinalGroups(n.intPart)
+		if n.hasPoint {
+			s += " point " + spellDigits(n.fracPart)
+		}
+	}
 	switch {
 	case n.negative:
 		return "minus " + s
@@ -135,6 +141,9 @@ func (n *normalizer) numeric(i int) (string, int, bool) {
 	if w, ok := phoneNumber(core); ok {
 		return w, 1, true
 	}
+	if w, ok := n.hyphenatedCode(i); ok {
+		return w, 1, true
+	}
 	if w, ok := feetInches(core); ok {
 		return w, 1, true
 	}
@@ -163,6 +172,12 @@ func (n *normalizer) money(i int) (string, int, bool) {
 			w = "minus " + w
 		}
 		return w, 1, true
+	}
+	for _, prefix := range []string{"US", "A", "C", "NZ", "HK", "S"} {
+		if rest, ok := strings.CutPrefix(core, prefix+"$"); ok {
+			core = "$" + rest // "US$5": the country is dropped, the amount is what matters
+			break
+		}
 	}
 	r, size := utf8.DecodeRuneInString(core)
 	cur := currencyOf(r)
@@ -539,7 +554,10 @@ var unitNames = map[string]unit{
 	"dB": {"decibel", "decibels"}, "px": {"pixel", "pixels"}, "kcal": {"kilocalorie", "kilocalories"},
 	"°C": {"degree Celsius", "degrees Celsius"}, "°F": {"degree Fahrenheit", "degrees Fahrenheit"},
 	"°": {"degree", "degrees"}, "℃": {"degree Celsius", "degrees Celsius"}, "℉": {"degree Fahrenheit", "degrees Fahrenheit"},
-	"%": {"percent", "percent"},
+	"%":   {"percent", "percent"},
+	"USD": {"US dollar", "US dollars"}, "EUR": {"euro", "euros"}, "GBP": {"pound", "pounds"}, "JPY": {"yen", "yen"},
+	"CAD": {"Canadian dollar", "Canadian dollars"}, "AUD": {"Australian dollar", "Australian dollars"},
+	"CHF": {"Swiss franc", "Swiss francs"}, "CNY": {"yuan", "yuan"}, "INR": {"rupee", "rupees"},
 }
 
 // gluedUnits are only units when written straight after the digits: "5s", "3h", "12in".
@@ -552,10 +570,40 @@ var gluedUnits = map[string]unit{
 // idWords introduce codes rather than quantities: "Box 2915" is "box two nine one five".
 var idWords = setOf("number", "no", "nos", "box", "serial", "code", "account", "acct", "phone", "tel", "flight",
 	"pin", "id", "zip", "extension", "ext", "ticket", "order", "invoice", "policy", "patent", "model", "batch", "lot",
-	"room", "suite", "apt", "unit", "gate", "platform", "bus", "train", "route", "channel")
+	"room", "suite", "apt", "unit", "gate", "platform", "bus", "train", "route", "channel", "isbn", "issn", "call",
+	"dial", "ssn", "vin", "ref", "reference", "tracking", "customer", "member", "card")
+
+// callWords come before a telephone number.
+var callWords = setOf("call", "dial", "called", "dialed", "dialled", "calling", "dialing", "dialling", "phone",
+	"phoned", "ring", "rang")
+
+// emergencyNumbers are read digit by digit after a call word.
+var emergencyNumbers = setOf("911", "999", "112", "000")
+
+// hyphenatedCode reads "978-3-16-148410-0" after an id word ("ISBN") group by group, digit by digit.
+func (n *normalizer) hyphenatedCode(i int) (string, bool) {
+	core := n.toks[i].core
+	if i == 0 || !idWords[strings.ToLower(n.toks[i-1].core)] || strings.Count(core, "-") < 2 {
+		return "", false
+	}
+	groups := strings.Split(core, "-")
+	for k, g := range groups {
+		if !isASCIIDigits(g) && !(k == len(groups)-1 && (g == "X" || g == "x")) {
+			return "", false
+		}
+		groups[k] = spellDigits(g)
+		if g == "X" || g == "x" {
+			groups[k] = "X"
+		}
+	}
+	return strings.Join(groups, ", "), true
+}
 
 // isCode reports a digit string that is read digit by digit because an id word comes before it.
 func (n *normalizer) isCode(i int, lit numberLit) bool {
+	if lit.plain() && emergencyNumbers[lit.intPart] && callWords[strings.ToLower(n.tok(i-1).core)] {
+		return true // "call 911", but "scored 112 points"
+	}
 	if !lit.plain() || len(lit.intPart) < 4 || i == 0 || n.toks[i-1].trail != "" && n.toks[i-1].trail != "." {
 		return false
 	}
@@ -642,8 +690,8 @@ func (n *normalizer) quantityRest(i int, lit numberLit, rest string) (string, in
 		return n.bareNumber(i, lit)
 	case lit.plain() && small && isOrdinalSuffix(rest):
 		return ordinal(v), 1, true
-	case lit.plain() && small && (rest == "s" || rest == "'s") && strings.HasSuffix(lit.intPart, "0"):
-		return decade(lit.intPart, v), 1, true
+	case !lit.negative && !lit.hasPoint && small && (rest == "s" || rest == "'s") && strings.HasSuffix(lit.intPart, "0"):
+		return decade(lit.intPart, v), 1, true // "1980s", "1,000s"
 	case rest[0] == '-' || strings.HasPrefix(rest, "–"):
 		return n.numberRange(i, lit, rest)
 	}
@@ -673,10 +721,12 @@ func isOrdinalSuffix(s string) bool {
 
 // decade reads "1980s" -> "nineteen eighties", "80s" -> "eighties", "2000s" -> "two thousands".
 func decade(digits string, v uint64) string {
+	w := cardinalDigits(digits)
 	if len(digits) == 4 {
-		return pluralWords(year(v))
+		w = year(v)
 	}
-	return pluralWords(cardinalDigits(digits))
+	// "1000s" and "100s" are "thousands" and "hundreds", not "one thousands".
+	return pluralWords(strings.TrimPrefix(w, "one "))
 }
 
 // bareNumber reads a number token with nothing glued on, looking at the next token for a unit,
@@ -693,6 +743,11 @@ func (n *normalizer) bareNumber(i int, lit numberLit) (string, int, bool) {
 			return w + " " + era, 2, true
 		}
 		return w, 1, true
+	}
+	if t := n.toks[i]; lit.plain() && len(lit.intPart) == 3 && t.lead == "(" && t.trail == ")" && i+1 < len(n.toks) {
+		if _, ok := phoneNumber(n.toks[i+1].core); ok && len(n.toks[i+1].core) == 8 {
+			return spellDigits(lit.intPart), 1, true // the area code of "(555) 123-4567"
+		}
 	}
 	if !n.joinable(i) {
 		return lit.words(), 1, true
@@ -738,6 +793,9 @@ func (n *normalizer) numberRange(i int, from numberLit, rest string) (string, in
 		}
 	}
 	w := fw + " to " + tw
+	if from == to && tail == "" {
+		w = fw + "-" + tw // "50-50"
+	}
 	if tail == "" {
 		if n.joinable(i) {
 			if u, ok := unitFor(n.toks[i+1].core, false); ok {
