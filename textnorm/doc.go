@@ -14,7 +14,10 @@
 //
 //   - Cardinals "1,234", decimals "3.14", ".5", signed "-5"/"+5"/"−5", leading-zero codes "007"
 //     (digit by digit), numbers longer than 18 digits (digit by digit), version numbers "1.2.3".
-//   - Ordinals "1st", "22nd", "103rd"; decades "1980s", "'90s".
+//   - Ordinals "1st", "22nd", "103rd"; decades "1980s", "'90s"; plural round numbers "1,000s";
+//     numbers inside compounds ("1st-class", "mid-1990s", "pre-1945", "50-50", "MP3").
+//   - Numbers with more than 18 digits: digit by digit, unless written with group commas (up to
+//     36 digits, "one hundred quintillion").
 //   - Years, only in year-like context: after in/since/by/from/until/of/during/circa/..., before
 //     BC/AD, inside parentheses "(1949)", in dates and year ranges. 1984 "nineteen eighty-four",
 //     1905 "nineteen oh five", 1900 "nineteen hundred", 2005 "two thousand five", 2024 "twenty
@@ -28,8 +31,13 @@
 //     "½", idioms "24/7" and "9/11"; ranges "5-10", "1990-1995", "1990-95", "5-10 km".
 //   - Units after numbers, apart or glued: lengths, masses, volumes, speeds, data sizes and rates,
 //     frequencies, durations, power, temperatures (72°F), feet and inches (5'11"), "x" (times).
-//   - Phone numbers 555-1234, 555-123-4567, 1-800-555-1234, read digit by digit per group.
-//   - Titles before names (Dr., Mr., Mrs., Ms., Prof., Gen., Capt., Rev., ...), "St." as Saint or
+//   - Phone numbers 555-1234, 555-123-4567, 1-800-555-1234, "(555) 123-4567", read digit by digit per
+//     group; codes after id words ("Box 2915", "ISBN 978-3-16-148410-0", "call 911") and codes glued to
+//     letters ("C2766") digit by digit.
+//   - Regnal numerals after monarchs' names ("George III" -> "George the third") and Roman numerals
+//     after numbered nouns ("World War II" -> "World War two", "Chapter IV").
+//   - Currency codes after amounts ("5 USD") and country-prefixed dollars ("US$5").
+//   - Titles before names (Dr., Mr., Mrs., Ms., Prof., Gen., Capt., Rev., Messrs., ...), "St." as Saint or
 //     Street and "Dr." as Doctor or Drive from the neighbouring words, Jr./Sr., Latin (etc., e.g.,
 //     i.e., vs., cf., viz., et al.), No./p./pp./vol./ch./fig. before numbers, approx., Inc./Ltd./Co.,
 //     street words (Ave., Blvd., Rd.), month and (before dates) weekday abbreviations.
@@ -37,7 +45,7 @@
 //   - URLs and e-mail addresses: "www.example.com/a" -> "w w w dot example dot com slash a",
 //     "john@example.org" -> "john at example dot org"; the scheme (https://) is not read.
 //   - "&" -> "and" (also inside "R&D"), "#5" -> "number five", "#tag" -> "hashtag tag", "~5" ->
-//     "about five", lone "+", "=", "@", "%", "×".
+//     "about five", "6 x 4" -> "six by four", lone "+", "=", "@", "%", "×", "±", "<", ">", "≤", "≥".
 //   - ALL-CAPS common words ("THE", "STOP") are lower-cased so they are read, not spelled; other
 //     all-caps words are acronyms and stay (espeak spells them). Ambiguous ones (US, IT, AM, OR)
 //     are lower-cased only when the whole sentence is in capitals.
@@ -47,7 +55,7 @@
 //
 // # What is not normalised
 //
-// Roman numerals ("Henry VIII"), non-English number formats ("3,5" is read as the list "three,
+// Roman numerals other than the ones above ("Sargon I", "Rocky II"), non-English number formats ("3,5" is read as the list "three,
 // five"), currency codes ("5 USD"), addresses and postcodes, chemical formulas, mathematical
 // expressions beyond single symbols, non-ASCII digits, and words in other scripts (passed through
 // untouched). Adjectival amounts are read as plain amounts ("a $5 bill" -> "a five dollars bill").

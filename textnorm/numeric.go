@@ -83,46 +83,6 @@ func scanNumber(s string, signed bool) (numberLit, string, bool) {
 	return n, s[i:], true
 }
 
-// currency describes how to read an amount in one currency.
-type currency struct {
-	unit, units, sub, subs string // sub is empty when amounts are read with "point"
-}
-
-var (
-	dollar = &currency{"dollar", "dollars", "cent", "cents"}
-	pound  = &currency{"pound", "pounds", "penny", "pence"}
-	euro   = &currency{"euro", "euros", "cent", "cents"}
-	yen    = &currency{"yen", "yen", "", ""}
-	rupee  = &currency{"rupee", "rupees", "", ""}
-	won    = &currency{"won", "won", "", ""}
-)
-
-func currencyOf(r rune) *currency {
-	switch r {
-	case '$':
-		return dollar
-	case '£':
-		return pound
-	case '€':
-		return euro
-	case '¥':
-		return yen
-	case '₹':
-		return rupee
-	case '₩':
-		return won
-	}
-	return nil
-}
-
-// scaleSuffixes are the abbreviations written right after an amount: "$5M", "$3bn".
-var scaleSuffixes = map[string]string{
-	"k": "thousand", "K": "thousand", "m": "million", "M": "million", "mn": "million", "mm": "million",
-	"b": "billion", "B": "billion", "bn": "billion", "t": "trillion", "T": "trillion", "tn": "trillion",
-}
-
-var scaleNames = setOf("hundred", "thousand", "million", "billion", "trillion")
-
 // numeric speaks a token that starts like a number: money, times and ratios, dates, phone numbers,
 // fractions, feet and inches, and quantities with their units.
 func (n *normalizer) numeric(i int) (string, int, bool) {
@@ -153,110 +113,11 @@ func (n *normalizer) numeric(i int) (string, int, bool) {
 	return n.quantity(i)
 }
 
-// money reads "$5", "$3.50", "-$5", "$2.5 million", "$5M", "5¢".
-func (n *normalizer) money(i int) (string, int, bool) {
-	core := n.toks[i].core
-	negative := false
-	if rest, ok := strings.CutPrefix(core, "-"); ok {
-		negative, core = true, rest
-	} else if rest, ok := strings.CutPrefix(core, "−"); ok {
-		negative, core = true, rest
+func singularIf(one bool, singular, plural string) string {
+	if one {
+		return singular
 	}
-	if amount, ok := strings.CutSuffix(core, "¢"); ok {
-		lit, rest, ok := scanNumber(amount, false)
-		if !ok || rest != "" {
-			return "", 0, false
-		}
-		w := lit.words() + " " + plural(lit, "cent", "cents")
-		if negative {
-			w = "minus " + w
-		}
-		return w, 1, true
-	}
-	for _, prefix := range []string{"US", "A", "C", "NZ", "HK", "S"} {
-		if rest, ok := strings.CutPrefix(core, prefix+"$"); ok {
-			core = "$" + rest // "US$5": the country is dropped, the amount is what matters
-			break
-		}
-	}
-	r, size := utf8.DecodeRuneInString(core)
-	cur := currencyOf(r)
-	if cur == nil {
-		return "", 0, false
-	}
-	lit, rest, ok := scanNumber(core[size:], false)
-	if !ok {
-		return "", 0, false
-	}
-	used := 1
-	scale := scaleSuffixes[rest]
-	switch {
-	case scale != "":
-	case rest == "":
-		if n.joinable(i) {
-			if lw := strings.ToLower(n.toks[i+1].core); scaleNames[lw] {
-				scale, used = lw, 2
-			}
-		}
-	default:
-		if strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "–") {
-			return n.moneyRange(cur, lit, rest, negative)
-		}
-		return "", 0, false
-	}
-	var w string
-	switch {
-	case scale != "":
-		w = lit.words() + " " + scale + " " + cur.units
-	case cur.sub != "" && lit.hasPoint && len(lit.fracPart) <= 2:
-		w = unitsAndSubunits(cur, lit)
-	default:
-		w = lit.words() + " " + plural(lit, cur.unit, cur.units)
-	}
-	if negative {
-		w = "minus " + w
-	}
-	return w, used, true
-}
-
-// moneyRange reads "$5-10" as "five to ten dollars".
-func (n *normalizer) moneyRange(cur *currency, from numberLit, rest string, negative bool) (string, int, bool) {
-	_, size := utf8.DecodeRuneInString(rest)
-	rest = strings.TrimPrefix(rest[size:], "$")
-	to, tail, ok := scanNumber(rest, false)
-	if !ok || tail != "" || negative {
-		return "", 0, false
-	}
-	return from.words() + " to " + to.words() + " " + cur.units, 1, true
-}
-
-// unitsAndSubunits reads "3.50" as "three dollars and fifty cents" and "0.50" as "fifty cents".
-func unitsAndSubunits(cur *currency, lit numberLit) string {
-	frac := lit.fracPart
-	if len(frac) == 1 {
-		frac += "0" // "$3.5" means three fifty
-	}
-	sub, _ := parseDigits(frac)
-	whole := strings.TrimLeft(lit.intPart, "0")
-	var parts []string
-	if whole != "" || sub == 0 {
-		if whole == "" {
-			whole = "0"
-		}
-		unit := cur.units
-		if whole == "1" {
-			unit = cur.unit
-		}
-		parts = append(parts, cardinalDigits(whole)+" "+unit)
-	}
-	if sub > 0 {
-		name := cur.subs
-		if sub == 1 {
-			name = cur.sub
-		}
-		parts = append(parts, cardinal(sub)+" "+name)
-	}
-	return strings.Join(parts, " and ")
+	return plural
 }
 
 func plural(lit numberLit, one, many string) string {
@@ -264,153 +125,6 @@ func plural(lit numberLit, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// clock reads times ("3:30 pm", "14:05", "9:00:15") and ratios ("3:1", "16:9").
-func (n *normalizer) clock(i int) (string, int, bool) {
-	core := n.toks[i].core
-	parts := strings.Split(core, ":")
-	if len(parts) > 3 {
-		return "", 0, false
-	}
-	last := parts[len(parts)-1]
-	// The meridiem may be glued on: "3:30pm".
-	meridiem, used := "", 1
-	for _, m := range []string{"am", "pm", "a.m", "p.m", "AM", "PM", "A.M", "P.M"} {
-		if strings.HasSuffix(last, m) && len(last) > len(m) {
-			meridiem = strings.ToUpper(strings.ReplaceAll(m, ".", ""))
-			last = last[:len(last)-len(m)]
-			break
-		}
-	}
-	parts[len(parts)-1] = last
-	for _, p := range parts {
-		if !isASCIIDigits(p) {
-			return "", 0, false
-		}
-	}
-	if meridiem == "" {
-		meridiem, used = n.meridiemAfter(i)
-	}
-	hour, _ := parseDigits(parts[0])
-	isTime := len(parts[0]) <= 2 && hour <= 24 && len(parts[1]) == 2 && parts[1] <= "59" &&
-		(len(parts) == 2 || (len(parts[2]) == 2 && parts[2] <= "59"))
-	if !isTime {
-		if len(parts) != 2 || meridiem != "" {
-			return "", 0, false
-		}
-		return cardinalDigits(parts[0]) + " to " + cardinalDigits(parts[1]), 1, true
-	}
-	minute, _ := parseDigits(parts[1])
-	if len(parts) == 3 {
-		// "1:30:05" is a duration or a timestamp; reading its parts by name fits both.
-		second, _ := parseDigits(parts[2])
-		return durationWords(hour, minute, second) + map[bool]string{true: " " + meridiem, false: ""}[meridiem != ""], used, true
-	}
-	var w string
-	switch {
-	case minute == 0 && meridiem != "":
-		w = cardinal(hour)
-	case minute == 0 && hour > 0 && hour <= 12:
-		w = cardinal(hour) + " o'clock"
-	case minute == 0:
-		w = cardinal(hour) + " hundred"
-	case minute < 10:
-		w = cardinal(hour) + " oh " + cardinal(minute)
-	default:
-		w = cardinal(hour) + " " + cardinal(minute)
-	}
-	if meridiem != "" {
-		w += " " + meridiem
-	}
-	return w, used, true
-}
-
-// durationWords reads hours, minutes and seconds by name, leaving out zero parts:
-// "one hour, thirty minutes and five seconds".
-func durationWords(h, m, sec uint64) string {
-	var parts []string
-	for _, p := range []struct {
-		v         uint64
-		one, many string
-	}{{h, "hour", "hours"}, {m, "minute", "minutes"}, {sec, "second", "seconds"}} {
-		if p.v == 0 {
-			continue
-		}
-		name := p.many
-		if p.v == 1 {
-			name = p.one
-		}
-		parts = append(parts, cardinal(p.v)+" "+name)
-	}
-	switch len(parts) {
-	case 0:
-		return "zero seconds"
-	case 1:
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
-// meridiemAfter looks for "am"/"pm"/"a.m."/"p.m." as the token after i.
-func (n *normalizer) meridiemAfter(i int) (string, int) {
-	if !n.joinable(i) {
-		return "", 1
-	}
-	next := &n.toks[i+1]
-	switch next.core {
-	case "am", "AM", "pm", "PM":
-		return strings.ToUpper(next.core), 2
-	case "a.m", "p.m", "A.M", "P.M":
-		next.dotEaten = true
-		return strings.ToUpper(strings.ReplaceAll(next.core, ".", "")), 2
-	}
-	return "", 1
-}
-
-var monthNames = [...]string{"", "January", "February", "March", "April", "May", "June", "July", "August",
-	"September", "October", "November", "December"}
-
-// numericDate reads ISO dates (2024-03-05) and slashed dates in US order (3/5/2024, 3/5/24); a first
-// number above 12 is taken as the day (25/12/2024).
-func numericDate(core string) (string, bool) {
-	var y, m, d string
-	slashed := false
-	if parts := strings.Split(core, "-"); len(parts) == 3 && len(parts[0]) == 4 && len(parts[1]) == 2 && len(parts[2]) == 2 {
-		y, m, d = parts[0], parts[1], parts[2]
-	} else if parts := strings.Split(core, "/"); len(parts) == 3 && len(parts[0]) <= 2 && len(parts[1]) <= 2 &&
-		(len(parts[2]) == 4 || len(parts[2]) == 2) {
-		m, d, y, slashed = parts[0], parts[1], parts[2], true
-	} else {
-		return "", false
-	}
-	if !isASCIIDigits(y) || !isASCIIDigits(m) || !isASCIIDigits(d) {
-		return "", false
-	}
-	yv, _ := parseDigits(y)
-	mv, _ := parseDigits(m)
-	dv, _ := parseDigits(d)
-	if slashed && mv > 12 && dv <= 12 {
-		mv, dv = dv, mv
-	}
-	if mv < 1 || mv > 12 || dv < 1 || dv > 31 {
-		return "", false
-	}
-	var yw string
-	if len(y) == 2 {
-		yw = twoDigitYear(yv)
-	} else {
-		yw = year(yv)
-	}
-	return monthNames[mv] + " " + ordinal(dv) + ", " + yw, true
-}
-
-// twoDigitYear reads "'05"/"05" as "oh five" and "24" as "twenty-four".
-func twoDigitYear(v uint64) string {
-	if v < 10 {
-		return "oh " + cardinal(v)
-	}
-	return cardinal(v)
 }
 
 // phoneNumber reads 555-1234, 555-123-4567 and 1-800-555-1234 digit by digit, group by group.
@@ -470,10 +184,10 @@ func feetInches(core string) (string, bool) {
 	}
 	var parts []string
 	if hasFeet {
-		parts = append(parts, cardinalDigits(feet)+" "+map[bool]string{true: "foot", false: "feet"}[feet == "1"])
+		parts = append(parts, cardinalDigits(feet)+" "+singularIf(feet == "1", "foot", "feet"))
 	}
 	if inches != "" {
-		parts = append(parts, cardinalDigits(inches)+" "+map[bool]string{true: "inch", false: "inches"}[inches == "1"])
+		parts = append(parts, cardinalDigits(inches)+" "+singularIf(inches == "1", "inch", "inches"))
 	}
 	return strings.Join(parts, " "), true
 }
@@ -808,87 +522,4 @@ func (n *normalizer) numberRange(i int, from numberLit, rest string) (string, in
 		return w + " " + u.many, 1, true
 	}
 	return "", 0, false
-}
-
-// dateWithMonthName reads "March 5, 2024", "Mar. 5th", "5 March 2024" and "March 2024".
-func (n *normalizer) dateWithMonthName(i int) (string, int, bool) {
-	t := n.toks[i]
-	if month := monthNamed(t.core); month != "" && (t.trail == "" || t.trail == ".") && i+1 < len(n.toks) &&
-		n.toks[i+1].lead == "" {
-		day, ok := dayOfMonth(n.toks[i+1].core)
-		if !ok {
-			return "", 0, false
-		}
-		if t.trail == "." && len(t.core) < len(month) {
-			n.toks[i].dotEaten = true
-		}
-		w := month + " " + ordinal(day)
-		dayTok := n.toks[i+1]
-		if (dayTok.trail == "," || dayTok.trail == "") && i+2 < len(n.toks) && n.toks[i+2].lead == "" {
-			if y, ok := fourDigitYear(n.toks[i+2].core); ok {
-				return w + ", " + year(y), 3, true
-			}
-		}
-		return w, 2, true
-	}
-	if day, ok := dayOfMonth(t.core); ok && n.joinable(i) {
-		next := n.toks[i+1]
-		month := monthNamed(next.core)
-		if month == "" || (next.trail != "" && next.trail != "." && next.trail != ",") {
-			return "", 0, false
-		}
-		if next.trail == "." && len(next.core) < len(month) {
-			n.toks[i+1].dotEaten = true // "5 Sept." but not "5 September."
-		}
-		w := "the " + ordinal(day) + " of " + month
-		if prev := n.tok(i - 1); prev.trail == "" && determiners[strings.ToLower(prev.core)] {
-			w = strings.TrimPrefix(w, "the ") // "on the 14th June", "the following 23rd April"
-		}
-		if n.joinable(i + 1) {
-			if y, ok := fourDigitYear(n.toks[i+2].core); ok {
-				return w + " " + year(y), 3, true
-			}
-		}
-		return w, 2, true
-	}
-	return "", 0, false
-}
-
-// determiners already stand where "the" would go before a day of the month.
-var determiners = setOf("the", "following", "this", "that", "next", "last", "every", "each", "same", "said")
-
-// monthNamed returns the full name of a capitalised month name or abbreviation ("Sept" -> "September").
-func monthNamed(word string) string {
-	if len(word) < 3 || !isCapitalized(word) {
-		return ""
-	}
-	lw := strings.ToLower(word)
-	for m := 1; m <= 12; m++ {
-		name := monthNames[m]
-		if lw == strings.ToLower(name) || lw == strings.ToLower(name[:3]) || (m == 9 && lw == "sept") {
-			return name
-		}
-	}
-	return ""
-}
-
-// dayOfMonth accepts "5", "05", "5th", "21st" in 1..31.
-func dayOfMonth(word string) (uint64, bool) {
-	digits := word
-	if len(word) > 2 && isOrdinalSuffix(word[len(word)-2:]) {
-		digits = word[:len(word)-2]
-	}
-	if len(digits) == 0 || len(digits) > 2 || !isASCIIDigits(digits) {
-		return 0, false
-	}
-	d, _ := parseDigits(digits)
-	return d, d >= 1 && d <= 31
-}
-
-func fourDigitYear(word string) (uint64, bool) {
-	if len(word) != 4 || !isASCIIDigits(word) {
-		return 0, false
-	}
-	y, _ := parseDigits(word)
-	return y, y >= 1000
 }
