@@ -114,11 +114,15 @@ const openers = "\"'([{“‘«‹"
 // words that are always followed by more of the same sentence. Keys are lower case, without the final period.
 var strongAbbreviations = setOf(
 	"mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "ft", "gen", "col", "capt", "cpt", "lt", "sgt", "cmdr",
-	"gov", "sen", "rep", "rev", "hon", "pres", "fr", "sr", "jr", "no", "nos", "vol", "vols", "ch", "chap", "fig", "figs",
-	"p", "pp", "vs", "v", "approx", "cf", "e.g", "i.e", "viz", "dept", "univ", "est", "ave", "blvd", "rd",
+	"gov", "sen", "rep", "rev", "hon", "pres", "fr", "sr", "jr",
+	"vs", "v", "approx", "cf", "e.g", "i.e", "viz", "dept", "univ", "est", "ave", "blvd", "rd",
 	"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
 	"u.s", "u.k", "u.s.a", "u.n", "e.u", "d.c", "ph.d", "b.a", "m.a", "b.sc", "m.sc",
 )
+
+// numberAbbreviations never end a sentence before a number ("No. 5", "p. 12") and are ordinary
+// words elsewhere ("The answer was no. Then ...").
+var numberAbbreviations = setOf("no", "nos", "vol", "vols", "ch", "chap", "fig", "figs", "p", "pp", "art", "eq")
 
 // weakAbbreviations often end a sentence too ("... and so on, etc. Next ..."), so they only
 // keep the sentence going when the next word starts in lower case (which any abbreviation does).
@@ -184,6 +188,8 @@ func endsSentence(token string, firstInSentence bool, rest string) bool {
 	switch {
 	case strongAbbreviations[lw]:
 		return false
+	case numberAbbreviations[lw]:
+		return !isDigit(next)
 	case weakAbbreviations[lw]:
 		return true
 	case utf8.RuneCountInString(word) == 1 && unicode.IsLetter(firstRune(word)):

@@ -30,6 +30,8 @@ var sentenceCases = []struct {
 		[]string{"J. R. R. Tolkien wrote it.", "C. S. Lewis too."}},
 	{"decimals", "Pi is 3.14 or so. E is 2.72.", []string{"Pi is 3.14 or so.", "E is 2.72."}},
 	{"numbered items", "1. Mix the flour. 2. Add water.", []string{"1. Mix the flour.", "2. Add water."}},
+	{"number abbreviations", "See No. 5 and p. 12. The answer was no. Then he left.",
+		[]string{"See No. 5 and p. 12.", "The answer was no.", "Then he left."}},
 	{"number ending a sentence", "I counted to 10. Then I stopped.", []string{"I counted to 10.", "Then I stopped."}},
 	{"ellipsis", "Well... I think so. Maybe… Yes.", []string{"Well... I think so.", "Maybe… Yes."}},
 	{"url and email", "See www.example.com. Mail john@example.org. Bye.",
