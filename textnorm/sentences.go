@@ -114,7 +114,8 @@ const openers = "\"'([{“‘«‹"
 // words that are always followed by more of the same sentence. Keys are lower case, without the final period.
 var strongAbbreviations = setOf(
 	"mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "ft", "gen", "col", "capt", "cpt", "lt", "sgt", "cmdr",
-	"gov", "sen", "rep", "rev", "hon", "pres", "fr", "sr", "jr",
+	"gov", "sen", "rep", "rev", "hon", "pres", "fr", "sr", "jr", "maj", "adm", "brig", "cpl", "pvt", "lieut", "supt",
+	"insp", "det", "messrs", "drs", "mme", "mlle", "sgts", "rt",
 	"vs", "v", "approx", "cf", "e.g", "i.e", "viz", "dept", "univ", "est", "ave", "blvd", "rd",
 	"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
 	"u.s", "u.k", "u.s.a", "u.n", "e.u", "d.c", "ph.d", "b.a", "m.a", "b.sc", "m.sc",

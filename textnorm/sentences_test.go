@@ -15,6 +15,8 @@ var sentenceCases = []struct {
 	{"plain", "One. Two! Three? Four", []string{"One.", "Two!", "Three?", "Four"}},
 	{"titles", "Dr. Smith met Mr. Jones and Mrs. Brown. They talked.",
 		[]string{"Dr. Smith met Mr. Jones and Mrs. Brown.", "They talked."}},
+	{"military titles", "He shot at Maj. Gen. Walker. Lt. Col. Day saw it.",
+		[]string{"He shot at Maj. Gen. Walker.", "Lt. Col. Day saw it."}},
 	{"saint and mount", "We saw St. Louis and Mt. Everest. Then home.",
 		[]string{"We saw St. Louis and Mt. Everest.", "Then home."}},
 	{"latin", "Fruit, e.g. apples, i.e. round ones, vs. others. Done.",
