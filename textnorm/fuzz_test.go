@@ -40,6 +40,14 @@ func FuzzNormalize(f *testing.F) {
 		if strings.TrimSpace(in) != "" && out == "" && strings.ContainsFunc(clean(in), isLetterOrDigit) {
 			t.Fatalf("Normalize(%q) lost everything", in)
 		}
+		// Lower-case words are read as written, so each one is still in the output, unless it is an
+		// abbreviation or unit that gets expanded.
+		lowerOut := strings.ToLower(out)
+		for _, w := range strings.Fields(clean(in)) {
+			if isLowerASCIIWord(w) && !expandable(w) && !strings.Contains(lowerOut, w) {
+				t.Fatalf("Normalize(%q) = %q: lost the word %q", in, out, w)
+			}
+		}
 		// Normalizing twice changes nothing more: the output has no numbers or symbols left to read.
 		if again := Normalize(out); !utf8.ValidString(again) || strings.ContainsAny(again, "0123456789") {
 			t.Fatalf("Normalize(Normalize(%q)) = %q", in, again)
@@ -95,4 +103,25 @@ func FuzzSplitLong(f *testing.F) {
 		}
 		checkSplit(t, in, maxRunes)
 	})
+}
+
+func isLowerASCIIWord(w string) bool {
+	if len(w) < 3 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// expandable reports words that Normalize may legitimately replace: abbreviations and units.
+func expandable(w string) bool {
+	_, unit := unitNames[w]
+	_, glued := gluedUnits[w]
+	_, dotted := dottedWords[w]
+	_, undotted := undottedWords[w]
+	return unit || glued || dotted || undotted || scaleSuffixes[w] != ""
 }
