@@ -95,7 +95,8 @@ func breakStrength(words []string, i int) int {
 	last, _ := utf8.DecodeLastRuneInString(prevCore)
 	first, _ := utf8.DecodeRuneInString(next)
 	switch {
-	case last == '.' || last == '?' || last == '!':
+	case last == '?' || last == '!' || last == '.' && utf8.RuneCountInString(prevCore) > 2:
+		// A period after one letter is an initial or an abbreviation ("J.", "s."), not a sentence end.
 		return breakSentence
 	case last == ';' || last == ':' || last == '—' || last == '–' || first == '—' || first == '–' ||
 		prev == "-" || next == "-":

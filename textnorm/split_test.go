@@ -26,6 +26,7 @@ func TestSplitLong(t *testing.T) {
 		{"dash", "he paused — then he spoke again slowly", 26, []string{"he paused —", "then he spoke again slowly"}},
 		{"colon", "note this: the cat sat on the mat", 22, []string{"note this:", "the cat sat on the mat"}},
 		{"sentence mark strongest", "Go now. Then stop, wait; rest", 22, []string{"Go now.", "Then stop, wait; rest"}},
+		{"initial is no sentence end", "said J. Smith, who ran off", 14, []string{"said J. Smith,", "who ran off"}},
 		{"word boundary", "aaaa bbbb cccc dddd eeee", 10, []string{"aaaa bbbb", "cccc dddd", "eeee"}},
 		{"no stub before early comma", "a, bbbb cccc dddd eeee ffff", 15, []string{"a, bbbb cccc", "dddd eeee ffff"}},
 		{"long word cut last", "hi abcdefghijkl yo", 5, []string{"hi", "abcde", "fghij", "kl", "yo"}},
