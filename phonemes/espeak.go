@@ -21,12 +21,11 @@ import (
 
 // libespeak-ng keeps its state (current voice, text decoder, the character pushed back between
 // clauses) in process-global C variables, so it is initialised once and every call into it holds
-// espeakMu.
+// espeakMu. espeakRules belongs to the voice selected last.
 var (
 	espeakMu       sync.Mutex
 	espeakInitDone bool
 	espeakDataPath string // the dataPath the library was initialised with
-	espeakVoice    string // the voice last set successfully, "" when unknown
 	espeakRules    languageRules
 )
 
@@ -72,9 +71,8 @@ var languageFlag = regexp.MustCompile(`\([^)]+\)`)
 // An unknown voice is an error that names the voice.
 //
 // Sentences whose phonemes are empty (for example the lone closing quote after `"Hi."`) are
-// dropped. NUL characters, invalid UTF-8 and U+FFFD are replaced by spaces first: the first ends
-// the C string early, and the others make libespeak-ng switch the rest of the clause to an 8-bit
-// character set. A text ending in exactly two dots gets a space appended (see cleanText).
+// dropped. Invalid UTF-8, U+FFFD and control characters other than white space are replaced by
+// spaces first, and a text ending in exactly two dots gets a space appended (see cleanText).
 func (e *Espeak) Phonemize(text, voice string) ([]string, error) {
 	text = cleanText(text)
 
@@ -93,18 +91,17 @@ func (e *Espeak) Phonemize(text, voice string) ([]string, error) {
 	return joinSentences(clauses), nil
 }
 
-// setVoice selects voice unless it is already selected. The caller holds espeakMu.
+// setVoice selects voice. The caller holds espeakMu.
+//
+// It does so on every call, even for the voice already selected, as Piper does: selecting a voice
+// builds a fresh translator, and some texts leave state in the old one that changes the phonemes of
+// later texts (found by FuzzPhonemize: after certain inputs, en-us read "Hello." as British English).
 func setVoice(voice string) error {
-	if voice == espeakVoice {
-		return nil
-	}
 	cVoice := C.CString(voice)
 	defer C.free(unsafe.Pointer(cVoice))
 	if rc := C.espeak_SetVoiceByName(cVoice); rc != C.EE_OK {
-		espeakVoice = ""
 		return fmt.Errorf("phonemes: set espeak-ng voice %q: unknown voice or missing voice data (error %d)", voice, int(rc))
 	}
-	espeakVoice = voice
 	espeakRules = rulesForLanguage(currentVoiceLanguage())
 	return nil
 }
@@ -123,6 +120,9 @@ func currentVoiceLanguage() string {
 	return C.GoString((*C.char)(unsafe.Add(unsafe.Pointer(voice.languages), 1)))
 }
 
+// nulPadding is how many NULs follow the text handed to libespeak-ng.
+const nulPadding = 8
+
 // clause is one piece of text espeak-ng phonemized at once, with the terminator it ended with.
 type clause struct {
 	phonemes   string
@@ -132,8 +132,11 @@ type clause struct {
 // textToClauses runs espeak_TextToPhonemes over text clause by clause and recomputes each clause's
 // terminator from the characters espeak-ng read for it (see doc.go). The caller holds espeakMu.
 func textToClauses(text string) ([]clause, error) {
-	cText := C.CString(text)
+	// The copy ends in several NULs, not one: should ReadClause ever read past the terminating
+	// NUL (it does for two final dots, which cleanText prevents), it reads NULs, not other memory.
+	cText := (*C.char)(C.calloc(C.size_t(len(text)+nulPadding), 1))
 	defer C.free(unsafe.Pointer(cText))
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(cText)), len(text)), text)
 	base := uintptr(unsafe.Pointer(cText))
 
 	var clauses []clause
@@ -151,6 +154,9 @@ func textToClauses(text string) ([]clause, error) {
 		end := len(text)
 		if !reachedEOF {
 			end = int(uintptr(textPtr) - base)
+			if end > len(text) {
+				return nil, fmt.Errorf("espeak_TextToPhonemes read past the end of the text (to byte %d of %d)", end, len(text))
+			}
 			if end <= start && len(pushedBack) == 0 {
 				// Nothing read and nothing pending: espeak-ng would loop forever.
 				return nil, fmt.Errorf("espeak_TextToPhonemes made no progress at byte %d", start)
@@ -194,9 +200,14 @@ func joinSentences(clauses []clause) []string {
 
 // cleanText makes text safe to hand to libespeak-ng (see Phonemize).
 func cleanText(text string) string {
-	if !utf8.ValidString(text) || strings.ContainsAny(text, "\x00\uFFFD") {
+	if !utf8.ValidString(text) || strings.IndexFunc(text, isUnsafeRune) >= 0 {
 		text = strings.ToValidUTF8(text, " ")
-		text = strings.NewReplacer("\x00", " ", "\uFFFD", " ").Replace(text)
+		text = strings.Map(func(r rune) rune {
+			if isUnsafeRune(r) {
+				return ' '
+			}
+			return r
+		}, text)
 	}
 	// With exactly two dots at the very end, ReadClause 1.51 reads the NUL while looking for a
 	// third dot and then reads past the end of the string (undefined behaviour, in Piper too: the
@@ -206,4 +217,12 @@ func cleanText(text string) string {
 		text += " "
 	}
 	return text
+}
+
+// isUnsafeRune reports the characters cleanText replaces by a space: NUL ends the C string early;
+// U+FFFD makes libespeak-ng decode the rest of the clause as an 8-bit character set; the other C0
+// controls (but tab, newline and the like) are not text, and U+0001 starts one of espeak-ng's
+// embedded commands, some of which read past the end of the text and never stop.
+func isUnsafeRune(r rune) bool {
+	return r == utf8.RuneError || (r < 0x20 && !isSpace(r))
 }

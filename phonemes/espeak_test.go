@@ -65,6 +65,8 @@ func TestPhonemizeMatchesPiper(t *testing.T) {
 		// libespeak-ng 1.51 would read past the end of the text here; see cleanText.
 		{"two final dots", "Hello..", "en-us", []string{"həlˈoʊ."}},
 		{"text after two final dots is not affected", "E.g", "en-us", []string{"ˌiːdʒˈiː"}},
+		// U+0001 would start an espeak-ng embedded command; "\x01B" at the end of a text hangs it.
+		{"embedded command at end", "Hello.\x01B", "en-us", []string{"həlˈoʊ.", "bˈiː"}},
 		{"pushed-back last letter", "Hello. W", "en-us", []string{"həlˈoʊ.", "dˈʌbəljˌuː"}},
 		{"empty", "", "en-us", nil},
 		{"punctuation only", "?! ... .,;", "en-us", nil},
@@ -151,6 +153,8 @@ func TestPhonemizeCleansText(t *testing.T) {
 		{"NUL", "Hello\x00world."},
 		{"invalid UTF-8", "Hello\xffworld."},
 		{"replacement char", "Hello\uFFFDworld."},
+		{"embedded command", "Hello\x01world."},
+		{"control character", "Hello\x1bworld."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
