@@ -80,6 +80,10 @@ func (n *normalizer) money(i int) (string, int, bool) {
 	if !ok {
 		return "", 0, false
 	}
+	if len(rest) == 3 && rest[0] == ',' && isASCIIDigits(rest[1:]) && !lit.hasPoint {
+		// A decimal comma, as in "€29,99": three digits would have been a thousands group.
+		lit.hasPoint, lit.fracPart, rest = true, rest[1:], ""
+	}
 	used := 1
 	scale := scaleSuffixes[rest]
 	switch {

@@ -415,8 +415,15 @@ func (n *normalizer) quantityRest(i int, lit numberLit, rest string) (string, in
 	if u, ok := unitFor(rest, true); ok {
 		return lit.words() + " " + pick(lit, u), 1, true
 	}
+	if scale := countScales[rest]; scale != "" {
+		return lit.words() + " " + scale, 1, true // "20M units"
+	}
 	return "", 0, false
 }
+
+// countScales are scale letters glued to a count. "K" is left out: "4K" and "5K" are names of a
+// resolution and a race more often than thousands.
+var countScales = map[string]string{"M": "million", "mn": "million", "B": "billion", "bn": "billion", "tn": "trillion"}
 
 func pick(lit numberLit, u unit) string {
 	if lit.isOne() {
