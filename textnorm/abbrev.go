@@ -23,7 +23,7 @@ var dottedWords = map[string]string{
 	"intl": "international", "natl": "national", "assn": "association", "ave": "avenue", "blvd": "boulevard",
 	"rd": "road", "hwy": "highway", "ln": "lane", "jr": "junior", "sr": "senior", "inc": "incorporated",
 	"ltd": "limited", "corp": "corporation", "co": "company", "bros": "brothers", "et al": "et al",
-	"al": "al", "ca": "circa", "avg": "average", "max": "maximum", "min": "minimum", "no": "number",
+	"al": "al", "ca": "circa", "avg": "average", "no": "number",
 	"nos": "numbers", "vol": "volume", "vols": "volumes", "ch": "chapter", "chap": "chapter", "fig": "figure",
 	"figs": "figures", "p": "page", "pp": "pages", "eq": "equation", "ex": "example", "sec": "section",
 	"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday", "thu": "Thursday",
@@ -56,6 +56,11 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 		return w, 1, true
 	}
 
+	if len(word) == 1 && word[0] >= 'B' && word[0] <= 'Z' && dotted && nextName {
+		// An initial: "J. R. R. Tolkien" -> "J R R Tolkien". espeak-ng ends a clause at each period,
+		// which breaks the name apart. "A" keeps its period, as "A" alone reads as the article.
+		return eat(word)
+	}
 	switch word {
 	case "St", "ST":
 		// "St. Louis" (a saint's name follows) versus "Main St." (a street name precedes).
@@ -66,6 +71,9 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 			return eat("Street")
 		}
 	case "Dr", "DR":
+		if word == "DR" && !dotted {
+			break // "DR Congo"
+		}
 		if nextName || !prevName {
 			return eat("Doctor")
 		}

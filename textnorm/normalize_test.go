@@ -243,6 +243,8 @@ func TestNormalizeContext(t *testing.T) {
 		{"symbols", "5 ± 2 and x ≥ 3", "five plus or minus two and x greater than or equal to three"},
 		{"scale letter on a count", "It sold 20M units in 4K.", "It sold twenty million units in four K."},
 		{"decimal comma in money", "It costs €29,99 or €1,299.", "It costs twenty-nine euros and ninety-nine cents or one thousand two hundred ninety-nine euros."},
+		{"initials lose their periods", "J. R. R. Tolkien met A. H. Smith.", "J R R Tolkien met A. H Smith."},
+		{"sentence-final letter keeps its period", "It was plan B.", "It was plan B."},
 		{"no year cue is a count", "We sold 1999 copies.", "We sold one thousand nine hundred ninety-nine copies."},
 		{"year before era", "Rome fell in 476 AD.", "Rome fell in four hundred seventy-six AD."},
 		{"saint at sentence start", "St. Paul's is old.", "Saint Paul's is old."},
