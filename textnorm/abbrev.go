@@ -79,7 +79,8 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 		}
 		return eat("Drive")
 	}
-	if full, ok := titles[word]; ok && (nextName || alwaysTitles[word]) && (dotted || t.trail == "") {
+	// Undotted titles need a name after them ("Col Smith" but "Col" alone may be a column).
+	if full, ok := titles[word]; ok && (dotted || t.trail == "" && (nextName || alwaysTitles[word])) {
 		return eat(full)
 	}
 	if !dotted {

@@ -118,6 +118,13 @@ type normalizer struct {
 // trailAfter returns token i's trailing punctuation, without the period that an abbreviation
 // swallowed unless the token ends the sentence (then that period ends the sentence too).
 func (n *normalizer) trailAfter(i int, trail string) string {
+	if trail == "." && i < len(n.toks)-1 && n.toks[i+1].lead == "" {
+		// A lone period before a lower-case word or a number is an abbreviation's ("c. 54",
+		// "Gen. and"), not a sentence end; espeak-ng would end a clause there.
+		if r, _ := utf8.DecodeRuneInString(n.toks[i+1].core); unicode.IsLower(r) || isDigit(r) {
+			return ""
+		}
+	}
 	if !n.toks[i].dotEaten || !strings.HasPrefix(trail, ".") {
 		return trail
 	}
