@@ -44,6 +44,10 @@
 //     i.e., vs., cf., viz., et al.), No./p./pp./vol./ch./fig. before numbers, approx., Inc./Ltd./Co.,
 //     street words (Ave., Blvd., Rd.), month and (before dates) weekday abbreviations.
 //   - Initialisms "U.S." -> "US", "a.m." -> "AM" (espeak spells capitals, but reads "a m" badly).
+//   - Periods that are not sentence ends are dropped, because espeak-ng ends a clause at every period:
+//     after abbreviations, after initials before a name ("J. R. R. Tolkien" -> "J R R Tolkien"; "A."
+//     keeps its period, since a lone "A" is read as the article) and before a lower-case word or a
+//     number ("c. 54" -> "c fifty-four"). An abbreviation's period that ends the sentence stays.
 //   - URLs and e-mail addresses: "www.example.com/a" -> "w w w dot example dot com slash a",
 //     "john@example.org" -> "john at example dot org"; the scheme (https://) is not read.
 //   - "&" -> "and" (also inside "R&D"), "#5" -> "number five", "#tag" -> "hashtag tag", "~5" ->
