@@ -1,0 +1,123 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ttsgen/ttsgen/pipeline"
+	"github.com/ttsgen/ttsgen/results"
+)
+
+type batchOptions struct {
+	outDir string
+	force  bool
+	jobs   int
+	voice  voiceFlags
+}
+
+func newBatchCmd(s *settings, streams IO) *cobra.Command {
+	var o batchOptions
+	cmd := &cobra.Command{
+		Use:   "batch INPUT... -o DIR",
+		Short: "Speak manifests, text files and folders of text files into WAV files",
+		Long: `Speak every item of every INPUT through one shared engine, writing DIR/<id>.wav and DIR/results.jsonl.
+
+An INPUT is:
+  - a JSONL manifest (.jsonl): one JSON object per line,
+      {"id": "intro", "text": "Welcome!", "out": "part1/intro.wav", "voice": "en_US-ttsgen-medium",
+       "speaker": 0, "length_scale": 1.0, "noise_scale": 0.667, "noise_w": 0.8}
+    where only "text" is required ("id" defaults to the line number, "out" to <id>.wav inside DIR);
+  - a .txt file: one WAV for the whole document, named after the file;
+  - a folder: each .txt file in it (not in subfolders).
+
+results.jsonl gets one row per item: {"id", "line", "out", "status": "ok"|"error", "error", "sentences",
+"audio_seconds"}. A bad line (invalid JSON, missing text, unknown voice, an "out" outside DIR, ...) gets an error
+row naming its line, is reported on stderr, and every good item is still spoken; the exit status is then 1.
+
+Outputs are atomic (written to a temporary file, then renamed), and a re-run of the same command resumes: items
+whose WAV and "ok" row exist, with unchanged text and settings, are skipped. --force redoes everything. Ctrl-C
+stops cleanly (exit status 130); run the command again to finish.`,
+		Example: `  ttsgen batch prompts.jsonl -o out/
+  ttsgen batch book.txt chapters/ -o audiobook/ --voice en_GB-alan-medium --sentence-silence 0.4
+  ttsgen batch prompts.jsonl -o out/ --force --device webgpu`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("batch needs at least one INPUT (a .jsonl manifest, a .txt file or a folder)")
+			}
+			if o.outDir == "" {
+				return usageErrorf("-o DIR is required: the folder for the WAV files and results.jsonl")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBatch(cmd.Context(), s, streams, &o, args)
+		},
+	}
+	cmd.Flags().StringVarP(&o.outDir, "output", "o", "", "output folder (created if needed)")
+	cmd.Flags().BoolVar(&o.force, "force", false, "redo every item, even those a previous run finished")
+	cmd.Flags().IntVar(&o.jobs, "jobs", 0, fmt.Sprintf("items in flight at once (default %d)", pipeline.DefaultItemConcurrency))
+	o.voice.add(cmd.Flags())
+	return cmd
+}
+
+func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inputs []string) error {
+	defaults, err := o.voice.defaults()
+	if err != nil {
+		return err
+	}
+	con := newConsole(streams.ErrOut, s.quiet())
+	out, err := results.Open(o.outDir, o.force)
+	if err != nil {
+		return fmt.Errorf("opening output folder: %w", err)
+	}
+	defer out.Close()
+	rt, err := s.newRuntime(con, !o.voice.noNormalize)
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	if defaults.Voice != "" { // a wrong --voice is a usage error, better said before any work starts
+		if _, err := rt.loadVoice(defaults.Voice); err != nil {
+			return usageError{err}
+		}
+	}
+
+	prog := con.startProgress()
+	b := &pipeline.Batch{
+		Engine:      rt.engine,
+		Frontend:    rt.frontend,
+		LoadVoice:   rt.loadVoice,
+		Out:         out,
+		Defaults:    defaults,
+		Progress:    prog,
+		Warnf:       con.Warnf,
+		Concurrency: o.jobs,
+	}
+	start := time.Now()
+	sum, runErr := b.Run(ctx, inputs)
+	prog.finish()
+	if cerr := out.Close(); cerr != nil && runErr == nil {
+		runErr = cerr
+	}
+	wall := time.Since(start).Seconds()
+	con.Printf("%d items: %d ok, %d failed, %d skipped (already done); %d sentences, %.1f s of audio in %.1f s (%.1fx real time); results in %s\n",
+		sum.Items, sum.OK, sum.Failed, sum.Skipped, sum.Sentences, sum.AudioSeconds, wall,
+		ratio(sum.AudioSeconds, wall), results.Path(o.outDir))
+	if runErr != nil {
+		return runErr // an interruption is reported by Execute, with its own exit status
+	}
+	if sum.Failed > 0 {
+		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %d items failed (see the error rows in %s)", sum.Failed, sum.Items, results.Path(o.outDir))}
+	}
+	return nil
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}

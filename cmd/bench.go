@@ -1,0 +1,154 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ttsgen/ttsgen/bench"
+	"github.com/ttsgen/ttsgen/gpu"
+	"github.com/ttsgen/ttsgen/pipeline"
+)
+
+type benchOptions struct {
+	texts       string
+	voice       string
+	concurrency int
+	rate        float64
+	requests    int
+	warmup      int
+	compare     string
+	asJSON      bool
+}
+
+func newBenchCmd(s *settings, streams IO) *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench --texts FILE",
+		Short: "Measure speed, latency and throughput of synthesis on this machine",
+		Long: `Run texts through the engine under a load and report speed ("x real time": audio seconds made per wall
+second), rtf (wall/audio), qps, latency and first-audio percentiles, and peak memory.
+
+Loads: closed loop (--concurrency N submitters, each sending its next text when the last one is done) or open loop
+(--rate R requests per second for --requests N, arriving on schedule however slow the engine is, so queueing shows
+in the latencies). With --compare sequential the same texts also run one at a time, batch 1, one ONNX Runtime
+session with its default threads, the way Piper runs; "speedup" is speed / baseline speed, measured in the same run.
+
+--texts takes one text per line, or an LJSpeech-style metadata.csv (ID|text|normalized).`,
+		Example: `  ttsgen bench --texts samples/bench.txt --compare sequential
+  ttsgen bench --texts samples/bench.txt --concurrency 16 --device webgpu --json
+  ttsgen bench --texts samples/bench.txt --rate 3.3 --requests 80`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.texts == "" {
+				return usageErrorf("--texts FILE is required")
+			}
+			if o.compare != "" && o.compare != "sequential" {
+				return usageErrorf("--compare %q: the only comparison is \"sequential\"", o.compare)
+			}
+			if cmd.Flags().Changed("rate") && cmd.Flags().Changed("concurrency") {
+				return usageErrorf("choose a closed loop (--concurrency) or an open loop (--rate), not both")
+			}
+			return runBench(cmd.Context(), s, streams, &o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.texts, "texts", "", "file of texts, one per line (or LJSpeech metadata.csv)")
+	f.StringVar(&o.voice, "voice", "", "voice name or path (default: the built-in voice)")
+	f.IntVar(&o.concurrency, "concurrency", 32, "closed loop: concurrent submitters")
+	f.Float64Var(&o.rate, "rate", 0, "open loop: requests per second")
+	f.IntVar(&o.requests, "requests", 0, "requests to send (default: one per text)")
+	f.IntVar(&o.warmup, "warmup", 2, "requests sent first and left out of the figures")
+	f.StringVar(&o.compare, "compare", "", `also run a baseline: "sequential" (one at a time, batch 1, as Piper does)`)
+	f.BoolVar(&o.asJSON, "json", false, "print exactly one JSON object")
+	return cmd
+}
+
+func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) error {
+	texts, err := bench.ReadTexts(o.texts)
+	if err != nil {
+		return err
+	}
+	con := newConsole(streams.ErrOut, s.quiet())
+	load := bench.Load{Concurrency: o.concurrency, Rate: o.rate, Requests: o.requests, Warmup: o.warmup}
+	if o.rate > 0 {
+		load.Concurrency = 0
+	}
+	report, err := benchOnce(ctx, s, con, o.voice, texts, load)
+	if err != nil {
+		return err
+	}
+	if o.compare == "sequential" {
+		con.Printf("baseline: the same texts one at a time, as Piper runs them...\n")
+		seqLoad := bench.Load{Concurrency: 1, Requests: o.requests, Warmup: o.warmup}
+		baseline, err := benchOnce(ctx, s, con, o.voice, texts, seqLoad, sequentialEngine)
+		if err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		report.CompareTo(baseline)
+	}
+	if o.asJSON {
+		return report.WriteJSON(streams.Out)
+	}
+	return report.WriteTable(streams.Out)
+}
+
+// sequentialEngine makes the engine behave like Piper: one session using every core (what ONNX Runtime does by
+// default), one sentence at a time, batch 1.
+func sequentialEngine(o *gpu.Options) {
+	threads := o.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	o.Threads, o.ThreadsPerSession = threads, threads
+	o.MaxBatch, o.InFlight = 1, 1
+}
+
+// benchOnce runs one measured load on a fresh runtime (so the baseline and the engine don't share sessions).
+func benchOnce(ctx context.Context, s *settings, con *console, voice string, texts []string, load bench.Load,
+	tune ...engineTuning) (bench.Report, error) {
+	rt, err := s.newRuntime(con, true, tune...)
+	if err != nil {
+		return bench.Report{}, err
+	}
+	defer rt.close()
+	lv, err := rt.loadVoice(voice)
+	if err != nil {
+		return bench.Report{}, err
+	}
+	cfg := lv.Voice.Config
+	opt := pipeline.SpeakOptions{Scales: pipeline.Defaults{}.Scales(cfg.Inference, nil, nil, nil)}
+	synth := func(ctx context.Context, text string) (bench.Outcome, error) {
+		start := time.Now()
+		sentences, err := rt.frontend.Sentences(text, cfg)
+		if err != nil {
+			return bench.Outcome{}, err
+		}
+		results := make([]<-chan gpu.Result, len(sentences))
+		for i, sent := range sentences {
+			results[i] = rt.engine.Submit(ctx, lv.Model, gpu.Request{IDs: sent.IDs, Speaker: opt.Speaker, Scales: opt.Scales})
+		}
+		out := bench.Outcome{Sentences: len(sentences)}
+		for i, ch := range results {
+			res := <-ch
+			if res.Err != nil {
+				return out, res.Err
+			}
+			if i == 0 {
+				out.FirstAudio = time.Since(start)
+			}
+			out.AudioSeconds += float64(len(res.Audio)) / float64(cfg.Audio.SampleRate)
+		}
+		return out, nil
+	}
+	report, err := bench.Run(ctx, texts, load, synth)
+	if err != nil {
+		return report, err
+	}
+	report.Device = string(rt.engine.Device())
+	report.Voice = lv.Voice.Name
+	return report, nil
+}

@@ -1,0 +1,199 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ttsgen/ttsgen/audio"
+)
+
+// tinyVoice is the team's small random-weight voice with the default voice's architecture: it makes noise, not
+// speech, but exercises the real model path (batching, lengths) quickly.
+const tinyVoice = "../testdata/tiny-voice/tiny.onnx"
+
+type runResult struct {
+	code        int
+	out, errOut string
+}
+
+// run executes ttsgen in-process with args and an isolated environment (config, caches, voices in temp dirs).
+func run(t *testing.T, stdin string, args ...string) runResult {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	streams := IO{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
+	root := NewRootCmd(streams)
+	root.SetArgs(args)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	err := root.ExecuteContext(ctx)
+	code := exitCode(ctx, &errOut, err)
+	return runResult{code: code, out: out.String(), errOut: errOut.String()}
+}
+
+// isolate points config and voices at empty temp folders, keeping the ORT library setup installed.
+func isolate(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if os.Getenv("TTSGEN_ORT_LIB") == "" && os.Getenv("TTSGEN_CACHE_DIR") == "" {
+		t.Setenv("TTSGEN_CACHE_DIR", cacheDir()) // keep finding the library setup installed
+	}
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("TTSGEN_VOICES_DIR", filepath.Join(dir, "voices"))
+	t.Setenv("TTSGEN_DEVICE", "cpu")
+	return dir
+}
+
+// needORT skips (or, under make test, fails) when ONNX Runtime is not installed.
+func needORT(t *testing.T) {
+	t.Helper()
+	if _, err := newSettings().ortLibrary(); err != nil {
+		if os.Getenv("TTSGEN_REQUIRE_ORT") != "" {
+			t.Fatalf("ONNX Runtime is required (TTSGEN_REQUIRE_ORT is set): %v", err)
+		}
+		t.Skip(err)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	isolate(t)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"batch", "x.jsonl"}, "-o DIR is required"},
+		{[]string{"batch", "-o", "out"}, "at least one INPUT"},
+		{[]string{"synth", "hi", "--file", "x.txt", "-o", "x.wav"}, "either as arguments or with --file"},
+		{[]string{"synth", "hi", "-o", "x.wav", "--length-scale", "0"}, "--length-scale 0 is outside (0, 20]"},
+		{[]string{"synth", "hi", "-o", "x.wav", "--noise-scale", "-1"}, "--noise-scale -1 is outside [0, 10]"},
+		{[]string{"synth", "hi", "-o", "x.wav", "--sentence-silence", "99"}, "--sentence-silence 99 is outside"},
+		{[]string{"bench"}, "--texts FILE is required"},
+		{[]string{"bench", "--texts", "x", "--compare", "piper"}, `the only comparison is "sequential"`},
+		{[]string{"synth", "--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"synth", "hi", "-o", "x.wav", "--config", "/nonexistent/ttsgen.yaml"}, "config file"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := run(t, "", tt.args...)
+			if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.errOut, ExitUsage, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnknownDeviceIsAUsageError(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	r := run(t, "", "synth", "hi", "-o", filepath.Join(t.TempDir(), "x.wav"), "--device", "tpu")
+	if r.code != ExitUsage || !strings.Contains(r.errOut, `unknown --device "tpu"`) {
+		t.Errorf("exit %d, stderr %q", r.code, r.errOut)
+	}
+}
+
+func TestMissingORTLibraryIsExplained(t *testing.T) {
+	isolate(t)
+	r := run(t, "", "synth", "hi", "-o", filepath.Join(t.TempDir(), "x.wav"), "--ort-lib", "/nonexistent/libonnxruntime.so")
+	if r.code != ExitFailure || !strings.Contains(r.errOut, "--ort-lib") || !strings.Contains(r.errOut, "/nonexistent/libonnxruntime.so") {
+		t.Errorf("exit %d, stderr %q", r.code, r.errOut)
+	}
+}
+
+func TestVoicesListAndAdd(t *testing.T) {
+	dir := isolate(t)
+	r := run(t, "", "voices", "list", "--json")
+	var list []voiceInfo
+	if r.code != 0 || json.Unmarshal([]byte(r.out), &list) != nil || len(list) != 1 || list[0].Where != "(built in)" || list[0].SampleRate != 22050 {
+		t.Fatalf("voices list: exit %d, out %q, err %q", r.code, r.out, r.errOut)
+	}
+	r = run(t, "", "voices", "add", tinyVoice)
+	if r.code != 0 || !strings.Contains(r.out, "added tiny") {
+		t.Fatalf("voices add: exit %d, out %q, err %q", r.code, r.out, r.errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "voices", "tiny.onnx.json")); err != nil {
+		t.Errorf("voice not installed: %v", err)
+	}
+	r = run(t, "", "voices", "info", "tiny", "--json")
+	var info voiceInfo
+	if r.code != 0 || json.Unmarshal([]byte(r.out), &info) != nil || info.Name != "tiny" || info.SizeBytes == 0 {
+		t.Errorf("voices info: exit %d, out %q, err %q", r.code, r.out, r.errOut)
+	}
+	r = run(t, "", "voices", "info", "missing-voice")
+	if r.code != ExitFailure || !strings.Contains(r.errOut, `voice not found: "missing-voice"`) || !strings.Contains(r.errOut, "tiny") {
+		t.Errorf("voices info missing: exit %d, err %q", r.code, r.errOut)
+	}
+}
+
+func TestSynthWritesSpeechLengthWAV(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	out := filepath.Join(t.TempDir(), "out.wav")
+	r := run(t, "", "synth", "--voice", tinyVoice, "Hello there. This is a second sentence.", "-o", out, "--sentence-silence", "0.5")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	samples, rate := readWAVFile(t, out)
+	if rate != 22050 {
+		t.Errorf("rate %d", rate)
+	}
+	// Two sentences of ~15-30 phonemes each, plus 0.5 s of silence between them.
+	if secs := float64(len(samples)) / float64(rate); secs < 0.8 || secs > 10 {
+		t.Errorf("audio is %.2f s", secs)
+	}
+	if rms(samples) < 100 {
+		t.Errorf("audio is near silent (rms %.1f)", rms(samples))
+	}
+	entries, _ := os.ReadDir(filepath.Dir(out))
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+}
+
+func TestSynthStdinToStdout(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	r := run(t, "Read from standard input.", "synth", "--voice", tinyVoice, "-o", "-")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	samples, rate, err := audio.ReadWAV(bytes.NewReader([]byte(r.out)))
+	if err != nil || rate != 22050 || len(samples) < 2000 {
+		t.Fatalf("stdout WAV: %d samples at %d Hz, %v", len(samples), rate, err)
+	}
+}
+
+func TestSynthNothingToSay(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	r := run(t, "", "synth", "--voice", tinyVoice, "...", "-o", filepath.Join(t.TempDir(), "x.wav"))
+	if r.code != ExitFailure || !strings.Contains(r.errOut, "nothing to speak") {
+		t.Errorf("exit %d, stderr %q", r.code, r.errOut)
+	}
+}
+
+func readWAVFile(t *testing.T, path string) ([]int16, int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	samples, rate, err := audio.ReadWAV(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return samples, rate
+}
+
+func rms(s []int16) float64 {
+	var sum float64
+	for _, v := range s {
+		sum += float64(v) * float64(v)
+	}
+	return math.Sqrt(sum / math.Max(1, float64(len(s))))
+}

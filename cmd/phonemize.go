@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ttsgen/ttsgen/voices"
+)
+
+func newPhonemizeCmd(s *settings, streams IO) *cobra.Command {
+	var (
+		voice, file         string
+		asJSON, noNormalize bool
+	)
+	cmd := &cobra.Command{
+		Use:   "phonemize [TEXT...]",
+		Short: "Show the phonemes and model ids a voice gets for a text",
+		Long: `Print what the voice's model receives, one line per sentence: the phonemes (as Piper makes them with
+espeak-ng), or with --json one object per line: {"text": <the sentence after normalisation>, "phonemes": <phoneme
+string>, "ids": [<model input ids>]}. Needs only the voice's .onnx.json, not ONNX Runtime.`,
+		Example: `  ttsgen phonemize "Dr. Smith paid $5 on March 3rd."
+  ttsgen phonemize --json --no-normalize --voice en_GB-alan-medium --file text.txt`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file != "" && len(args) > 0 {
+				return usageErrorf("give the text either as arguments or with --file, not both")
+			}
+			text, err := readSynthText(streams, file, args)
+			if err != nil {
+				return err
+			}
+			v, err := voices.Catalog{Dir: s.voicesDir()}.Find(voice)
+			if err != nil {
+				return err
+			}
+			front, err := s.newFrontend(newConsole(streams.ErrOut, s.quiet()), !noNormalize)
+			if err != nil {
+				return err
+			}
+			sentences, err := front.Sentences(text, v.Config)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(streams.Out)
+			enc.SetEscapeHTML(false)
+			for _, sent := range sentences {
+				if asJSON {
+					if err := enc.Encode(sent); err != nil {
+						return err
+					}
+					continue
+				}
+				if _, err := fmt.Fprintln(streams.Out, sent.Phonemes); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&voice, "voice", "", "voice whose phoneme map to use (default: the built-in voice)")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "read the text from this file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `one JSON object per sentence: {"text","phonemes","ids"}`)
+	cmd.Flags().BoolVar(&noNormalize, "no-normalize", false, "phonemize the text as is (exactly what Piper does)")
+	return cmd
+}

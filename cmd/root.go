@@ -1,0 +1,133 @@
+// Package cmd is ttsgen's command line: it reads flags and settings and wires the pipeline's stages together.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses, named so scripts can rely on them.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // an error, or some items of a batch failed
+	ExitUsage       = 2   // bad flags or arguments
+	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM (128 + SIGINT), as shells report it
+)
+
+// usageError marks errors in how the command was called, so they exit with ExitUsage.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitError carries a specific exit status for an error already reported (e.g. a batch with failed items).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
+// IO is where a command reads and writes; tests replace it.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Execute runs ttsgen with os.Args and returns the process exit status. The first SIGINT/SIGTERM cancels the
+// command's context (commands stop taking work, clean up and report); a second one exits at once.
+func Execute() int {
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-signals
+		fmt.Fprintf(os.Stderr, "\nttsgen: %v: finishing up (press Ctrl-C again to quit at once)\n", sig)
+		stop(errInterrupted)
+		<-signals
+		fmt.Fprintln(os.Stderr, "ttsgen: quitting now")
+		os.Exit(ExitInterrupted)
+	}()
+	streams := IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	root := NewRootCmd(streams)
+	err := root.ExecuteContext(ctx)
+	return exitCode(ctx, streams.ErrOut, err)
+}
+
+var errInterrupted = errors.New("interrupted")
+
+func exitCode(ctx context.Context, errOut io.Writer, err error) int {
+	if errors.Is(context.Cause(ctx), errInterrupted) {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(errOut, "ttsgen:", err)
+		}
+		return ExitInterrupted
+	}
+	if err == nil {
+		return ExitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(errOut, "ttsgen:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(errOut, "ttsgen:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// NewRootCmd builds the whole command tree.
+func NewRootCmd(streams IO) *cobra.Command {
+	settings := newSettings()
+	root := &cobra.Command{
+		Use:   "ttsgen",
+		Short: "Batch neural text-to-speech with Piper voices",
+		Long: `ttsgen turns text into speech with Piper-format neural voices (X.onnx + X.onnx.json), from one
+sentence to whole books. Every sentence of a job goes through one shared engine that batches work for the
+device (CPU, or a GPU through WebGPU or CUDA), so a corpus finishes together.
+
+A default English voice is built in, so the first command works with nothing downloaded.`,
+		Example: `  ttsgen synth "Hello there." -o hello.wav
+  echo "Read from standard input." | ttsgen synth -o - | aplay
+  ttsgen batch book.txt chapters/ prompts.jsonl -o out/
+  ttsgen voices add ~/Downloads/en_GB-alan-medium.onnx
+  ttsgen phonemize --json "Dr. Smith paid $5."
+  ttsgen bench --texts samples/bench.txt --compare sequential`,
+		SilenceUsage:  true, // runtime errors are not usage errors: don't bury them under the help text
+		SilenceErrors: true, // Execute prints errors once, with the right exit status
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return settings.load(cmd)
+		},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	settings.addPersistentFlags(root)
+
+	root.AddCommand(
+		newSynthCmd(settings, streams),
+		newBatchCmd(settings, streams),
+		newVoicesCmd(settings, streams),
+		newPhonemizeCmd(settings, streams),
+		newBenchCmd(settings, streams),
+	)
+	return root
+}

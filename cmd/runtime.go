@@ -1,0 +1,95 @@
+package cmd
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ttsgen/ttsgen/gpu"
+	"github.com/ttsgen/ttsgen/phonemes"
+	"github.com/ttsgen/ttsgen/pipeline"
+	"github.com/ttsgen/ttsgen/voices"
+)
+
+// synthRuntime is what the synthesis commands share for one run: one engine for everything, the phonemizer, and
+// each voice loaded at most once.
+type synthRuntime struct {
+	engine   *gpu.Engine
+	frontend *pipeline.Frontend
+	catalog  voices.Catalog
+
+	mu     sync.Mutex
+	loaded map[string]*pipeline.LoadedVoice
+}
+
+// engineTuning lets a command adjust the engine (bench's sequential baseline does).
+type engineTuning func(*gpu.Options)
+
+func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning) (*synthRuntime, error) {
+	front, err := s.newFrontend(con, normalize)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := s.ortLibrary()
+	if err != nil {
+		return nil, err
+	}
+	if err := gpu.Init(lib); err != nil {
+		return nil, fmt.Errorf("starting ONNX Runtime: %w", err)
+	}
+	opts := gpu.Options{Device: gpu.Device(s.device()), Threads: s.threads(), Logf: con.Warnf}
+	for _, t := range tune {
+		t(&opts)
+	}
+	switch opts.Device {
+	case gpu.DeviceAuto, gpu.DeviceCPU, gpu.DeviceWebGPU, gpu.DeviceCUDA:
+	default:
+		return nil, usageErrorf("unknown --device %q (want auto, cpu, webgpu or cuda)", opts.Device)
+	}
+	eng, err := gpu.NewEngine(opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting the synthesis engine: %w", err)
+	}
+	return &synthRuntime{
+		engine:   eng,
+		frontend: front,
+		catalog:  voices.Catalog{Dir: s.voicesDir()},
+		loaded:   map[string]*pipeline.LoadedVoice{},
+	}, nil
+}
+
+func (s *settings) newFrontend(con *console, normalize bool) (*pipeline.Frontend, error) {
+	esp, err := phonemes.NewEspeak(s.espeakData())
+	if err != nil {
+		return nil, fmt.Errorf("starting espeak-ng: %w", err)
+	}
+	return &pipeline.Frontend{Espeak: esp, Normalize: normalize, Warnf: con.Warnf}, nil
+}
+
+// loadVoice finds a voice and loads its model into the engine, once per name.
+func (r *synthRuntime) loadVoice(name string) (*pipeline.LoadedVoice, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if lv, ok := r.loaded[name]; ok {
+		return lv, nil
+	}
+	v, err := r.catalog.Find(name)
+	if err != nil {
+		return nil, err
+	}
+	model, err := v.Model()
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.engine.Load(v.Name, model, gpu.ModelConfig{
+		SampleRate:  v.Config.Audio.SampleRate,
+		NumSpeakers: v.Config.NumSpeakers,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading voice %s: %w", v.Name, err)
+	}
+	lv := &pipeline.LoadedVoice{Voice: v, Model: m}
+	r.loaded[name] = lv
+	return lv, nil
+}
+
+func (r *synthRuntime) close() error { return r.engine.Close() }

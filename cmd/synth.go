@@ -1,0 +1,172 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/ttsgen/ttsgen/audio"
+	"github.com/ttsgen/ttsgen/pipeline"
+)
+
+type synthOptions struct {
+	out   string
+	file  string
+	voice voiceFlags
+}
+
+func newSynthCmd(s *settings, streams IO) *cobra.Command {
+	var o synthOptions
+	cmd := &cobra.Command{
+		Use:   "synth [TEXT...]",
+		Short: "Speak a text into one WAV file",
+		Long: `Speak a text into one WAV file (16-bit PCM at the voice's sample rate).
+
+The text comes from the arguments, from --file, or else from standard input. It is normalised (numbers, dates,
+money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
+sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine.`,
+		Example: `  ttsgen synth "Hello there." -o hello.wav
+  ttsgen synth --file chapter1.txt -o chapter1.wav --length-scale 1.1
+  echo "Straight to the speakers." | ttsgen synth -o - | aplay
+  ttsgen synth --voice ~/voices/en_GB-alan-medium.onnx "Good evening." -o alan.wav`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.out == "" {
+				if f, ok := streams.Out.(*os.File); ok && !term.IsTerminal(int(f.Fd())) {
+					o.out = "-"
+				} else {
+					return usageErrorf("-o is required: a .wav path, or - for standard output")
+				}
+			}
+			if o.file != "" && len(args) > 0 {
+				return usageErrorf("give the text either as arguments or with --file, not both")
+			}
+			return runSynth(cmd.Context(), s, streams, &o, args)
+		},
+	}
+	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output WAV file, or - for standard output")
+	cmd.Flags().StringVarP(&o.file, "file", "f", "", "read the text from this file")
+	o.voice.add(cmd.Flags())
+	return cmd
+}
+
+func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, args []string) error {
+	defaults, err := o.voice.defaults()
+	if err != nil {
+		return err
+	}
+	text, err := readSynthText(streams, o.file, args)
+	if err != nil {
+		return err
+	}
+	con := newConsole(streams.ErrOut, s.quiet())
+	rt, err := s.newRuntime(con, !o.voice.noNormalize)
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	lv, err := rt.loadVoice(defaults.Voice)
+	if err != nil {
+		return err
+	}
+	cfg := lv.Voice.Config
+	sid, err := cfg.SpeakerID(defaults.Speaker)
+	if err != nil {
+		return usageError{err}
+	}
+	sentences, err := rt.frontend.Sentences(text, cfg)
+	if err != nil {
+		return err
+	}
+	if len(sentences) == 0 {
+		return errors.New("nothing to speak: the text has no words")
+	}
+	opt := pipeline.SpeakOptions{
+		Speaker:         sid,
+		Scales:          defaults.Scales(cfg.Inference, nil, nil, nil),
+		SentenceSilence: defaults.SentenceSilence,
+	}
+	var prog *progress
+	if len(sentences) > 1 {
+		prog = con.startProgress()
+		prog.Planned(len(sentences))
+		defer prog.finish()
+	}
+	speak := func(w io.WriteSeeker) error {
+		wav := audio.NewWAVWriter(w, cfg.Audio.SampleRate)
+		onSentence := func(d pipeline.SentenceDone) {
+			if prog != nil {
+				prog.Sentence(d)
+			}
+		}
+		if err := pipeline.Speak(ctx, rt.engine, lv, sentences, opt, wav, onSentence); err != nil {
+			return err
+		}
+		return wav.Close()
+	}
+	if o.out == "-" {
+		var buf audio.Buffer
+		if err := speak(&buf); err != nil {
+			return err
+		}
+		_, err := streams.Out.Write(buf.Bytes())
+		return err
+	}
+	return writeFileAtomic(o.out, speak)
+}
+
+func readSynthText(streams IO, file string, args []string) (string, error) {
+	switch {
+	case len(args) > 0:
+		return strings.Join(args, " "), nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("reading text: %w", err)
+		}
+		return string(b), nil
+	}
+	if f, ok := streams.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintln(streams.ErrOut, "reading text from standard input (end with Ctrl-D)...")
+	}
+	b, err := io.ReadAll(streams.In)
+	if err != nil {
+		return "", fmt.Errorf("reading text from standard input: %w", err)
+	}
+	return string(b), nil
+}
+
+// writeFileAtomic writes path through a temporary file in the same folder, synced and renamed into place, so the
+// path holds either its old content or the complete new file, never a partial one.
+func writeFileAtomic(path string, write func(io.WriteSeeker) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ttsgen-tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())              // no-op once renamed
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; outputs are ordinary files
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

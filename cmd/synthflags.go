@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ttsgen/ttsgen/pipeline"
+)
+
+// voiceFlags are the synthesis settings synth and batch share. Scales left unset fall back to the voice's config
+// (and, in a batch, each manifest line may override them).
+type voiceFlags struct {
+	voice, speaker                  string
+	lengthScale, noiseScale, noiseW float32
+	sentenceSilence                 float64
+	noNormalize                     bool
+	flags                           *pflag.FlagSet
+}
+
+func (f *voiceFlags) add(fs *pflag.FlagSet) {
+	f.flags = fs
+	fs.StringVar(&f.voice, "voice", "", "voice name (see `ttsgen voices list`) or path to X.onnx / X.onnx.json (default: the built-in voice)")
+	fs.StringVar(&f.speaker, "speaker", "", "speaker id or name, for multi-speaker voices (default: 0)")
+	fs.Float32Var(&f.lengthScale, "length-scale", 1, "speaking time factor: >1 slower, <1 faster (default: the voice's own)")
+	fs.Float32Var(&f.noiseScale, "noise-scale", 0.667, "voice variation (default: the voice's own)")
+	fs.Float32Var(&f.noiseW, "noise-w", 0.8, "rhythm variation (default: the voice's own)")
+	fs.Float64Var(&f.sentenceSilence, "sentence-silence", 0.2, "seconds of silence between sentences")
+	fs.BoolVar(&f.noNormalize, "no-normalize", false, "send text to espeak-ng as is (no expansion of numbers, dates, abbreviations)")
+}
+
+// defaults turns the flags into the batch defaults, checking ranges.
+func (f *voiceFlags) defaults() (pipeline.Defaults, error) {
+	d := pipeline.Defaults{Voice: f.voice, Speaker: f.speaker, SentenceSilence: f.sentenceSilence}
+	pick := func(name string, v float32, lo, hi float32, loOpen bool) (*float32, error) {
+		if !f.flags.Changed(name) {
+			return nil, nil
+		}
+		bad := math.IsNaN(float64(v)) || v > hi || v < lo || (loOpen && v == lo)
+		if bad {
+			open := "["
+			if loOpen {
+				open = "("
+			}
+			return nil, usageErrorf("--%s %v is outside %s%g, %g]", name, v, open, lo, hi)
+		}
+		return &v, nil
+	}
+	var err error
+	if d.LengthScale, err = pick("length-scale", f.lengthScale, 0, 20, true); err != nil {
+		return d, err
+	}
+	if d.NoiseScale, err = pick("noise-scale", f.noiseScale, 0, 10, false); err != nil {
+		return d, err
+	}
+	if d.NoiseW, err = pick("noise-w", f.noiseW, 0, 10, false); err != nil {
+		return d, err
+	}
+	if math.IsNaN(f.sentenceSilence) || f.sentenceSilence < 0 || f.sentenceSilence > 60 {
+		return d, usageErrorf("--sentence-silence %v is outside [0, 60] seconds", f.sentenceSilence)
+	}
+	return d, nil
+}
+
+func (f *voiceFlags) String() string { return fmt.Sprintf("voice=%q speaker=%q", f.voice, f.speaker) }

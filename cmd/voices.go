@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ttsgen/ttsgen/voices"
+)
+
+func newVoicesCmd(s *settings, streams IO) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "voices",
+		Short: "List, inspect and add Piper voices",
+		Long: `Voices are Piper-format: a model X.onnx with its config X.onnx.json beside it. Any voice from Piper's
+catalogue works. The built-in default voice is always there; others live in the voices folder
+(--voices-dir, default ~/.local/share/ttsgen/voices). Refer to a voice by name or by the path of either file.`,
+		Example: `  ttsgen voices list
+  ttsgen voices info en_US-ttsgen-medium --json
+  ttsgen voices add ~/Downloads/en_GB-alan-medium.onnx`,
+	}
+	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	catalog := func() voices.Catalog { return voices.Catalog{Dir: s.voicesDir()} }
+
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List the built-in voice and the installed ones",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, problems := catalog().List()
+			if list == nil {
+				return problems
+			}
+			if problems != nil {
+				newConsole(streams.ErrOut, s.quiet()).Warnf("some voices in %s are unusable: %v", s.voicesDir(), problems)
+			}
+			if asJSON {
+				infos := make([]voiceInfo, len(list))
+				for i, v := range list {
+					infos[i] = infoOf(v)
+				}
+				return writeJSON(streams.Out, infos)
+			}
+			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tLANGUAGE\tRATE\tSPEAKERS\tSIZE\tWHERE")
+			for _, v := range list {
+				in := infoOf(v)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", in.Name, in.Language, in.SampleRate, in.Speakers, humanBytes(in.SizeBytes), in.Where)
+			}
+			return tw.Flush()
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "info NAME|PATH",
+		Short: "Show one voice's details",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := catalog().Find(args[0])
+			if err != nil {
+				return err
+			}
+			return printVoice(streams.Out, v, asJSON)
+		},
+	})
+	var replace bool
+	add := &cobra.Command{
+		Use:   "add PATH",
+		Short: "Install a Piper voice (X.onnx + X.onnx.json) into the voices folder",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := catalog().Add(args[0], replace)
+			if err != nil {
+				return err
+			}
+			if !asJSON {
+				fmt.Fprintf(streams.Out, "added %s\n", v.Name)
+			}
+			return printVoice(streams.Out, v, asJSON)
+		},
+	}
+	add.Flags().BoolVar(&replace, "replace", false, "replace an installed voice of the same name")
+	cmd.AddCommand(add)
+	return cmd
+}
+
+// voiceInfo is what `voices list/info --json` prints for a voice.
+type voiceInfo struct {
+	Name         string           `json:"name"`
+	Language     string           `json:"language"`
+	SampleRate   int              `json:"sample_rate"`
+	Quality      string           `json:"quality,omitempty"`
+	Speakers     int              `json:"speakers"`
+	SpeakerNames []string         `json:"speaker_names,omitempty"`
+	PhonemeType  string           `json:"phoneme_type"`
+	EspeakVoice  string           `json:"espeak_voice,omitempty"`
+	SizeBytes    int64            `json:"size_bytes"`
+	Where        string           `json:"where"`
+	Inference    voices.Inference `json:"inference"`
+}
+
+func infoOf(v *voices.Voice) voiceInfo {
+	where := v.ModelPath
+	if v.Embedded {
+		where = "(built in)"
+	}
+	c := v.Config
+	return voiceInfo{
+		Name: v.Name, Language: c.LanguageCode(), SampleRate: c.Audio.SampleRate, Quality: c.Audio.Quality,
+		Speakers: c.NumSpeakers, SpeakerNames: c.SpeakerNames(), PhonemeType: c.PhonemeType,
+		EspeakVoice: c.Espeak.Voice, SizeBytes: v.ModelSize, Where: where, Inference: c.Inference,
+	}
+}
+
+func printVoice(w io.Writer, v *voices.Voice, asJSON bool) error {
+	in := infoOf(v)
+	if asJSON {
+		return writeJSON(w, in)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "name:\t%s\n", in.Name)
+	fmt.Fprintf(tw, "language:\t%s\n", in.Language)
+	fmt.Fprintf(tw, "sample rate:\t%d Hz\n", in.SampleRate)
+	if in.Quality != "" {
+		fmt.Fprintf(tw, "quality:\t%s\n", in.Quality)
+	}
+	fmt.Fprintf(tw, "speakers:\t%d\n", in.Speakers)
+	if len(in.SpeakerNames) > 0 {
+		fmt.Fprintf(tw, "speaker names:\t%v\n", in.SpeakerNames)
+	}
+	fmt.Fprintf(tw, "phonemes:\t%s %s\n", in.PhonemeType, in.EspeakVoice)
+	fmt.Fprintf(tw, "defaults:\tlength_scale %g, noise_scale %g, noise_w %g\n", in.Inference.LengthScale, in.Inference.NoiseScale, in.Inference.NoiseW)
+	fmt.Fprintf(tw, "size:\t%s\n", humanBytes(in.SizeBytes))
+	fmt.Fprintf(tw, "where:\t%s\n", in.Where)
+	return tw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,316 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/ttsgen/ttsgen/audio"
+	"github.com/ttsgen/ttsgen/gpu"
+	"github.com/ttsgen/ttsgen/manifest"
+	"github.com/ttsgen/ttsgen/results"
+	"github.com/ttsgen/ttsgen/textnorm"
+	"github.com/ttsgen/ttsgen/voices"
+)
+
+// VoiceLoader returns a loaded voice by name or path ("" = the default voice). It is called from several goroutines
+// and should cache: a corpus usually names few voices.
+type VoiceLoader func(name string) (*LoadedVoice, error)
+
+// Defaults are the settings an item gets when its manifest line does not set them (from flags or the config file).
+type Defaults struct {
+	Voice           string
+	Speaker         string
+	LengthScale     *float32 // nil = the voice's own default
+	NoiseScale      *float32
+	NoiseW          *float32
+	SentenceSilence float64
+}
+
+// Scales resolves the synthesis scales: the item's own (nil = unset), else these defaults, else the voice's config.
+func (d Defaults) Scales(voice voices.Inference, itemLength, itemNoise, itemNoiseW *float32) gpu.Scales {
+	pick := func(item, flag *float32, fromVoice float32) float32 {
+		switch {
+		case item != nil:
+			return *item
+		case flag != nil:
+			return *flag
+		}
+		return fromVoice
+	}
+	return gpu.Scales{
+		Noise:  pick(itemNoise, d.NoiseScale, voice.NoiseScale),
+		Length: pick(itemLength, d.LengthScale, voice.LengthScale),
+		NoiseW: pick(itemNoiseW, d.NoiseW, voice.NoiseW),
+	}
+}
+
+// Progress receives what a batch does; every method may be called from several goroutines.
+type Progress interface {
+	// Planned adds delta to the expected number of sentences (an estimate first, corrected as items are read).
+	Planned(delta int)
+	Sentence(SentenceDone)
+	Item(results.Row, bool /*skipped*/)
+}
+
+// Summary is what a batch run did.
+type Summary struct {
+	Items, OK, Failed, Skipped int
+	Sentences                  int
+	AudioSeconds               float64
+}
+
+// Batch synthesises corpora: every item of every input goes through one engine, several items at a time, so the
+// engine sees sentences from many items at once and can fill its batches.
+type Batch struct {
+	Engine      Engine
+	Frontend    *Frontend
+	LoadVoice   VoiceLoader
+	Out         *results.Dir
+	Defaults    Defaults
+	Progress    Progress // may be nil
+	Warnf       func(format string, args ...any)
+	Concurrency int // items in flight (0 = DefaultItemConcurrency)
+}
+
+// DefaultItemConcurrency keeps enough sentences in the engine to fill device batches even when every item is one
+// short sentence, while bounding memory (each item holds at most `lookahead` sentences of audio).
+const DefaultItemConcurrency = 64
+
+// Run synthesises every item of inputs. Bad items get an error row and do not stop the others. It returns when
+// every item has a row, or early when ctx is cancelled: items in flight then get no row (their temporary files are
+// removed), so a re-run redoes exactly them.
+func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
+	if b.Progress != nil {
+		n, err := EstimateSentences(ctx, inputs)
+		if err != nil {
+			return Summary{}, err
+		}
+		b.Progress.Planned(n)
+	}
+	concurrency := b.Concurrency
+	if concurrency <= 0 {
+		concurrency = DefaultItemConcurrency
+	}
+	var (
+		mu      sync.Mutex
+		sum     Summary
+		claimed = map[string]string{} // final path -> id of the item writing it
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, concurrency)
+	)
+	record := func(row results.Row, skipped bool, err error) error {
+		mu.Lock()
+		sum.Items++
+		switch {
+		case skipped:
+			sum.Skipped++
+		case row.Status == results.StatusOK:
+			sum.OK++
+			sum.Sentences += row.Sentences
+			sum.AudioSeconds += row.AudioSeconds
+		default:
+			sum.Failed++
+		}
+		mu.Unlock()
+		if b.Progress != nil {
+			b.Progress.Item(row, skipped)
+		}
+		if skipped {
+			return nil
+		}
+		return err
+	}
+	var appendErr error
+	var appendOnce sync.Once
+	scanErr := manifest.Scan(ctx, inputs, func(it manifest.Item) error {
+		for _, w := range it.Warnings {
+			b.warnf("%s: %s", where(it), w)
+		}
+		estimate := estimateItem(it)
+		row := results.Row{ID: it.ID, Line: it.Line, Source: it.Source, Out: it.Out, Status: results.StatusError}
+		if it.Err != nil {
+			row.Error = it.Err.Error()
+			b.plan(-estimate)
+			return b.finish(row, record)
+		}
+		row.Out = it.OutPath()
+		row.Hash = it.Hash()
+		if b.Out.Done(it.ID, row.Hash) {
+			b.plan(-estimate)
+			row.Status = results.StatusOK
+			return record(row, true, nil)
+		}
+		path, err := b.Out.Resolve(row.Out)
+		if err == nil {
+			mu.Lock()
+			if other, taken := claimed[path]; taken {
+				err = fmt.Errorf("out %q is already written by item %q", row.Out, other)
+			} else {
+				claimed[path] = it.ID
+			}
+			mu.Unlock()
+		}
+		if err != nil {
+			row.Error = err.Error()
+			b.plan(-estimate)
+			return b.finish(row, record)
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			row := b.synthesizeItem(ctx, it, row, path, estimate)
+			if ctx.Err() != nil {
+				return // interrupted: no row, so a re-run redoes this item
+			}
+			if err := b.finish(row, record); err != nil {
+				appendOnce.Do(func() { appendErr = err })
+			}
+		}()
+		return nil
+	})
+	wg.Wait()
+	if scanErr == nil {
+		scanErr = appendErr
+	}
+	if scanErr == nil {
+		scanErr = ctx.Err()
+	}
+	return sum, scanErr
+}
+
+// finish writes the item's row and reports it. A row that cannot be written stops the batch: results.jsonl is the
+// record of what is done, and continuing without it would lose work silently.
+func (b *Batch) finish(row results.Row, record func(results.Row, bool, error) error) error {
+	if row.Status != results.StatusOK {
+		b.warnf("%s: %s", whereRow(row), row.Error)
+	}
+	if err := b.Out.Append(row); err != nil {
+		return fmt.Errorf("recording the result of item %q: %w", row.ID, err)
+	}
+	return record(row, false, nil)
+}
+
+func (b *Batch) synthesizeItem(ctx context.Context, it manifest.Item, row results.Row, path string, estimate int) results.Row {
+	fail := func(err error) results.Row {
+		row.Status = results.StatusError
+		row.Error = err.Error()
+		return row
+	}
+	voiceName := it.Voice
+	if voiceName == "" {
+		voiceName = b.Defaults.Voice
+	}
+	v, err := b.LoadVoice(voiceName)
+	if err != nil {
+		b.plan(-estimate)
+		return fail(err)
+	}
+	speaker := it.Speaker
+	if speaker == "" {
+		speaker = b.Defaults.Speaker
+	}
+	sid, err := v.Voice.Config.SpeakerID(speaker)
+	if err != nil {
+		b.plan(-estimate)
+		return fail(err)
+	}
+	sentences, err := b.Frontend.Sentences(it.Text, v.Voice.Config)
+	b.plan(len(sentences) - estimate)
+	if err != nil {
+		return fail(err)
+	}
+	if len(sentences) == 0 {
+		return fail(errors.New("nothing to speak: the text has no words"))
+	}
+	opt := SpeakOptions{
+		Speaker:         sid,
+		Scales:          b.scales(it, v),
+		SentenceSilence: b.Defaults.SentenceSilence,
+	}
+	var seconds float64
+	err = b.Out.WriteFile(path, func(w io.Writer) error {
+		ws, ok := w.(io.WriteSeeker)
+		if !ok {
+			return fmt.Errorf("output for %s cannot seek", path)
+		}
+		wav := audio.NewWAVWriter(ws, v.Voice.Config.Audio.SampleRate)
+		if err := Speak(ctx, b.Engine, v, sentences, opt, wav, func(d SentenceDone) {
+			if b.Progress != nil {
+				b.Progress.Sentence(d)
+			}
+		}); err != nil {
+			return err
+		}
+		seconds = wav.Seconds()
+		return wav.Close()
+	})
+	if err != nil {
+		return fail(err)
+	}
+	row.Status = results.StatusOK
+	row.Sentences = len(sentences)
+	row.AudioSeconds = seconds
+	return row
+}
+
+// scales picks each scale from the item, else the batch defaults, else the voice's config.
+func (b *Batch) scales(it manifest.Item, v *LoadedVoice) gpu.Scales {
+	return b.Defaults.Scales(v.Voice.Config.Inference, it.LengthScale, it.NoiseScale, it.NoiseW)
+}
+
+func (b *Batch) plan(delta int) {
+	if b.Progress != nil && delta != 0 {
+		b.Progress.Planned(delta)
+	}
+}
+
+func (b *Batch) warnf(format string, args ...any) {
+	if b.Warnf != nil {
+		b.Warnf(format, args...)
+	}
+}
+
+func where(it manifest.Item) string {
+	if it.Line > 0 {
+		return fmt.Sprintf("%s:%d", it.Source, it.Line)
+	}
+	return it.Source
+}
+
+func whereRow(r results.Row) string {
+	if r.Line > 0 {
+		return fmt.Sprintf("%s:%d (id %s)", r.Source, r.Line, r.ID)
+	}
+	return fmt.Sprintf("%s (id %s)", r.Source, r.ID)
+}
+
+// estimateItem guesses an item's sentence count cheaply (no phonemization), for the progress total.
+func estimateItem(it manifest.Item) int {
+	if it.Err != nil {
+		return 0
+	}
+	return len(textnorm.Sentences(it.Text))
+}
+
+// EstimateSentences counts the sentences of every good item in inputs, without phonemizing: a quick first pass so
+// progress can show a total and an ETA from the start.
+func EstimateSentences(ctx context.Context, inputs []string) (int, error) {
+	n := 0
+	err := manifest.Scan(ctx, inputs, func(it manifest.Item) error {
+		n += estimateItem(it)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading inputs: %w", err)
+	}
+	return n, nil
+}

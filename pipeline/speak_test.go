@@ -1,0 +1,145 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ttsgen/ttsgen/audio"
+	"github.com/ttsgen/ttsgen/gpu"
+	"github.com/ttsgen/ttsgen/voices"
+)
+
+// fakeEngine answers each request with len(IDs)*100 samples of a constant equal to the first id, after a delay
+// that makes later sentences finish first, so tests see whether Speak restores reading order.
+type fakeEngine struct {
+	mu        sync.Mutex
+	submitted int
+	failOn    int64 // first id that fails; 0 = none
+	block     bool  // never answer (for cancellation tests)
+}
+
+func (f *fakeEngine) Submit(ctx context.Context, _ *gpu.Model, req gpu.Request) <-chan gpu.Result {
+	f.mu.Lock()
+	n := f.submitted
+	f.submitted++
+	f.mu.Unlock()
+	ch := make(chan gpu.Result, 1)
+	go func() {
+		if f.block {
+			<-ctx.Done()
+			ch <- gpu.Result{Err: ctx.Err()}
+			return
+		}
+		time.Sleep(time.Duration(10-n%10) * time.Millisecond)
+		if req.IDs[0] == f.failOn {
+			ch <- gpu.Result{Err: errors.New("device fell over")}
+			return
+		}
+		samples := make([]float32, len(req.IDs)*100)
+		for i := range samples {
+			samples[i] = float32(req.IDs[0]) / 100
+		}
+		ch <- gpu.Result{Audio: samples}
+	}()
+	return ch
+}
+
+func testVoice() *LoadedVoice {
+	cfg := &voices.Config{}
+	cfg.Audio.SampleRate = 1000
+	return &LoadedVoice{Voice: &voices.Voice{Name: "fake", Config: cfg}}
+}
+
+func sentencesWithFirstIDs(ids ...int64) []Sentence {
+	var out []Sentence
+	for _, id := range ids {
+		out = append(out, Sentence{Text: "s", IDs: []int64{id, 0, 0}})
+	}
+	return out
+}
+
+func TestSpeakWritesInReadingOrderWithSilence(t *testing.T) {
+	var buf audio.Buffer
+	wav := audio.NewWAVWriter(&buf, 1000)
+	var done int
+	err := Speak(context.Background(), &fakeEngine{}, testVoice(), sentencesWithFirstIDs(10, 20, 30), SpeakOptions{SentenceSilence: 0.05},
+		wav, func(SentenceDone) { done++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wav.Close(); err != nil {
+		t.Fatal(err)
+	}
+	samples, _, err := audio.ReadWAV(strings.NewReader(string(buf.Bytes())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 sentences x 300 samples + 2 gaps x 50 samples.
+	if len(samples) != 3*300+2*50 || done != 3 {
+		t.Fatalf("%d samples, %d sentences reported", len(samples), done)
+	}
+	// Each sentence is peak-normalised to full scale; gaps are silent.
+	for i, want := range []struct {
+		at int
+		v  int16
+	}{{0, 32767}, {299, 32767}, {300, 0}, {349, 0}, {350, 32767}, {649, 32767}, {650, 0}, {999, 32767}} {
+		if samples[want.at] != want.v {
+			t.Errorf("check %d: sample %d = %d, want %d", i, want.at, samples[want.at], want.v)
+		}
+	}
+}
+
+func TestSpeakStopsAtTheFirstFailedSentence(t *testing.T) {
+	var buf audio.Buffer
+	wav := audio.NewWAVWriter(&buf, 1000)
+	err := Speak(context.Background(), &fakeEngine{failOn: 20}, testVoice(), sentencesWithFirstIDs(10, 20, 30), SpeakOptions{}, wav, nil)
+	if err == nil || !strings.Contains(err.Error(), "sentence 2") || !strings.Contains(err.Error(), "device fell over") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSpeakHonoursCancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var buf audio.Buffer
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Speak(ctx, &fakeEngine{block: true}, testVoice(), sentencesWithFirstIDs(1, 2, 3), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+	}()
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Speak did not return after cancellation")
+	}
+}
+
+func TestSpeakBoundsSentencesInFlight(t *testing.T) {
+	eng := &fakeEngine{block: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	var buf audio.Buffer
+	ids := make([]int64, 500)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Speak(ctx, eng, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	eng.mu.Lock()
+	submitted := eng.submitted
+	eng.mu.Unlock()
+	cancel()
+	<-errc
+	// The first sentence is awaited while up to `lookahead` more wait in the queue, plus one being handed over.
+	if submitted > lookahead+2 {
+		t.Errorf("%d of 500 sentences submitted while the first was unanswered; want at most %d", submitted, lookahead+2)
+	}
+}
