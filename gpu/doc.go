@@ -1,0 +1,42 @@
+// Package gpu runs Piper-format voice models on ONNX Runtime for many concurrent requests, batching by what the
+// device likes. A whole corpus goes through one Engine: callers Submit sentences (phoneme ids) from any goroutine
+// and each gets a channel that receives exactly one Result.
+//
+// # Flow
+//
+// Submit takes a place in a bounded queue (it blocks while the queue is full: backpressure, so a 100k-sentence
+// corpus runs in bounded memory), and a fixed set of workers takes batches from it. Workers sleep on a condition
+// variable when the queue is empty; nothing polls. A request whose context ends while it waits leaves the queue at
+// once (context.AfterFunc) and gets ctx.Err(); Close fails what is still queued with ErrClosed, lets running batches
+// finish, then frees the sessions.
+//
+// # Which requests share a batch
+//
+// The oldest queued request always runs next, so none starves. It takes with it the queued requests of the same
+// voice and the same scales (the graph's scales input is one tensor per run) whose phoneme counts are nearest to
+// its own, up to MaxBatch items and a budget of MaxBatchPhonemes on items x longest sequence. Near lengths keep the
+// padding, which is wasted work, small; the budget bounds the size of one run's tensors, which is what broke WebGPU
+// at batch 64 of 8-second sentences. The engine does not wait for a batch to fill: under load the queue is full
+// anyway, and when it is not, waiting would only add latency.
+//
+// A padded item's audio is cut back to its own length with the durations: Load re-exports the graph with the
+// duration predictor's Ceil output as an extra output "w_ceil", and an item's samples are sum(w_ceil) x hop, with
+// hop = T / max frames in the batch (256 for Piper). A voice without that node runs one sentence per batch. When a
+// batch of several fails (say, one sentence has a phoneme id the voice does not know), each item is retried alone
+// so that only the bad one fails.
+//
+// # Devices
+//
+// On the CPU, parallelism comes from several sessions side by side, each with few intra-op threads
+// (ThreadsPerSession, default 1): one VITS run does not scale across threads (on a 16-core machine 16 threads gave
+// 56x real time against 12.7x for one thread), while independent runs do. So Threads/ThreadsPerSession workers
+// each run their own session, with small batches (MaxBatch default 4: on the CPU a batch only saves per-run
+// overhead, and padding costs real work).
+//
+// On a GPU (webgpu, cuda) one session is shared by InFlight workers (default 2), so that packing one batch and
+// unpacking another overlap the device's work; batches are bigger (MaxBatch 16, at most 1024 padded phonemes: on
+// the H200, WebGPU was fastest per second of audio at batch 4 of 8-second sentences, ~200 phonemes each). "auto"
+// tries cuda, then webgpu, then cpu: each GPU provider is probed by building and running a one-Conv graph, and one
+// that does not start is reported through Options.Logf. An explicit GPU device that does not start is an error.
+// The GPU paths are thin (provider options only) and untested on the CPU-only development machine.
+package gpu

@@ -1,0 +1,481 @@
+package gpu
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Device names where a voice runs.
+type Device string
+
+const (
+	DeviceAuto   Device = "auto"   // cuda, then webgpu, then cpu: the first that starts
+	DeviceCPU    Device = "cpu"    // ONNX Runtime's CPU provider
+	DeviceWebGPU Device = "webgpu" // ONNX Runtime's WebGPU provider (Vulkan/Metal/D3D12 underneath)
+	DeviceCUDA   Device = "cuda"   // ONNX Runtime's CUDA provider (needs a CUDA build of the library)
+)
+
+// ErrClosed is the error of requests submitted to, or still queued in, an engine that has been closed.
+var ErrClosed = errors.New("gpu: engine closed")
+
+// Options configure an Engine. Zero values pick the documented defaults for the device in use.
+type Options struct {
+	Device    Device
+	Threads   int                              // CPU threads to use in total (0 = runtime.NumCPU())
+	MaxBatch  int                              // cap on items per device batch (0 = DefaultCPUMaxBatch on cpu, DefaultGPUMaxBatch on a GPU)
+	QueueSize int                              // bounded queue; Submit blocks (backpressure) when full, until ctx is done (0 = 4 x workers x MaxBatch, at least 64)
+	Logf      func(format string, args ...any) // warnings (e.g. GPU fallback); nil = silent
+
+	// ThreadsPerSession is the intra-op thread count of each CPU session; the engine runs
+	// Threads/ThreadsPerSession sessions side by side (0 = DefaultThreadsPerSession).
+	ThreadsPerSession int
+	// InFlight is how many batches a GPU engine keeps running at once, so packing and unpacking one batch
+	// overlaps the device running another (0 = DefaultInFlight). Ignored on cpu.
+	InFlight int
+	// MaxBatchPhonemes caps batch size x longest phoneme sequence in a batch: the padded input, and so
+	// (roughly) the audio and activation memory one run needs (0 = DefaultCPUMaxBatchPhonemes or
+	// DefaultGPUMaxBatchPhonemes). A single sentence longer than the cap still runs, alone.
+	MaxBatchPhonemes int
+}
+
+// Defaults. The CPU ones were measured on the tiny default-voice model (see doc.go); the GPU ones follow the
+// H200 measurements in the project notes (WebGPU: batch 4 of 8-second sentences was the fastest per second of
+// audio, batch 64 of them failed on buffer limits).
+const (
+	DefaultThreadsPerSession   = 1
+	DefaultCPUMaxBatch         = 4
+	DefaultCPUMaxBatchPhonemes = 2048
+	DefaultGPUMaxBatch         = 16
+	DefaultGPUMaxBatchPhonemes = 1024
+	DefaultInFlight            = 2
+)
+
+// ModelConfig is what the voice's JSON config says about the model.
+type ModelConfig struct {
+	SampleRate  int
+	NumSpeakers int
+}
+
+// Scales are VITS's synthesis knobs. They are one tensor per run, so only requests with equal scales share a batch.
+type Scales struct{ Noise, Length, NoiseW float32 }
+
+// Request is one sentence as phoneme ids.
+type Request struct {
+	IDs     []int64
+	Speaker int64
+	Scales  Scales
+}
+
+// Result is one sentence's audio, or why there is none.
+type Result struct {
+	Audio                     []float32 // this item's own samples only, at the model's sample rate
+	Err                       error
+	Queued, Started, Finished time.Time
+}
+
+// Model is a voice loaded into an engine.
+type Model struct {
+	engine   *Engine
+	name     string
+	cfg      ModelConfig
+	io       modelIO
+	maxBatch int
+	runners  []runner // one per CPU worker; one shared by all workers on a GPU
+}
+
+// Name is the name the model was loaded under.
+func (m *Model) Name() string { return m.name }
+
+// Config is the configuration the model was loaded with.
+func (m *Model) Config() ModelConfig { return m.cfg }
+
+// MaxBatch is the most items this model runs at once: 1 when its graph has no duration output to cut a
+// padded batch back into sentences.
+func (m *Model) MaxBatch() int { return m.maxBatch }
+
+// Engine runs voice models for many concurrent requests. All methods are safe from any goroutine.
+type Engine struct {
+	backend           backend
+	device            Device
+	workers           int
+	sessionsPerModel  int
+	threadsPerSession int
+	maxBatch          int
+	maxBatchPhonemes  int
+	logf              func(format string, args ...any)
+	now               func() time.Time
+
+	slots chan struct{} // one token per admitted, unfinished request: the bounded queue
+	done  chan struct{} // closed by Close; releases Submit calls blocked on a full queue
+
+	mu      sync.Mutex
+	work    *sync.Cond // signalled when pending gains an item or the engine closes
+	pending []*item    // queued requests, oldest first
+	models  []*Model
+	closed  bool
+
+	workersDone sync.WaitGroup
+	closeOnce   sync.Once
+	closeErr    error
+}
+
+type itemState int
+
+const (
+	statePending itemState = iota
+	stateRunning
+	stateDone
+)
+
+// item is one submitted request on its way through the engine.
+type item struct {
+	ctx         context.Context
+	model       *Model
+	req         Request
+	result      chan Result // buffered: delivering never blocks a worker
+	queued      time.Time
+	state       itemState // guarded by Engine.mu
+	stopWatcher func() bool
+}
+
+// NewEngine picks the device, checks that it starts, and starts the workers. Init must have been called.
+func NewEngine(opts Options) (*Engine, error) {
+	if !ortReady() {
+		return nil, errors.New("gpu: NewEngine before Init: the ONNX Runtime library is not loaded")
+	}
+	return newEngine(opts, ortBackend{})
+}
+
+func newEngine(opts Options, b backend) (*Engine, error) {
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	for name, v := range map[string]int{"Threads": opts.Threads, "MaxBatch": opts.MaxBatch, "QueueSize": opts.QueueSize,
+		"ThreadsPerSession": opts.ThreadsPerSession, "InFlight": opts.InFlight, "MaxBatchPhonemes": opts.MaxBatchPhonemes} {
+		if v < 0 {
+			return nil, fmt.Errorf("gpu: option %s is %d; want 0 (default) or more", name, v)
+		}
+	}
+	device, err := selectDevice(opts.Device, b, logf)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		backend: b,
+		device:  device,
+		logf:    logf,
+		now:     time.Now,
+		done:    make(chan struct{}),
+	}
+	e.work = sync.NewCond(&e.mu)
+	threads := cmp.Or(opts.Threads, runtime.NumCPU())
+	if device == DeviceCPU {
+		e.threadsPerSession = min(cmp.Or(opts.ThreadsPerSession, DefaultThreadsPerSession), threads)
+		e.workers = max(1, threads/e.threadsPerSession)
+		e.sessionsPerModel = e.workers
+		e.maxBatch = cmp.Or(opts.MaxBatch, DefaultCPUMaxBatch)
+		e.maxBatchPhonemes = cmp.Or(opts.MaxBatchPhonemes, DefaultCPUMaxBatchPhonemes)
+	} else {
+		// One session on the device, shared by InFlight workers: ORT sessions may be run concurrently, and a
+		// second copy of the weights on the device would buy nothing.
+		e.threadsPerSession = threads
+		e.workers = cmp.Or(opts.InFlight, DefaultInFlight)
+		e.sessionsPerModel = 1
+		e.maxBatch = cmp.Or(opts.MaxBatch, DefaultGPUMaxBatch)
+		e.maxBatchPhonemes = cmp.Or(opts.MaxBatchPhonemes, DefaultGPUMaxBatchPhonemes)
+	}
+	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
+	e.workersDone.Add(e.workers)
+	for w := range e.workers {
+		go e.runWorker(w)
+	}
+	return e, nil
+}
+
+// selectDevice resolves "auto" to the first device that starts and checks that an explicit GPU device starts.
+func selectDevice(want Device, b backend, logf func(string, ...any)) (Device, error) {
+	switch want {
+	case DeviceCPU:
+		return DeviceCPU, nil
+	case DeviceCUDA, DeviceWebGPU:
+		if err := b.probe(want); err != nil {
+			return "", fmt.Errorf("gpu: device %s does not start: %w", want, err)
+		}
+		return want, nil
+	case DeviceAuto, "":
+		var failures []string
+		for _, candidate := range []Device{DeviceCUDA, DeviceWebGPU} {
+			err := b.probe(candidate)
+			if err == nil {
+				return candidate, nil
+			}
+			failures = append(failures, fmt.Sprintf("%s: %v", candidate, err))
+		}
+		logf("gpu: no GPU provider started, using cpu (%s)", strings.Join(failures, "; "))
+		return DeviceCPU, nil
+	default:
+		return "", fmt.Errorf("gpu: unknown device %q (want auto, cpu, webgpu or cuda)", want)
+	}
+}
+
+// Device is the device actually in use, after auto selection.
+func (e *Engine) Device() Device { return e.device }
+
+// Workers is how many batches the engine runs at once.
+func (e *Engine) Workers() int { return e.workers }
+
+// Load prepares a voice model (ONNX bytes of a Piper-format voice) for this engine: it adds the duration output
+// that batching needs (see prepareGraph) and creates the engine's sessions for it.
+func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, error) {
+	graph, io, err := prepareGraph(onnxModel)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: loading voice %q: %w", name, err)
+	}
+	if cfg.NumSpeakers > 1 && !io.hasSpeaker {
+		return nil, fmt.Errorf("gpu: loading voice %q: config says %d speakers but the graph has no %q input",
+			name, cfg.NumSpeakers, inputSpeaker)
+	}
+	m := &Model{engine: e, name: name, cfg: cfg, io: io, maxBatch: e.maxBatch}
+	if !io.hasFrames {
+		m.maxBatch = 1
+		e.logf("gpu: voice %q has no duration Ceil node; running it one sentence at a time (correct, slower)", name)
+	}
+	for i := range e.sessionsPerModel {
+		r, err := e.backend.newRunner(graph, io, e.device, e.threadsPerSession)
+		if err != nil {
+			closeRunners(m.runners)
+			return nil, fmt.Errorf("gpu: loading voice %q: session %d of %d on %s: %w",
+				name, i+1, e.sessionsPerModel, e.device, err)
+		}
+		m.runners = append(m.runners, r)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		closeRunners(m.runners)
+		return nil, fmt.Errorf("gpu: loading voice %q: %w", name, ErrClosed)
+	}
+	e.models = append(e.models, m)
+	return m, nil
+}
+
+func closeRunners(runners []runner) error {
+	var errs []error
+	for _, r := range runners {
+		errs = append(errs, r.close())
+	}
+	return errors.Join(errs...)
+}
+
+// validate rejects a request that could only fail on the device, before it takes a place in the queue.
+func (m *Model) validate(req Request) error {
+	if len(req.IDs) == 0 {
+		return errors.New("empty phoneme id sequence")
+	}
+	speakers := max(1, m.cfg.NumSpeakers)
+	if req.Speaker < 0 || req.Speaker >= int64(speakers) {
+		return fmt.Errorf("speaker %d out of range: voice %q has %d speaker(s)", req.Speaker, m.name, speakers)
+	}
+	return nil
+}
+
+// Submit queues one sentence and returns a channel that receives exactly one Result. It blocks while the queue is
+// full, until a place frees up, ctx is done or the engine closes. A request whose ctx ends while it waits in the
+// queue leaves it, and its Result carries ctx.Err().
+func (e *Engine) Submit(ctx context.Context, m *Model, req Request) <-chan Result {
+	out := make(chan Result, 1)
+	queued := e.now()
+	fail := func(err error) <-chan Result {
+		out <- Result{Err: err, Queued: queued, Finished: e.now()}
+		return out
+	}
+	switch {
+	case m == nil || m.engine != e:
+		return fail(errors.New("gpu: model was not loaded by this engine"))
+	case ctx.Err() != nil:
+		return fail(ctx.Err())
+	}
+	if err := m.validate(req); err != nil {
+		return fail(fmt.Errorf("gpu: voice %q: %w", m.name, err))
+	}
+	select {
+	case e.slots <- struct{}{}:
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	case <-e.done:
+		return fail(ErrClosed)
+	}
+	it := &item{ctx: ctx, model: m, req: req, result: out, queued: queued}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		<-e.slots
+		return fail(ErrClosed)
+	}
+	e.pending = append(e.pending, it)
+	it.stopWatcher = context.AfterFunc(ctx, func() { e.leaveQueue(it) })
+	e.work.Signal()
+	return out
+}
+
+// leaveQueue runs when a request's ctx ends: a request still waiting leaves the queue at once; one already
+// running gets ctx.Err() when its batch finishes.
+func (e *Engine) leaveQueue(it *item) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if it.state != statePending {
+		return
+	}
+	e.pending = slices.DeleteFunc(e.pending, func(p *item) bool { return p == it })
+	e.finishLocked(it, Result{Err: it.ctx.Err()}, time.Time{})
+}
+
+// finishLocked delivers it's one Result and frees its place in the queue. e.mu must be held.
+func (e *Engine) finishLocked(it *item, res Result, started time.Time) {
+	if it.state == stateDone {
+		return
+	}
+	it.state = stateDone
+	if it.stopWatcher != nil {
+		it.stopWatcher()
+	}
+	res.Queued, res.Started, res.Finished = it.queued, started, e.now()
+	it.result <- res
+	<-e.slots
+}
+
+// runWorker takes batches until the engine closes. It sleeps on the condition variable while the queue is empty.
+func (e *Engine) runWorker(worker int) {
+	defer e.workersDone.Done()
+	for {
+		e.mu.Lock()
+		for len(e.pending) == 0 && !e.closed {
+			e.work.Wait()
+		}
+		if e.closed {
+			e.mu.Unlock()
+			return
+		}
+		batch := e.takeBatchLocked()
+		e.mu.Unlock()
+		e.runBatch(worker, batch)
+	}
+}
+
+// takeBatchLocked removes the next batch from the queue: the oldest request (so none starves) plus the queued
+// requests of the same model and scales whose phoneme counts are nearest to its, up to the model's batch cap and
+// the phoneme budget (batch size x longest sequence). Near lengths keep padding, the wasted work, small.
+func (e *Engine) takeBatchLocked() []*item {
+	head := e.pending[0]
+	limit := head.model.maxBatch
+	var mates []*item
+	if limit > 1 {
+		for _, it := range e.pending[1:] {
+			if it.model == head.model && it.req.Scales == head.req.Scales {
+				mates = append(mates, it)
+			}
+		}
+		headLen := len(head.req.IDs)
+		slices.SortStableFunc(mates, func(a, b *item) int {
+			return cmp.Compare(absInt(len(a.req.IDs)-headLen), absInt(len(b.req.IDs)-headLen))
+		})
+	}
+	batch := []*item{head}
+	width := len(head.req.IDs)
+	for _, it := range mates {
+		if len(batch) == limit {
+			break
+		}
+		w := max(width, len(it.req.IDs))
+		if (len(batch)+1)*w > e.maxBatchPhonemes {
+			continue
+		}
+		batch = append(batch, it)
+		width = w
+	}
+	taken := make(map[*item]bool, len(batch))
+	for _, it := range batch {
+		it.state = stateRunning
+		taken[it] = true
+	}
+	e.pending = slices.DeleteFunc(e.pending, func(it *item) bool { return taken[it] })
+	return batch
+}
+
+func absInt(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// runBatch runs one batch and delivers its results. When a batch of several fails, each item is retried alone so
+// that one bad request (say, a phoneme id the voice does not know) fails by itself.
+func (e *Engine) runBatch(worker int, batch []*item) {
+	m := batch[0].model
+	started := e.now()
+	audio, err := e.synthesize(m.runners[worker%len(m.runners)], batch)
+	if err != nil && len(batch) > 1 {
+		for _, it := range batch {
+			e.runBatch(worker, []*item{it})
+		}
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, it := range batch {
+		switch {
+		case it.ctx.Err() != nil:
+			e.finishLocked(it, Result{Err: it.ctx.Err()}, started)
+		case err != nil:
+			e.finishLocked(it, Result{Err: fmt.Errorf("gpu: voice %q on %s: %w", m.name, e.device, err)}, started)
+		default:
+			e.finishLocked(it, Result{Audio: audio[i]}, started)
+		}
+	}
+}
+
+// synthesize runs one padded batch and cuts its output back into each item's own samples.
+func (e *Engine) synthesize(r runner, batch []*item) ([][]float32, error) {
+	in := packBatch(batch, batch[0].model.io.hasSpeaker)
+	out, err := r.run(in)
+	if err != nil {
+		return nil, err
+	}
+	return splitAudio(in, out)
+}
+
+// Close fails the requests still queued with ErrClosed, lets running batches finish and deliver, then frees every
+// model's sessions. It is idempotent; later Submits get ErrClosed.
+func (e *Engine) Close() error {
+	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		e.closed = true
+		close(e.done)
+		for _, it := range e.pending {
+			e.finishLocked(it, Result{Err: ErrClosed}, time.Time{})
+		}
+		e.pending = nil
+		e.work.Broadcast()
+		models := e.models
+		e.mu.Unlock()
+
+		e.workersDone.Wait()
+		var errs []error
+		for _, m := range models {
+			if err := closeRunners(m.runners); err != nil {
+				errs = append(errs, fmt.Errorf("gpu: closing voice %q: %w", m.name, err))
+			}
+		}
+		e.closeErr = errors.Join(errs...)
+	})
+	return e.closeErr
+}

@@ -1,0 +1,235 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// LibraryEnv is the environment variable that names the ONNX Runtime shared library.
+const LibraryEnv = "TTSGEN_ORT_LIB"
+
+// DefaultLibPath is where the library is looked for: $TTSGEN_ORT_LIB, else the project's setup location
+// ~/.cache/ttsgen/ort/1.30.0/libonnxruntime.so.1.
+func DefaultLibPath() string {
+	if p := os.Getenv(LibraryEnv); p != "" {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "libonnxruntime.so.1"
+	}
+	return filepath.Join(home, ".cache", "ttsgen", "ort", "1.30.0", "libonnxruntime.so.1")
+}
+
+// The ORT environment is process-wide C state: it is created once and lives until the process ends.
+var ortEnv struct {
+	mu   sync.Mutex
+	path string // the library the environment was created from; "" until Init succeeds
+}
+
+func ortReady() bool {
+	ortEnv.mu.Lock()
+	defer ortEnv.mu.Unlock()
+	return ortEnv.path != ""
+}
+
+// Init loads the ONNX Runtime shared library at libPath and creates the process-wide ORT environment (once; later
+// calls with the same path are no-ops, a different path is an error). The error names the path and what failed.
+func Init(libPath string) error {
+	ortEnv.mu.Lock()
+	defer ortEnv.mu.Unlock()
+	if ortEnv.path != "" && ortEnv.path == libPath {
+		return nil
+	}
+	info, err := os.Stat(libPath)
+	if err != nil {
+		return fmt.Errorf("gpu: ONNX Runtime library %s: %w (set %s or run the setup)", libPath, err, LibraryEnv)
+	}
+	if info.IsDir() {
+		return fmt.Errorf("gpu: ONNX Runtime library %s is a directory, not a shared library", libPath)
+	}
+	if ortEnv.path != "" {
+		return fmt.Errorf("gpu: ONNX Runtime already loaded from %s; cannot switch to %s", ortEnv.path, libPath)
+	}
+	ort.SetSharedLibraryPath(libPath)
+	// Errors come back from every call; ORT's own logging would only repeat them on stderr.
+	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
+		return fmt.Errorf("gpu: loading ONNX Runtime library %s: %w", libPath, err)
+	}
+	ortEnv.path = libPath
+	return nil
+}
+
+// ortBackend creates ONNX Runtime sessions.
+type ortBackend struct{}
+
+// sessionOptions configures a session for device d. The GPU providers are thin: they are set up the way the
+// project measured them, and everything else is left to ONNX Runtime.
+func (ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, error) {
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("creating session options: %w", err)
+	}
+	fail := func(what string, err error) (*ort.SessionOptions, error) {
+		opts.Destroy()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	// Parallelism comes from running several sessions side by side (see doc.go); inside a session operators run
+	// one after another on its own few intra-op threads, which must not spin while another session works.
+	if err := opts.SetIntraOpNumThreads(threads); err != nil {
+		return fail("setting intra-op threads", err)
+	}
+	if err := opts.SetInterOpNumThreads(1); err != nil {
+		return fail("setting inter-op threads", err)
+	}
+	if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+		return fail("turning off thread spinning", err)
+	}
+	switch d {
+	case DeviceCPU:
+	case DeviceCUDA:
+		cuda, err := ort.NewCUDAProviderOptions()
+		if err != nil {
+			return fail("creating CUDA provider options (is this a CUDA build of ONNX Runtime?)", err)
+		}
+		defer cuda.Destroy()
+		// Exhaustive cuDNN search re-tunes for every new input shape, and voice batches change shape every run.
+		if err := cuda.Update(map[string]string{"cudnn_conv_algo_search": "HEURISTIC"}); err != nil {
+			return fail("setting CUDA provider options", err)
+		}
+		if err := opts.AppendExecutionProviderCUDA(cuda); err != nil {
+			return fail("adding the CUDA provider (is this a CUDA build of ONNX Runtime, with CUDA and cuDNN installed?)", err)
+		}
+	case DeviceWebGPU:
+		if err := opts.AppendExecutionProvider("WebGPU", map[string]string{}); err != nil {
+			return fail("adding the WebGPU provider (needs a WebGPU build of ONNX Runtime and a GPU driver: Vulkan on Linux)", err)
+		}
+	default:
+		return fail("choosing a provider", fmt.Errorf("unknown device %q", d))
+	}
+	return opts, nil
+}
+
+func (b ortBackend) probe(d Device) error {
+	graph, err := probeGraph()
+	if err != nil {
+		return fmt.Errorf("building the probe graph: %w", err)
+	}
+	opts, err := b.sessionOptions(d, 1)
+	if err != nil {
+		return err
+	}
+	defer opts.Destroy()
+	session, err := ort.NewDynamicAdvancedSessionWithONNXData(graph, []string{"x"}, []string{"y"}, opts)
+	if err != nil {
+		return fmt.Errorf("creating a probe session: %w", err)
+	}
+	defer session.Destroy()
+	x, err := ort.NewTensor(ort.NewShape(1, 1, 16), make([]float32, 16))
+	if err != nil {
+		return fmt.Errorf("creating the probe input: %w", err)
+	}
+	defer x.Destroy()
+	y, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 1, 14))
+	if err != nil {
+		return fmt.Errorf("creating the probe output: %w", err)
+	}
+	defer y.Destroy()
+	if err := session.Run([]ort.Value{x}, []ort.Value{y}); err != nil {
+		return fmt.Errorf("running the probe: %w", err)
+	}
+	return nil
+}
+
+func (b ortBackend) newRunner(graph []byte, io modelIO, d Device, threads int) (runner, error) {
+	opts, err := b.sessionOptions(d, threads)
+	if err != nil {
+		return nil, err
+	}
+	defer opts.Destroy()
+	session, err := ort.NewDynamicAdvancedSessionWithONNXData(graph, io.inputNames(), io.outputNames(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating session: %w", err)
+	}
+	return &ortRunner{session: session, io: io}, nil
+}
+
+// ortRunner runs one ORT session. ORT allows concurrent Run calls on a session, and run keeps all its tensors
+// local, so it is safe from several goroutines.
+type ortRunner struct {
+	session *ort.DynamicAdvancedSession
+	io      modelIO
+}
+
+func (r *ortRunner) run(in batchInput) (batchOutput, error) {
+	var inputs []ort.Value
+	defer func() {
+		for _, v := range inputs {
+			v.Destroy()
+		}
+	}()
+	add := func(v ort.Value, err error) error {
+		if err != nil {
+			return fmt.Errorf("creating input tensor: %w", err)
+		}
+		inputs = append(inputs, v)
+		return nil
+	}
+	b, l := int64(in.size), int64(in.width)
+	scales := []float32{in.scales.Noise, in.scales.Length, in.scales.NoiseW}
+	err := errors.Join(
+		add(ort.NewTensor(ort.NewShape(b, l), in.ids)),
+		add(ort.NewTensor(ort.NewShape(b), in.lengths)),
+		add(ort.NewTensor(ort.NewShape(3), scales)),
+	)
+	if err == nil && r.io.hasSpeaker {
+		speakers := in.speakers
+		if speakers == nil {
+			speakers = make([]int64, in.size)
+		}
+		err = add(ort.NewTensor(ort.NewShape(b), speakers))
+	}
+	if err != nil {
+		return batchOutput{}, err
+	}
+	outputs := make([]ort.Value, len(r.io.outputNames()))
+	defer func() {
+		for _, v := range outputs {
+			if v != nil {
+				v.Destroy()
+			}
+		}
+	}()
+	if err := r.session.Run(inputs, outputs); err != nil {
+		return batchOutput{}, fmt.Errorf("running batch of %d x %d phonemes: %w", b, l, err)
+	}
+	var out batchOutput
+	audio, ok := outputs[0].(*ort.Tensor[float32])
+	if !ok {
+		return batchOutput{}, fmt.Errorf("output %q is %T, want a float32 tensor", outputAudio, outputs[0])
+	}
+	if shape := audio.GetShape(); len(shape) == 0 || shape[0] != b {
+		return batchOutput{}, fmt.Errorf("output %q has shape %v, want batch %d first", outputAudio, shape, b)
+	}
+	out.audio = append([]float32(nil), audio.GetData()...)
+	if r.io.hasFrames {
+		frames, ok := outputs[1].(*ort.Tensor[float32])
+		if !ok {
+			return batchOutput{}, fmt.Errorf("output %q is %T, want a float32 tensor", outputFrames, outputs[1])
+		}
+		out.frames = append([]float32(nil), frames.GetData()...)
+	}
+	return out, nil
+}
+
+func (r *ortRunner) close() error {
+	if err := r.session.Destroy(); err != nil {
+		return fmt.Errorf("destroying session: %w", err)
+	}
+	return nil
+}

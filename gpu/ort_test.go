@@ -1,0 +1,311 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	tinyVoicePath = "../testdata/tiny-voice/tiny.onnx"
+	testVoicePath = "/work/shared/data/piper-test-voice/test_voice.onnx"
+	tinyHop       = 256
+)
+
+// deterministic scales: with no noise a sentence's audio depends only on its phonemes.
+var deterministic = Scales{Noise: 0, Length: 1, NoiseW: 0}
+
+// needORT loads ONNX Runtime from $TTSGEN_ORT_LIB (or the setup's cache path). Without it the test is skipped,
+// or fails when TTSGEN_REQUIRE_ORT=1 (CI sets it, so a broken setup cannot pass as skipped tests).
+func needORT(t *testing.T) {
+	t.Helper()
+	lib := DefaultLibPath()
+	if _, err := os.Stat(lib); err != nil {
+		if os.Getenv("TTSGEN_REQUIRE_ORT") == "1" {
+			t.Fatalf("TTSGEN_REQUIRE_ORT=1 but the ONNX Runtime library is missing: %v (set %s)", err, LibraryEnv)
+		}
+		t.Skipf("no ONNX Runtime library (%v); set %s to run this test", err, LibraryEnv)
+	}
+	if err := Init(lib); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readVoice(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.Getenv("TTSGEN_REQUIRE_ORT") == "1" {
+			t.Fatalf("test voice missing: %v", err)
+		}
+		t.Skipf("test voice missing: %v", err)
+	}
+	return data
+}
+
+// tinyEngine is a CPU engine with the tiny default-voice model loaded.
+func tinyEngine(t *testing.T, opts Options) (*Engine, *Model) {
+	t.Helper()
+	needORT(t)
+	opts.Device = DeviceCPU
+	e, err := NewEngine(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	m, err := e.Load("tiny", readVoice(t, tinyVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, m
+}
+
+// sentence is n phoneme ids in Piper's layout: BOS, then each phoneme followed by the pad id, then EOS.
+func sentence(rng *rand.Rand, n int) []int64 {
+	ids := []int64{1, 0}
+	for range n {
+		ids = append(ids, 14+rng.Int64N(140), 0)
+	}
+	return append(ids, 2)
+}
+
+func maxAbsDiff(a, b []float32) float64 {
+	var worst float64
+	for i := range a {
+		worst = max(worst, math.Abs(float64(a[i]-b[i])))
+	}
+	return worst
+}
+
+func TestInitErrors(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "libjunk.so")
+	if err := os.WriteFile(junk, []byte("not a shared library"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, want string
+	}{
+		{"missing file", filepath.Join(dir, "nope.so"), "nope.so: stat"},
+		{"directory", dir, "is a directory, not a shared library"},
+		{"not a library", junk, "libjunk.so"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.path == junk && ortReady() {
+				t.Skip("ONNX Runtime already loaded in this process; a wrong library is then refused by path")
+			}
+			err := Init(tt.path)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Init(%s): err %v, want it to contain %q", tt.path, err, tt.want)
+			}
+		})
+	}
+	needORT(t)
+	if err := Init(DefaultLibPath()); err != nil {
+		t.Errorf("second Init with the same path: %v", err)
+	}
+	if err := Init(junk); err == nil || !strings.Contains(err.Error(), "already loaded from") {
+		t.Errorf("Init with another path after loading: err %v", err)
+	}
+}
+
+// TestBatchedMatchesAlone checks what batching must not change: a sentence padded in a batch with longer and
+// shorter ones gives the samples it gives alone, and its length is its predicted frames x 256.
+func TestBatchedMatchesAlone(t *testing.T) {
+	e, m := tinyEngine(t, Options{Threads: 1, MaxBatch: 3})
+	rng := rand.New(rand.NewPCG(1, 2))
+	var batch []*item
+	for _, n := range []int{9, 30, 17} {
+		batch = append(batch, &item{model: m, req: Request{IDs: sentence(rng, n), Scales: deterministic}})
+	}
+	r := m.runners[0]
+	in := packBatch(batch, false)
+	out, err := r.run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	together, err := splitAudio(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range batch {
+		var frames float32
+		for _, f := range out.frames[i*in.width : (i+1)*in.width] {
+			frames += f
+		}
+		if want := int(frames) * tinyHop; len(together[i]) != want {
+			t.Errorf("item %d: %d samples, want sum(w_ceil) x 256 = %d", i, len(together[i]), want)
+		}
+		// Every phoneme lasts at least one frame (ceil of a positive duration), and padding lasts none.
+		if n := len(it.req.IDs); len(together[i]) < n*tinyHop || len(together[i]) > 20*n*tinyHop {
+			t.Errorf("item %d: %d samples for %d ids, outside 1..20 frames per id", i, len(together[i]), n)
+		}
+		alone, err := e.synthesize(r, []*item{it})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(alone[0]) != len(together[i]) {
+			t.Fatalf("item %d: %d samples alone, %d in the batch", i, len(alone[0]), len(together[i]))
+		}
+		if d := maxAbsDiff(alone[0], together[i]); d > 1e-4 {
+			t.Errorf("item %d: batched audio differs from batch-1 audio by %g (> 1e-4)", i, d)
+		}
+		var energy float64
+		for _, s := range alone[0] {
+			energy += float64(s) * float64(s)
+		}
+		if energy == 0 {
+			t.Errorf("item %d: all-zero audio, the comparison proves nothing", i)
+		}
+	}
+}
+
+// TestConcurrentSubmit drives the real engine from many goroutines; with no noise every copy of a sentence must
+// come back as the sentence's batch-1 audio, whatever batch it ran in.
+func TestConcurrentSubmit(t *testing.T) {
+	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 4, QueueSize: 8})
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sentences [][]int64
+	var reference [][]float32
+	for i := range 6 {
+		ids := sentence(rng, 5+7*i)
+		alone, err := e.synthesize(m.runners[0], []*item{{model: m, req: Request{IDs: ids, Scales: deterministic}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sentences, reference = append(sentences, ids), append(reference, alone[0])
+	}
+	const goroutines, each = 8, 6
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*each)
+	for g := range goroutines {
+		wg.Go(func() {
+			for k := range each {
+				s := (g + k) % len(sentences)
+				res := <-e.Submit(context.Background(), m, Request{IDs: sentences[s], Scales: deterministic})
+				switch {
+				case res.Err != nil:
+					errs <- res.Err
+				case len(res.Audio) != len(reference[s]):
+					errs <- errors.New("length differs from batch-1 audio")
+				case maxAbsDiff(res.Audio, reference[s]) > 1e-4:
+					errs <- errors.New("audio differs from batch-1 audio")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestPerRequestErrorsDoNotStopTheEngine(t *testing.T) {
+	e, m := tinyEngine(t, Options{Threads: 1, MaxBatch: 4})
+	ctx := context.Background()
+	outOfRange := e.Submit(ctx, m, Request{IDs: []int64{1, 5000, 2}, Scales: deterministic})
+	wrongSpeaker := e.Submit(ctx, m, Request{IDs: []int64{1, 20, 2}, Speaker: 1, Scales: deterministic})
+	fine := e.Submit(ctx, m, Request{IDs: []int64{1, 20, 0, 21, 2}, Scales: deterministic})
+	if res := <-outOfRange; res.Err == nil || !strings.Contains(res.Err.Error(), `voice "tiny" on cpu`) {
+		t.Errorf("phoneme id 5000: err %v, want a voice error", res.Err)
+	}
+	if res := <-wrongSpeaker; res.Err == nil || !strings.Contains(res.Err.Error(), `speaker 1 out of range: voice "tiny" has 1 speaker(s)`) {
+		t.Errorf("speaker 1: err %v", res.Err)
+	}
+	if res := <-fine; res.Err != nil || len(res.Audio) < 5*2*tinyHop {
+		t.Errorf("valid request after bad ones: %d samples, err %v", len(res.Audio), res.Err)
+	}
+}
+
+func TestCancelAndCloseWithORT(t *testing.T) {
+	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 2, QueueSize: 64})
+	rng := rand.New(rand.NewPCG(5, 6))
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled []<-chan Result
+	for range 40 {
+		cancelled = append(cancelled, e.Submit(ctx, m, Request{IDs: sentence(rng, 40), Scales: deterministic}))
+	}
+	cancel()
+	var ran, left int
+	for _, ch := range cancelled {
+		select {
+		case res := <-ch:
+			switch {
+			case errors.Is(res.Err, context.Canceled):
+				left++
+			case res.Err == nil:
+				ran++
+			default:
+				t.Errorf("cancelled request: unexpected error %v", res.Err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a cancelled request got no result")
+		}
+	}
+	if left < 30 {
+		t.Errorf("only %d of 40 requests left the queue on cancel (%d ran)", left, ran)
+	}
+
+	// Close while busy: every request gets exactly one result, audio or ErrClosed.
+	var busy []<-chan Result
+	for range 30 {
+		busy = append(busy, e.Submit(context.Background(), m, Request{IDs: sentence(rng, 40), Scales: deterministic}))
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range busy {
+		select {
+		case res := <-ch:
+			if res.Err != nil && !errors.Is(res.Err, ErrClosed) {
+				t.Errorf("request %d: %v", i, res.Err)
+			}
+		default:
+			t.Fatalf("request %d has no result after Close returned", i)
+		}
+	}
+}
+
+func TestVoiceWithoutDurationsRunsAlone(t *testing.T) {
+	needORT(t)
+	var logs []string
+	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m, err := e.Load("piper-test", readVoice(t, testVoicePath), ModelConfig{SampleRate: 22050})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MaxBatch() != 1 || len(logs) != 1 {
+		t.Errorf("MaxBatch %d, logs %q; want 1 and one warning", m.MaxBatch(), logs)
+	}
+	var results []<-chan Result
+	for range 3 {
+		results = append(results, e.Submit(context.Background(), m, Request{IDs: []int64{1, 2, 3}, Scales: deterministic}))
+	}
+	for _, ch := range results {
+		// Piper's test voice always answers with one second of silence.
+		if res := <-ch; res.Err != nil || len(res.Audio) != 22050 {
+			t.Errorf("%d samples, err %v; want 22050", len(res.Audio), res.Err)
+		}
+	}
+	if _, err := e.Load("junk", []byte("this is a text file, not a model\n"), ModelConfig{}); err == nil ||
+		!strings.Contains(err.Error(), `loading voice "junk": not an ONNX model`) {
+		t.Errorf("loading a text file: err %v", err)
+	}
+}
