@@ -74,6 +74,9 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		return fmt.Errorf("opening output folder: %w", err)
 	}
 	defer out.Close()
+	for _, w := range out.Warnings() { // e.g. a results.jsonl cut off by a crash, repaired
+		con.Warnf("%s: %s", results.Path(o.outDir), w)
+	}
 	rt, err := s.newRuntime(con, !o.voice.noNormalize)
 	if err != nil {
 		return err

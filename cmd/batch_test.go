@@ -80,7 +80,7 @@ func TestBatchManifestWithBrokenLines(t *testing.T) {
 		if (row.Status == "ok") != wantOK {
 			t.Errorf("line %d: %+v, want ok=%v", line, row, wantOK)
 		}
-		if !wantOK && !strings.Contains(r.errOut, fmt.Sprintf("in.jsonl:%d", line)) {
+		if !wantOK && !strings.Contains(r.errOut, fmt.Sprintf("in.jsonl:%d: ", line)) {
 			t.Errorf("stderr does not name line %d: %s", line, r.errOut)
 		}
 	}
@@ -125,6 +125,11 @@ func TestBatchResumesAndRedoesEditedItems(t *testing.T) {
 	}
 	if ok["one"] != 1 || ok["two"] != 1 {
 		t.Errorf("ok rows per id = %v, want exactly one each: %+v", ok, rows)
+	}
+	// Other settings change the audio: nothing may be skipped.
+	r = run(t, "", "batch", path, "-o", out, "--voice", tinyVoice, "--length-scale", "1.5")
+	if r.code != 0 || !strings.Contains(r.errOut, "2 ok, 0 failed, 0 skipped") {
+		t.Errorf("--length-scale 1.5 re-run: exit %d: %s", r.code, r.errOut)
 	}
 	r = run(t, "", "batch", path, "-o", out, "--voice", tinyVoice, "--force")
 	if r.code != 0 || !strings.Contains(r.errOut, "2 ok") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/ttsgen/ttsgen/audio"
@@ -129,6 +130,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		for _, w := range it.Warnings {
 			b.warnf("%s: %s", where(it), w)
 		}
+		it = b.withDefaults(it)
 		estimate := estimateItem(it)
 		row := results.Row{ID: it.ID, Line: it.Line, Source: it.Source, Out: it.Out, Status: results.StatusError}
 		if it.Err != nil {
@@ -187,11 +189,33 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	return sum, scanErr
 }
 
+// withDefaults fills what the item leaves unset with the batch defaults, before the item is hashed: a re-run
+// with another --voice or --length-scale then redoes the items it changes instead of skipping them.
+func (b *Batch) withDefaults(it manifest.Item) manifest.Item {
+	if it.Voice == "" {
+		it.Voice = b.Defaults.Voice
+	}
+	if it.Speaker == "" {
+		it.Speaker = b.Defaults.Speaker
+	}
+	if it.LengthScale == nil {
+		it.LengthScale = b.Defaults.LengthScale
+	}
+	if it.NoiseScale == nil {
+		it.NoiseScale = b.Defaults.NoiseScale
+	}
+	if it.NoiseW == nil {
+		it.NoiseW = b.Defaults.NoiseW
+	}
+	return it
+}
+
 // finish writes the item's row and reports it. A row that cannot be written stops the batch: results.jsonl is the
 // record of what is done, and continuing without it would lose work silently.
 func (b *Batch) finish(row results.Row, record func(results.Row, bool, error) error) error {
 	if row.Status != results.StatusOK {
-		b.warnf("%s: %s", whereRow(row), row.Error)
+		// Manifest errors already start with their line; say it once, as file:line.
+		b.warnf("%s: %s", whereRow(row), strings.TrimPrefix(row.Error, fmt.Sprintf("line %d: ", row.Line)))
 	}
 	if err := b.Out.Append(row); err != nil {
 		return fmt.Errorf("recording the result of item %q: %w", row.ID, err)
@@ -205,20 +229,12 @@ func (b *Batch) synthesizeItem(ctx context.Context, it manifest.Item, row result
 		row.Error = err.Error()
 		return row
 	}
-	voiceName := it.Voice
-	if voiceName == "" {
-		voiceName = b.Defaults.Voice
-	}
-	v, err := b.LoadVoice(voiceName)
+	v, err := b.LoadVoice(it.Voice)
 	if err != nil {
 		b.plan(-estimate)
 		return fail(err)
 	}
-	speaker := it.Speaker
-	if speaker == "" {
-		speaker = b.Defaults.Speaker
-	}
-	sid, err := v.Voice.Config.SpeakerID(speaker)
+	sid, err := v.Voice.Config.SpeakerID(it.Speaker)
 	if err != nil {
 		b.plan(-estimate)
 		return fail(err)
@@ -287,10 +303,14 @@ func where(it manifest.Item) string {
 }
 
 func whereRow(r results.Row) string {
-	if r.Line > 0 {
-		return fmt.Sprintf("%s:%d (id %s)", r.Source, r.Line, r.ID)
+	id := ""
+	if r.ID != "" {
+		id = fmt.Sprintf(" (id %s)", r.ID)
 	}
-	return fmt.Sprintf("%s (id %s)", r.Source, r.ID)
+	if r.Line > 0 {
+		return fmt.Sprintf("%s:%d%s", r.Source, r.Line, id)
+	}
+	return r.Source + id
 }
 
 // estimateItem guesses an item's sentence count cheaply (no phonemization), for the progress total.
