@@ -302,15 +302,16 @@ func where(it manifest.Item) string {
 	return it.Source
 }
 
+// whereRow names an item for messages: "file:line: item ID" (the line only for manifests, the id when known).
 func whereRow(r results.Row) string {
-	id := ""
-	if r.ID != "" {
-		id = fmt.Sprintf(" (id %s)", r.ID)
-	}
+	where := r.Source
 	if r.Line > 0 {
-		return fmt.Sprintf("%s:%d%s", r.Source, r.Line, id)
+		where = fmt.Sprintf("%s:%d", r.Source, r.Line)
 	}
-	return r.Source + id
+	if r.ID != "" {
+		where += fmt.Sprintf(": item %q", r.ID)
+	}
+	return where
 }
 
 // estimateItem guesses an item's sentence count cheaply (no phonemization), for the progress total.
