@@ -45,12 +45,12 @@ type Options struct {
 	MaxBatchPhonemes int
 }
 
-// Defaults. The CPU ones were measured on the tiny default-voice model (see doc.go); the GPU ones follow the
-// H200 measurements in the project notes (WebGPU: batch 4 of 8-second sentences was the fastest per second of
+// Defaults. The CPU ones were measured with BenchmarkEngine on a 2-core machine (see doc.go); the GPU ones follow
+// the H200 measurements in the project notes (WebGPU: batch 4 of 8-second sentences was the fastest per second of
 // audio, batch 64 of them failed on buffer limits).
 const (
 	DefaultThreadsPerSession   = 1
-	DefaultCPUMaxBatch         = 4
+	DefaultCPUMaxBatch         = 1
 	DefaultCPUMaxBatchPhonemes = 2048
 	DefaultGPUMaxBatch         = 16
 	DefaultGPUMaxBatchPhonemes = 1024
