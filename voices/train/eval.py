@@ -2,7 +2,8 @@
 
   python3 voices/train/eval.py --ids .traindata/ids.txt --ckpt CKPT_DIR [--out /tmp/ttsgen-eval] [--n 40]
 
-The sentences are the first --n lines of LJ050 (the last LJSpeech chapter) with 6..25 words; the training ids
+The sentences are the first --n lines of LJ050 (the last LJSpeech chapter) with 6..25 words (no LibriVox
+boilerplate); the training ids
 carried to the GPU machine come from the first 12,000 lines only (LJ001..LJ046), so none of these was trained on.
 Each wav -> 16 kHz mono 16-bit (sox) -> pocketsphinx_continuous -> words; WER = edits / reference words, summed over
 all sentences. The voice is synthesised with the torch code of the exported graph (model.Voice.forward) at the
@@ -53,7 +54,8 @@ def select(ids_path, n):
     with open(ids_path, encoding="utf-8") as f:
         for line in f:
             uid, ids, text = line.rstrip("\n").split("|")
-            if uid.startswith("LJ050-") and 6 <= len(text.split()) <= 25:
+            boilerplate = "librivox" in text.lower() or "chapter" in text.lower()
+            if uid.startswith("LJ050-") and 6 <= len(text.split()) <= 25 and not boilerplate:
                 out.append((uid, [int(t) for t in ids.split()], text))
     return out[:n]
 

@@ -3,4 +3,5 @@
 set -eu
 cd "$(dirname "$0")/../.."
 [ -f .traindata/ids.txt ] || { mkdir -p .traindata && go run ./voices/train/corpusids -out .traindata/ids.txt; }
-exec /usr/bin/python3 voices/train/eval.py --ids .traindata/ids.txt --ckpt "$1" "${@:2}"
+ckpt=$1; shift
+exec /usr/bin/python3 voices/train/eval.py --ids .traindata/ids.txt --ckpt "$ckpt" "$@"

@@ -316,7 +316,9 @@ def main():
             for g in opt.param_groups:
                 g["lr"] = lr * warm
 
-        # ---- acoustic model
+        # ---- acoustic model (utterance lengths vary: cudnn benchmarking each new shape cost minutes in run 1)
+        if cuda:
+            torch.backends.cudnn.benchmark = False
         sel = next(batches)
         ids, x_len, mel, y_len, y_mask, T = corpus.get(sel)
         L = ids.shape[1]
@@ -355,7 +357,9 @@ def main():
                     f"max {dur.max().item():.0f}")
             continue
 
-        # ---- waveform generator on segments of the same utterances
+        # ---- waveform generator on segments of the same utterances (fixed shapes: benchmarking pays)
+        if cuda:
+            torch.backends.cudnn.benchmark = True
         vb = min(a.vbatch, len(sel))
         seg = a.seg
         starts = (torch.rand(vb, device=dev) * (y_len[:vb] - seg).clamp_min(0).float()).long()
