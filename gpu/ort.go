@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -228,6 +229,74 @@ func (r *ortRunner) run(in batchInput) (batchOutput, error) {
 }
 
 func (r *ortRunner) close() error {
+	if err := r.session.Destroy(); err != nil {
+		return fmt.Errorf("destroying session: %w", err)
+	}
+	return nil
+}
+
+func (b ortBackend) newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error) {
+	opts, err := b.sessionOptions(d, threads)
+	if err != nil {
+		return nil, err
+	}
+	defer opts.Destroy()
+	session, err := ort.NewDynamicAdvancedSessionWithONNXData(graph, inputs, outputs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating session: %w", err)
+	}
+	return &ortGraphRunner{session: session, outputs: len(outputs)}, nil
+}
+
+// ortGraphRunner runs a session with positional tensors; like ortRunner it keeps its tensors local.
+type ortGraphRunner struct {
+	session *ort.DynamicAdvancedSession
+	outputs int
+}
+
+func (r *ortGraphRunner) runGraph(inputs []tensor) ([]tensor, error) {
+	values := make([]ort.Value, 0, len(inputs))
+	defer func() {
+		for _, v := range values {
+			v.Destroy()
+		}
+	}()
+	for i, in := range inputs {
+		var v ort.Value
+		var err error
+		if in.i64 != nil {
+			v, err = ort.NewTensor(ort.NewShape(in.shape...), in.i64)
+		} else {
+			v, err = ort.NewTensor(ort.NewShape(in.shape...), in.f32)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("creating input tensor %d of shape %v: %w", i, in.shape, err)
+		}
+		values = append(values, v)
+	}
+	outputs := make([]ort.Value, r.outputs)
+	defer func() {
+		for _, v := range outputs {
+			if v != nil {
+				v.Destroy()
+			}
+		}
+	}()
+	if err := r.session.Run(values, outputs); err != nil {
+		return nil, fmt.Errorf("running graph: %w", err)
+	}
+	out := make([]tensor, len(outputs))
+	for i, v := range outputs {
+		t, ok := v.(*ort.Tensor[float32])
+		if !ok {
+			return nil, fmt.Errorf("output %d is %T, want a float32 tensor", i, v)
+		}
+		out[i] = tensor{shape: slices.Clone([]int64(t.GetShape())), f32: slices.Clone(t.GetData())}
+	}
+	return out, nil
+}
+
+func (r *ortGraphRunner) close() error {
 	if err := r.session.Destroy(); err != nil {
 		return fmt.Errorf("destroying session: %w", err)
 	}
