@@ -220,9 +220,9 @@ func cleanText(text string) string {
 }
 
 // isUnsafeRune reports the characters cleanText replaces by a space: NUL ends the C string early;
-// U+FFFD makes libespeak-ng decode the rest of the clause as an 8-bit character set; the other C0
-// controls (but tab, newline and the like) are not text, and U+0001 starts one of espeak-ng's
-// embedded commands, some of which read past the end of the text and never stop.
+// U+FFFD makes libespeak-ng decode the rest of the clause as an 8-bit character set; the other
+// control characters (but tab, newline and the like) are not text, and U+0001 starts one of
+// espeak-ng's embedded commands, some of which read past the end of the text and never stop.
 func isUnsafeRune(r rune) bool {
-	return r == utf8.RuneError || (r < 0x20 && !isSpace(r))
+	return r == utf8.RuneError || ((r < 0x20 || (r >= 0x7F && r < 0xA0)) && !isSpace(r))
 }
