@@ -51,7 +51,8 @@ func IDs(phonemes string, idMap map[string][]int64) (ids []int64, missing []stri
 // Piper's text phoneme type uses the text's own characters as phonemes. A sentence ends after a run
 // of . ? ! that is followed by white space or the end of the text, so "3.5" and "e.g." stay whole;
 // the marks stay with their sentence, the white space between sentences is dropped, and sentences
-// that are empty after trimming are left out.
+// that are empty after trimming are left out. (piper1-gpl itself hands a text voice the whole input
+// as one sentence; each sentence here holds the same code points, only the breaks are added.)
 func Text(text string) []string {
 	var sentences []string
 	runes := []rune(norm.NFD.String(text))
