@@ -11,6 +11,16 @@ rnd = subprocess.run(['python3', 'gen_corpus.py', '4', '2400'], capture_output=T
 for r in rnd:
     v, t = r.split('\x1f', 1)
     recs.append(v + '\x1f' + pad(t))
+# Long clauses without punctuation, which ReadClause splits when its buffer fills (no terminator).
+longwords = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu 1999 3.5 e.g. Mr. (aside) \"quote\" it's".split()
+for n in range(20):
+    parts = []
+    for i in range(random.randint(150, 600)):
+        parts.append(random.choice(longwords))
+        x = random.random()
+        if x < 0.003: parts.append(",")
+        elif x < 0.004: parts.append(".")
+    recs.append("en-us\x1f" + pad(" ".join(parts)))
 import json
 bad = set()
 try:
