@@ -12,6 +12,8 @@ type backend interface {
 	probe(d Device) error
 	// newRunner creates a session for a prepared voice graph on device d.
 	newRunner(graph []byte, io modelIO, d Device, threads int) (runner, error)
+	// newGraphRunner creates a session for one part of a split voice, with inputs and outputs in that order.
+	newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error)
 }
 
 // runner runs padded batches of one voice. It must be safe to call run from several goroutines at once (a GPU

@@ -43,6 +43,16 @@ type Options struct {
 	// (roughly) the audio and activation memory one run needs (0 = DefaultCPUMaxBatchPhonemes or
 	// DefaultGPUMaxBatchPhonemes). A single sentence longer than the cap still runs, alone.
 	MaxBatchPhonemes int
+
+	// DecoderWindow turns on continuous batching for voices that can be split at the decoder's latent (see
+	// doc.go): the decoder runs on windows of this many frames drawn from many sentences at once. 0 = the device
+	// default (DefaultGPUDecoderWindow on a GPU, off on cpu, where whole sentences measured faster); < 0 = off.
+	DecoderWindow int
+	// DecoderMargin is the frames of context each window reads on either side; it must cover the decoder's
+	// receptive field, or seams show (0 = DefaultDecoderMargin).
+	DecoderMargin int
+	// DecoderBatch is the most windows per decoder run (0 = DefaultDecoderBatch).
+	DecoderBatch int
 }
 
 // Defaults. The CPU ones were measured with BenchmarkEngine on a 2-core machine (see doc.go); the GPU ones follow
@@ -55,6 +65,12 @@ const (
 	DefaultGPUMaxBatch         = 16
 	DefaultGPUMaxBatchPhonemes = 1024
 	DefaultInFlight            = 2
+
+	// Fixed 64-frame windows at batch 16..64 were where WebGPU was fast on the H200 (2,078x real time at 64);
+	// 256 fell off a cliff. The default voice's decoder needs 10 frames of margin (measured); 16 leaves room.
+	DefaultGPUDecoderWindow = 64
+	DefaultDecoderMargin    = 16
+	DefaultDecoderBatch     = 32
 )
 
 // ModelConfig is what the voice's JSON config says about the model.
@@ -88,6 +104,22 @@ type Model struct {
 	io       modelIO
 	maxBatch int
 	runners  []runner // one per CPU worker; one shared by all workers on a GPU
+	split    *splitModel
+}
+
+// splitModel is a voice run in two parts: acoustic batches of whole sentences, then decoder windows.
+type splitModel struct {
+	voice    *splitVoice
+	acoustic []graphRunner // like Model.runners
+	decoder  []graphRunner
+}
+
+func (s *splitModel) close() error {
+	var errs []error
+	for _, r := range append(slices.Clone(s.acoustic), s.decoder...) {
+		errs = append(errs, r.close())
+	}
+	return errors.Join(errs...)
 }
 
 // Name is the name the model was loaded under.
@@ -109,6 +141,8 @@ type Engine struct {
 	threadsPerSession int
 	maxBatch          int
 	maxBatchPhonemes  int
+	window            windowing // frames == 0: whole sentences only
+	decoderBatch      int
 	logf              func(format string, args ...any)
 	now               func() time.Time
 
@@ -118,6 +152,7 @@ type Engine struct {
 	mu      sync.Mutex
 	work    *sync.Cond // signalled when pending gains an item or the engine closes
 	pending []*item    // queued requests, oldest first
+	windows []window   // decoder windows of running sentences, oldest first
 	models  []*Model
 	closed  bool
 
@@ -143,6 +178,20 @@ type item struct {
 	queued      time.Time
 	state       itemState // guarded by Engine.mu
 	stopWatcher func() bool
+
+	// Set while a split voice's sentence waits for its decoder windows; guarded by Engine.mu.
+	started   time.Time
+	latent    []float32 // channels x frames
+	channels  int
+	frames    int
+	audio     []float32
+	remaining int // windows not yet decoded
+}
+
+// window is one decoder window of a running sentence.
+type window struct {
+	it *item
+	k  int
 }
 
 // NewEngine picks the device, checks that it starts, and starts the workers. Init must have been called.
@@ -159,7 +208,8 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		logf = func(string, ...any) {}
 	}
 	for name, v := range map[string]int{"Threads": opts.Threads, "MaxBatch": opts.MaxBatch, "QueueSize": opts.QueueSize,
-		"ThreadsPerSession": opts.ThreadsPerSession, "InFlight": opts.InFlight, "MaxBatchPhonemes": opts.MaxBatchPhonemes} {
+		"ThreadsPerSession": opts.ThreadsPerSession, "InFlight": opts.InFlight, "MaxBatchPhonemes": opts.MaxBatchPhonemes,
+		"DecoderMargin": opts.DecoderMargin, "DecoderBatch": opts.DecoderBatch} {
 		if v < 0 {
 			return nil, fmt.Errorf("gpu: option %s is %d; want 0 (default) or more", name, v)
 		}
@@ -191,6 +241,13 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		e.sessionsPerModel = 1
 		e.maxBatch = cmp.Or(opts.MaxBatch, DefaultGPUMaxBatch)
 		e.maxBatchPhonemes = cmp.Or(opts.MaxBatchPhonemes, DefaultGPUMaxBatchPhonemes)
+		if opts.DecoderWindow == 0 {
+			opts.DecoderWindow = DefaultGPUDecoderWindow
+		}
+	}
+	if opts.DecoderWindow > 0 {
+		e.window = windowing{frames: opts.DecoderWindow, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
+		e.decoderBatch = cmp.Or(opts.DecoderBatch, DefaultDecoderBatch)
 	}
 	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
 	e.workersDone.Add(e.workers)
@@ -244,6 +301,14 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			name, cfg.NumSpeakers, inputSpeaker)
 	}
 	m := &Model{engine: e, name: name, cfg: cfg, io: io, maxBatch: e.maxBatch}
+	if e.window.frames > 0 {
+		split, err := e.loadSplit(onnxModel)
+		if err == nil {
+			m.split = split
+			return e.register(m)
+		}
+		e.logf("gpu: voice %q runs whole sentences, not decoder windows: %v", name, err)
+	}
 	if !io.hasFrames {
 		m.maxBatch = 1
 		e.logf("gpu: voice %q has no duration Ceil node; running it one sentence at a time (correct, slower)", name)
@@ -257,15 +322,58 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 		}
 		m.runners = append(m.runners, r)
 	}
+	return e.register(m)
+}
+
+// loadSplit cuts a voice at the decoder's latent and creates sessions for both parts.
+func (e *Engine) loadSplit(onnxModel []byte) (*splitModel, error) {
+	voice, err := splitGraph(onnxModel)
+	if err != nil {
+		return nil, err
+	}
+	s := &splitModel{voice: voice}
+	decoderInputs := []string{outputLatent}
+	if voice.decoderSpeaker {
+		decoderInputs = append(decoderInputs, inputSpeaker)
+	}
+	for range e.sessionsPerModel {
+		a, err := e.backend.newGraphRunner(voice.acoustic, voice.io.inputNames(), []string{outputLatent, outputFrames}, e.device, e.threadsPerSession)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("acoustic session: %w", err)
+		}
+		s.acoustic = append(s.acoustic, a)
+		d, err := e.backend.newGraphRunner(voice.decoder, decoderInputs, []string{outputAudio}, e.device, e.threadsPerSession)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("decoder session: %w", err)
+		}
+		s.decoder = append(s.decoder, d)
+	}
+	return s, nil
+}
+
+func (e *Engine) register(m *Model) (*Model, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		closeRunners(m.runners)
-		return nil, fmt.Errorf("gpu: loading voice %q: %w", name, ErrClosed)
+		m.close()
+		return nil, fmt.Errorf("gpu: loading voice %q: %w", m.name, ErrClosed)
 	}
 	e.models = append(e.models, m)
 	return m, nil
 }
+
+func (m *Model) close() error {
+	err := closeRunners(m.runners)
+	if m.split != nil {
+		err = errors.Join(err, m.split.close())
+	}
+	return err
+}
+
+// Windowed reports whether the model runs in continuous-batching mode: decoder windows from many sentences.
+func (m *Model) Windowed() bool { return m.split != nil }
 
 func closeRunners(runners []runner) error {
 	var errs []error
@@ -357,8 +465,16 @@ func (e *Engine) runWorker(worker int) {
 	defer e.workersDone.Done()
 	for {
 		e.mu.Lock()
-		for len(e.pending) == 0 && !e.closed {
+		for len(e.pending) == 0 && len(e.windows) == 0 && !e.closed {
 			e.work.Wait()
+		}
+		// Decoder windows come first once a full run of them is ready, or when no sentence waits: they finish
+		// sentences that already hold a place in the queue. Close drains them, since their sentences are running.
+		if len(e.windows) > 0 && (len(e.windows) >= e.decoderBatch || len(e.pending) == 0 || e.closed) {
+			run := e.takeWindowsLocked()
+			e.mu.Unlock()
+			e.runWindows(worker, run)
+			continue
 		}
 		if e.closed {
 			e.mu.Unlock()
@@ -366,7 +482,11 @@ func (e *Engine) runWorker(worker int) {
 		}
 		batch := e.takeBatchLocked()
 		e.mu.Unlock()
-		e.runBatch(worker, batch)
+		if batch[0].model.split != nil {
+			e.runAcoustic(worker, batch)
+		} else {
+			e.runBatch(worker, batch)
+		}
 	}
 }
 
@@ -471,7 +591,7 @@ func (e *Engine) Close() error {
 		e.workersDone.Wait()
 		var errs []error
 		for _, m := range models {
-			if err := closeRunners(m.runners); err != nil {
+			if err := m.close(); err != nil {
 				errs = append(errs, fmt.Errorf("gpu: closing voice %q: %w", m.name, err))
 			}
 		}

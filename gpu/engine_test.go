@@ -79,6 +79,10 @@ func (b *fakeBackend) probe(d Device) error { return b.probeErr[d] }
 
 func (b *fakeBackend) newRunner([]byte, modelIO, Device, int) (runner, error) { return b.runner, nil }
 
+func (b *fakeBackend) newGraphRunner([]byte, []string, []string, Device, int) (graphRunner, error) {
+	return nil, errors.New("fake backend: no split voices")
+}
+
 // fakeVoiceGraph is a minimal graph with a Piper voice's signature: what Load checks and edits, not a voice.
 func fakeVoiceGraph(t *testing.T, withCeil, withSpeaker bool) []byte {
 	t.Helper()

@@ -231,7 +231,19 @@ func TestPerRequestErrorsDoNotStopTheEngine(t *testing.T) {
 }
 
 func TestCancelAndCloseWithORT(t *testing.T) {
-	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 2, QueueSize: 64})
+	for _, tt := range []struct {
+		name string
+		opts Options
+	}{
+		{"whole sentences", Options{Threads: 2, MaxBatch: 2, QueueSize: 64}},
+		{"decoder windows", Options{Threads: 2, MaxBatch: 2, QueueSize: 64, DecoderWindow: 16, DecoderBatch: 4}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testCancelAndClose(t, tt.opts) })
+	}
+}
+
+func testCancelAndClose(t *testing.T, opts Options) {
+	e, m := tinyEngine(t, opts)
 	rng := rand.New(rand.NewPCG(5, 6))
 	ctx, cancel := context.WithCancel(context.Background())
 	var cancelled []<-chan Result

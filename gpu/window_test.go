@@ -1,8 +1,11 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -109,5 +112,100 @@ func TestWindowedDecoderMatchesWholeSentence(t *testing.T) {
 			}
 			t.Logf("max difference %g", worst)
 		})
+	}
+}
+
+// TestContinuousBatching runs the engine in continuous-batching mode: sentences from many goroutines, their
+// decoder windows mixed in shared runs; each must come back as that sentence's whole-graph batch-1 audio.
+func TestContinuousBatching(t *testing.T) {
+	ref, refModel := tinyEngine(t, Options{Threads: 1})
+	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 8, QueueSize: 6})
+	if !m.Windowed() {
+		t.Fatal("tiny voice not split for continuous batching")
+	}
+	recorders := make([]*recordingRunner, len(m.split.decoder))
+	for i, d := range m.split.decoder {
+		recorders[i] = &recordingRunner{graphRunner: d}
+		m.split.decoder[i] = recorders[i]
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	var sentences [][]int64
+	var want [][]float32
+	for i := range 8 {
+		ids := sentence(rng, 3+6*i)
+		alone, err := ref.synthesize(refModel.runners[0], []*item{{model: refModel, req: Request{IDs: ids, Scales: deterministic}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sentences, want = append(sentences, ids), append(want, alone[0])
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range 6 {
+				s := (g*3 + k) % len(sentences)
+				res := <-e.Submit(context.Background(), m, Request{IDs: sentences[s], Scales: deterministic})
+				switch {
+				case res.Err != nil:
+					errs <- res.Err
+				case len(res.Audio) != len(want[s]):
+					errs <- fmt.Errorf("sentence %d: %d samples, want %d", s, len(res.Audio), len(want[s]))
+				case maxAbsDiff(res.Audio, want[s]) > 1e-4:
+					errs <- fmt.Errorf("sentence %d differs from whole-sentence audio by %g", s, maxAbsDiff(res.Audio, want[s]))
+				case res.Started.Before(res.Queued) || res.Finished.Before(res.Started):
+					errs <- fmt.Errorf("sentence %d: times out of order", s)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	largest := 0
+	for _, r := range recorders {
+		r.mu.Lock()
+		largest = max(largest, r.largest)
+		r.mu.Unlock()
+	}
+	if largest < 2 || largest > 8 {
+		t.Errorf("largest decoder run had %d windows, want 2..8 (DecoderBatch)", largest)
+	}
+}
+
+// recordingRunner notes the largest batch a decoder ran.
+type recordingRunner struct {
+	graphRunner
+	mu      sync.Mutex
+	largest int
+}
+
+func (r *recordingRunner) runGraph(inputs []tensor) ([]tensor, error) {
+	r.mu.Lock()
+	r.largest = max(r.largest, int(inputs[0].shape[0]))
+	r.mu.Unlock()
+	return r.graphRunner.runGraph(inputs)
+}
+
+func TestContinuousBatchingFallsBackToWholeSentences(t *testing.T) {
+	needORT(t)
+	var logs []string
+	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, DecoderWindow: 16,
+		Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m, err := e.Load("piper-test", readVoice(t, testVoicePath), ModelConfig{SampleRate: 22050})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Windowed() || len(logs) == 0 || !strings.Contains(logs[0], `voice "piper-test" runs whole sentences, not decoder windows: no decoder node "/dec/conv_pre/Conv"`) {
+		t.Errorf("windowed %v, logs %q", m.Windowed(), logs)
+	}
+	if res := <-e.Submit(context.Background(), m, Request{IDs: []int64{1, 2}}); res.Err != nil || len(res.Audio) != 22050 {
+		t.Errorf("%d samples, err %v", len(res.Audio), res.Err)
 	}
 }
