@@ -35,8 +35,8 @@ func (r referenceRecord) piperSentences() []string {
 // TestPhonemizeMatchesReference checks Phonemize against the true terminators for every text in
 // testdata/reference.jsonl.gz, or in the file PHONEMES_REFERENCE names (.jsonl or .jsonl.gz).
 // testdata/refgen says how such a file is made; the committed one holds hand-picked texts for each
-// end-of-clause rule, 200 LJSpeech sentences, and about 2,000 random punctuation-heavy texts in 18
-// languages, processed in that order (libespeak-ng keeps state between texts).
+// end-of-clause rule, 200 LJSpeech sentences, about 2,400 random punctuation-heavy texts for 15
+// voices and 20 long texts, processed in that order (libespeak-ng keeps state between texts).
 func TestPhonemizeMatchesReference(t *testing.T) {
 	path := os.Getenv("PHONEMES_REFERENCE")
 	if path == "" {
