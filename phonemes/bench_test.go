@@ -8,10 +8,10 @@ import (
 )
 
 // ljSpeechTexts reads the LJSpeech transcripts (second column) the other packages train on.
-func ljSpeechTexts(b *testing.B) []string {
+func ljSpeechTexts(tb testing.TB) []string {
 	f, err := os.Open("../../shared/data/ljspeech-part1/metadata.csv")
 	if err != nil {
-		b.Skipf("LJSpeech metadata not available: %v", err)
+		tb.Skipf("LJSpeech metadata not available: %v", err)
 	}
 	defer f.Close()
 	var texts []string
