@@ -33,10 +33,16 @@ func BenchmarkEngine(b *testing.B) {
 		corpus = append(corpus, sentence(rng, 20+rng.IntN(130))) // 43..303 ids: LJSpeech-like sentences
 	}
 	threads := 2
-	for _, layout := range []struct{ perSession, batch int }{{1, 1}, {1, 2}, {1, 4}, {1, 8}, {2, 1}, {2, 4}} {
-		b.Run(fmt.Sprintf("threads%d/perSession%d/batch%d", threads, layout.perSession, layout.batch), func(b *testing.B) {
+	for _, layout := range []struct{ perSession, batch, window, windows int }{
+		{1, 1, 0, 0}, {1, 2, 0, 0}, {1, 4, 0, 0}, {1, 8, 0, 0}, {2, 1, 0, 0}, {2, 4, 0, 0}, {1, 4, 64, 4}, {1, 4, 128, 2},
+	} {
+		name := fmt.Sprintf("threads%d/perSession%d/batch%d", threads, layout.perSession, layout.batch)
+		if layout.window > 0 {
+			name += fmt.Sprintf("/window%dx%d", layout.window, layout.windows)
+		}
+		b.Run(name, func(b *testing.B) {
 			e, err := NewEngine(Options{Device: DeviceCPU, Threads: threads, ThreadsPerSession: layout.perSession,
-				MaxBatch: layout.batch, QueueSize: 64})
+				MaxBatch: layout.batch, QueueSize: 64, DecoderWindow: layout.window, DecoderBatch: layout.windows})
 			if err != nil {
 				b.Fatal(err)
 			}
