@@ -150,7 +150,7 @@ type Engine struct {
 	done  chan struct{} // closed by Close; releases Submit calls blocked on a full queue
 
 	mu      sync.Mutex
-	work    *sync.Cond // signalled when pending gains an item or the engine closes
+	work    *sync.Cond // signalled when pending or windows gain items, or the engine closes
 	pending []*item    // queued requests, oldest first
 	windows []window   // decoder windows of running sentences, oldest first
 	models  []*Model
