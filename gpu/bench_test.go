@@ -15,7 +15,7 @@ import (
 //	TTSGEN_BENCH_VOICE=/path/voice.onnx go test ./gpu -run '^$' -bench Engine -benchtime 1x
 func BenchmarkEngine(b *testing.B) {
 	voicePath := cmpOr(os.Getenv("TTSGEN_BENCH_VOICE"), tinyVoicePath)
-	lib := DefaultLibPath()
+	lib := testLibPath()
 	if err := Init(lib); err != nil {
 		b.Skip(err)
 	}

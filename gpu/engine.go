@@ -274,9 +274,13 @@ func selectDevice(want Device, b backend, logf func(string, ...any)) (Device, er
 			if err == nil {
 				return candidate, nil
 			}
-			failures = append(failures, fmt.Sprintf("%s: %v", candidate, err))
+			if !errors.Is(err, errProviderMissing) { // present but broken: say so; absent: CPU is simply the device
+				failures = append(failures, fmt.Sprintf("%s: %v", candidate, err))
+			}
 		}
-		logf("gpu: no GPU provider started, using cpu (%s)", strings.Join(failures, "; "))
+		if len(failures) > 0 {
+			logf("gpu: no GPU provider started, using cpu (%s)", strings.Join(failures, "; "))
+		}
 		return DeviceCPU, nil
 	default:
 		return "", fmt.Errorf("gpu: unknown device %q (want auto, cpu, webgpu or cuda)", want)

@@ -4,28 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
-
-// LibraryEnv is the environment variable that names the ONNX Runtime shared library.
-const LibraryEnv = "TTSGEN_ORT_LIB"
-
-// DefaultLibPath is where the library is looked for: $TTSGEN_ORT_LIB, else the project's setup location
-// ~/.cache/ttsgen/ort/1.30.0/libonnxruntime.so.1.
-func DefaultLibPath() string {
-	if p := os.Getenv(LibraryEnv); p != "" {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "libonnxruntime.so.1"
-	}
-	return filepath.Join(home, ".cache", "ttsgen", "ort", "1.30.0", "libonnxruntime.so.1")
-}
 
 // The ORT environment is process-wide C state: it is created once and lives until the process ends.
 var ortEnv struct {
@@ -49,7 +32,7 @@ func Init(libPath string) error {
 	}
 	info, err := os.Stat(libPath)
 	if err != nil {
-		return fmt.Errorf("gpu: ONNX Runtime library %s: %w (set %s or run the setup)", libPath, err, LibraryEnv)
+		return fmt.Errorf("gpu: ONNX Runtime library %s: %w (run scripts/setup.sh, or name another library)", libPath, err)
 	}
 	if info.IsDir() {
 		return fmt.Errorf("gpu: ONNX Runtime library %s is a directory, not a shared library", libPath)
@@ -117,6 +100,12 @@ func (ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, er
 }
 
 func (b ortBackend) probe(d Device) error {
+	ortEnv.mu.Lock()
+	lib := ortEnv.path
+	ortEnv.mu.Unlock()
+	if err := providerPrerequisites(d, lib); err != nil {
+		return err
+	}
 	graph, err := probeGraph()
 	if err != nil {
 		return fmt.Errorf("building the probe graph: %w", err)

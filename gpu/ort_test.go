@@ -15,23 +15,36 @@ import (
 
 const (
 	tinyVoicePath = "../testdata/tiny-voice/tiny.onnx"
-	testVoicePath = "/work/shared/data/piper-test-voice/test_voice.onnx"
+	testVoicePath = "../../shared/data/piper-test-voice/test_voice.onnx" // the team's shared folder, beside the checkout
 	tinyHop       = 256
 )
 
 // deterministic scales: with no noise a sentence's audio depends only on its phonemes.
 var deterministic = Scales{Noise: 0, Length: 1, NoiseW: 0}
 
+// testLibPath is the library the setup installs: $TTSGEN_ORT_LIB, else the cache path (the rule cmd uses too).
+func testLibPath() string {
+	if p := os.Getenv("TTSGEN_ORT_LIB"); p != "" {
+		return p
+	}
+	cache := os.Getenv("TTSGEN_CACHE_DIR")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "ttsgen")
+	}
+	return filepath.Join(cache, "ort", "1.30.0", "libonnxruntime.so.1")
+}
+
 // needORT loads ONNX Runtime from $TTSGEN_ORT_LIB (or the setup's cache path). Without it the test is skipped,
 // or fails when TTSGEN_REQUIRE_ORT=1 (CI sets it, so a broken setup cannot pass as skipped tests).
 func needORT(t *testing.T) {
 	t.Helper()
-	lib := DefaultLibPath()
+	lib := testLibPath()
 	if _, err := os.Stat(lib); err != nil {
 		if os.Getenv("TTSGEN_REQUIRE_ORT") == "1" {
-			t.Fatalf("TTSGEN_REQUIRE_ORT=1 but the ONNX Runtime library is missing: %v (set %s)", err, LibraryEnv)
+			t.Fatalf("TTSGEN_REQUIRE_ORT=1 but the ONNX Runtime library is missing: %v (set TTSGEN_ORT_LIB)", err)
 		}
-		t.Skipf("no ONNX Runtime library (%v); set %s to run this test", err, LibraryEnv)
+		t.Skipf("no ONNX Runtime library (%v); set TTSGEN_ORT_LIB to run this test", err)
 	}
 	if err := Init(lib); err != nil {
 		t.Fatal(err)
@@ -113,7 +126,7 @@ func TestInitErrors(t *testing.T) {
 		})
 	}
 	needORT(t)
-	if err := Init(DefaultLibPath()); err != nil {
+	if err := Init(testLibPath()); err != nil {
 		t.Errorf("second Init with the same path: %v", err)
 	}
 	if err := Init(junk); err == nil || !strings.Contains(err.Error(), "already loaded from") {
