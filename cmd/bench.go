@@ -22,6 +22,7 @@ type benchOptions struct {
 	warmup      int
 	compare     string
 	asJSON      bool
+	tuning      gpu.Options // engine knobs to measure; zero values keep the engine's defaults
 }
 
 func newBenchCmd(s *settings, streams IO) *cobra.Command {
@@ -64,6 +65,11 @@ session with its default threads, the way Piper runs; "speedup" is speed / basel
 	f.IntVar(&o.warmup, "warmup", 2, "requests sent first and left out of the figures")
 	f.StringVar(&o.compare, "compare", "", `also run a baseline: "sequential" (one at a time, batch 1, as Piper does)`)
 	f.BoolVar(&o.asJSON, "json", false, "print exactly one JSON object")
+	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
+	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
+	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window for continuous batching (0 = default: on for GPUs; -1 = off)")
+	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, "engine tuning: most decoder windows per run (0 = default)")
+	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
 	return cmd
 }
 
@@ -77,7 +83,12 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	if o.rate > 0 {
 		load.Concurrency = 0
 	}
-	report, err := benchOnce(ctx, s, con, o.voice, texts, load)
+	tuned := func(opts *gpu.Options) {
+		t := o.tuning
+		opts.MaxBatch, opts.InFlight, opts.DecoderWindow = t.MaxBatch, t.InFlight, t.DecoderWindow
+		opts.DecoderBatch, opts.ThreadsPerSession = t.DecoderBatch, t.ThreadsPerSession
+	}
+	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
 	if err != nil {
 		return err
 	}

@@ -1,24 +1,39 @@
 #!/usr/bin/env bash
-# Packs what `ttsgen bench` needs on a machine that has no espeak-ng and no Go (the team's GPU machine): the binary,
-# the shared libraries it links that such a machine may lack, and the English espeak-ng data.
-# usage: scripts/device-bundle.sh [DIR]   (default .benchkit; ignored by git; carry it and run DIR/ttsgen.sh ...)
+# Packs what `ttsgen` needs on the team's GPU machine, which has neither Go, espeak-ng nor ONNX Runtime's WebGPU
+# dependencies: the binary (xz), the shared libraries it links, the English espeak-ng data, and from the shared
+# device kit (../shared/tools/device-kit.sh, run first) the ONNX Runtime library and the Vulkan loader packages.
+# Festival is left out: benchmarks do not need it, and the whole tree must travel in 64 MiB.
+# usage: scripts/device-bundle.sh [DIR]   (default .gpukit; ignored by git; name it in `carry`), then on the device:
+#   source DIR/env.sh && ttsgen bench ...
 set -euo pipefail
-dir=${1:-.benchkit}
-rm -rf "$dir" && mkdir -p "$dir/lib" "$dir/espeak-ng-data"
-go build -o "$dir/ttsgen" .
-# Every library the binary pulls in, except the C library itself (the target's newer glibc serves).
-ldd "$dir/ttsgen" | awk '/=> \//{print $3}' | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' |
-  while read -r lib; do cp -L "$lib" "$dir/lib/"; done
+dir=${1:-.gpukit}
+kit=${DEVICEKIT:-.devicekit}
+[ -f "$kit/libonnxruntime.so.1.xz" ] || { echo "run ../shared/tools/device-kit.sh $kit first" >&2; exit 1; }
+rm -rf "$dir" && mkdir -p "$dir/debs"
+stage=$(mktemp -d) && trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/lib" "$stage/espeak-ng-data"
+go build -ldflags "-s -w" -o "$stage/ttsgen.bin" .
+ldd "$stage/ttsgen.bin" | awk '/=> \//{print $3}' | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' |
+  while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 data=$(dirname "$(dpkg -L espeak-ng-data | grep -m1 '/espeak-ng-data/phontab$')")
-cp "$data"/{phontab,phonindex,phondata,intonations,en_dict} "$dir/espeak-ng-data/"
-cp -r "$data/lang" "$dir/espeak-ng-data/"
-[ -d "$data/voices" ] && cp -r "$data/voices" "$dir/espeak-ng-data/"
-cat > "$dir/ttsgen.sh" <<'SH'
-#!/usr/bin/env bash
-# Runs the bundled ttsgen with its libraries and espeak-ng data.
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-exec "$here/ttsgen" --espeak-data "$here" "$@"
+cp "$data"/{phontab,phonindex,phondata,intonations,en_dict} "$stage/espeak-ng-data/"
+cp -r "$data/lang" "$stage/espeak-ng-data/"
+if [ -d "$data/voices" ]; then cp -r "$data/voices" "$stage/espeak-ng-data/"; fi
+tar -C "$stage" -cf - ttsgen.bin lib espeak-ng-data | xz -T2 -6 > "$dir/ttsgen.tar.xz"
+cp "$kit/libonnxruntime.so.1.xz" "$dir/"
+cp "$kit"/debs/gl/*.deb "$dir/debs/"
+cat > "$dir/env.sh" <<'SH'
+# Sourced on the GPU machine: Vulkan loader for WebGPU, the ONNX Runtime library, the ttsgen binary and its libraries.
+_k=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+for f in "$_k"/debs/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+mkdir -p /tmp/gpukit
+[ -f /tmp/gpukit/libonnxruntime.so.1 ] || xz -dc "$_k/libonnxruntime.so.1.xz" > /tmp/gpukit/libonnxruntime.so.1
+[ -x /tmp/gpukit/ttsgen.bin ] || xz -dc "$_k/ttsgen.tar.xz" | tar -C /tmp/gpukit -xf -
+export TTSGEN_ORT_LIB=/tmp/gpukit/libonnxruntime.so.1 TTSGEN_ESPEAK_DATA=/tmp/gpukit
+export LD_LIBRARY_PATH="/tmp/gpukit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+ttsgen() { /tmp/gpukit/ttsgen.bin "$@"; }
+unset _k
 SH
-chmod +x "$dir/ttsgen.sh"
 du -sh "$dir"
