@@ -23,7 +23,7 @@ from scipy.io import wavfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from model import Voice  # noqa: E402
+from model import Voice, apply_duration_gain  # noqa: E402
 
 
 def words(text):
@@ -75,12 +75,15 @@ def main():
     ap.add_argument("--out", default="/tmp/ttsgen-eval")
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--scales", default="0.667,1,0.8", help="noise_scale,length_scale,noise_w")
+    ap.add_argument("--duration-gain", type=float, default=1.0, help="as given to export.py")
     ap.add_argument("--no-festival", action="store_true", help="skip the teacher (reuse earlier figures)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     sents = select(a.ids, a.n)
     torch.manual_seed(0)
     voice, step = load_voice(a.ckpt)
+    if a.duration_gain != 1.0:
+        apply_duration_gain(voice, a.duration_gain)
     scales = torch.tensor([float(x) for x in a.scales.split(",")])
     ours = []
     with torch.no_grad():
@@ -113,7 +116,7 @@ def main():
         t[0] += e
         t[1] += len(ref)
         rows.append({"system": system, "wav": os.path.basename(path), "ref": text, "hyp": hyp, "errors": e})
-    result = {"checkpoint_step": step, "sentences": len(sents), "scales": a.scales,
+    result = {"checkpoint_step": step, "sentences": len(sents), "scales": a.scales, "duration_gain": a.duration_gain,
               "wer": {s: round(100.0 * e / n, 1) for s, (e, n) in totals.items()}}
     with open(os.path.join(a.out, "wer.json"), "w") as f:
         json.dump({**result, "rows": rows}, f, indent=1)

@@ -12,7 +12,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import Voice, count_params  # noqa: E402
+from model import Voice, apply_duration_gain, count_params  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPSET = 15
@@ -82,6 +82,7 @@ def main():
     ap.add_argument("--tiny", action="store_true")
     ap.add_argument("--out", required=True)
     ap.add_argument("--dataset", default="ttsgen-festival-slt")
+    ap.add_argument("--duration-gain", type=float, default=1.0, help="from calibrate.py")
     a = ap.parse_args()
     if a.tiny:
         torch.manual_seed(1234)
@@ -102,6 +103,8 @@ def main():
         model = Voice(**ac["cfg"])
         model.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
         print("checkpoint step", ac["step"])
+        if a.duration_gain != 1.0:
+            apply_duration_gain(model, a.duration_gain)
         dataset = a.dataset
     print("params", count_params(model), "dec", count_params(model.dec))
     export(model, a.out, dataset, "medium")

@@ -233,6 +233,12 @@ def duration_target(d):
     return torch.log(torch.clamp_min(d - 0.5, 0.1))
 
 
+def apply_duration_gain(model, gain):
+    """Scale every predicted duration by `gain` (speaking-rate calibration, see calibrate.py): exp(logw + log g)."""
+    with torch.no_grad():
+        model.dp.proj.bias.add_(math.log(gain))
+
+
 def count_params(m):
     return sum(p.numel() for p in m.parameters())
 
