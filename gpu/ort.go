@@ -146,7 +146,29 @@ func (b ortBackend) newRunner(graph []byte, io modelIO, d Device, threads int) (
 	if err != nil {
 		return nil, fmt.Errorf("creating session: %w", err)
 	}
-	return &ortRunner{session: session, io: io}, nil
+	return &ortRunner{session: session, io: io, serial: runLock(d)}, nil
+}
+
+// webgpuRuns serialises Run calls on the WebGPU provider. Its sessions share one device context per process, and
+// two sessions running at once (the acoustic and decoder halves of a split voice) crashed inside ONNX Runtime 1.30
+// on the H200 (SIGSEGV in Run; see BENCHMARKS.md). Packing and unpacking batches on the CPU still overlap the device.
+// Process-wide like the ORT environment and the device it guards.
+var webgpuRuns sync.Mutex
+
+func runLock(d Device) *sync.Mutex {
+	if d == DeviceWebGPU {
+		return &webgpuRuns
+	}
+	return nil
+}
+
+// runSession runs session, holding serial (if any) for the device's sake.
+func runSession(session *ort.DynamicAdvancedSession, serial *sync.Mutex, inputs, outputs []ort.Value) error {
+	if serial != nil {
+		serial.Lock()
+		defer serial.Unlock()
+	}
+	return session.Run(inputs, outputs)
 }
 
 // ortRunner runs one ORT session. ORT allows concurrent Run calls on a session, and run keeps all its tensors
@@ -154,6 +176,7 @@ func (b ortBackend) newRunner(graph []byte, io modelIO, d Device, threads int) (
 type ortRunner struct {
 	session *ort.DynamicAdvancedSession
 	io      modelIO
+	serial  *sync.Mutex // nil, or the device's lock (see runLock)
 }
 
 func (r *ortRunner) run(in batchInput) (batchOutput, error) {
@@ -195,7 +218,7 @@ func (r *ortRunner) run(in batchInput) (batchOutput, error) {
 			}
 		}
 	}()
-	if err := r.session.Run(inputs, outputs); err != nil {
+	if err := runSession(r.session, r.serial, inputs, outputs); err != nil {
 		return batchOutput{}, fmt.Errorf("running batch of %d x %d phonemes: %w", b, l, err)
 	}
 	var out batchOutput
@@ -234,13 +257,14 @@ func (b ortBackend) newGraphRunner(graph []byte, inputs, outputs []string, d Dev
 	if err != nil {
 		return nil, fmt.Errorf("creating session: %w", err)
 	}
-	return &ortGraphRunner{session: session, outputs: len(outputs)}, nil
+	return &ortGraphRunner{session: session, outputs: len(outputs), serial: runLock(d)}, nil
 }
 
 // ortGraphRunner runs a session with positional tensors; like ortRunner it keeps its tensors local.
 type ortGraphRunner struct {
 	session *ort.DynamicAdvancedSession
 	outputs int
+	serial  *sync.Mutex // nil, or the device's lock (see runLock)
 }
 
 func (r *ortGraphRunner) runGraph(inputs []tensor) ([]tensor, error) {
@@ -271,7 +295,7 @@ func (r *ortGraphRunner) runGraph(inputs []tensor) ([]tensor, error) {
 			}
 		}
 	}()
-	if err := r.session.Run(values, outputs); err != nil {
+	if err := runSession(r.session, r.serial, values, outputs); err != nil {
 		return nil, fmt.Errorf("running graph: %w", err)
 	}
 	out := make([]tensor, len(outputs))
