@@ -32,5 +32,8 @@ run webgpu_c256     45 --texts samples/bench.txt --device webgpu --concurrency 2
 run webgpu_open     40 --texts samples/bench.txt --device webgpu --rate 3.33 --requests 80 --warmup 4
 run webgpu_memory   70 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 6000 --warmup 0
 run webgpu_whole256 45 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --decoder-window -1 --max-batch 32
+run webgpu_dbatch128 40 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --decoder-batch 128
+run webgpu_whole_b64 40 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --decoder-window -1 --max-batch 64
+run webgpu_memory3k 60 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 3000 --warmup 0 --decoder-window -1 --max-batch 32
 run cpu_tps2_vs_seq 80 --texts samples/bench.txt --device cpu --concurrency 32 --requests 100 --compare sequential --threads-per-session 2
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .
