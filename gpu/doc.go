@@ -59,11 +59,14 @@
 // (measured on the tiny voice: 10 frames suffice, 5e-7 difference; 8 frames of margin leave 6e-3, none 0.3).
 // Piper's own decoders are not masked, so near a sentence's ends they differ slightly from Piper's output.
 //
-// It is on by default on a GPU (64-frame windows: on the H200, WebGPU ran the decoder on fixed 64-frame windows
-// at 2,078x real time at batch 64, against 435x for whole sentences at batch 4) and off on the CPU, where whole
-// sentences one at a time measured fastest (full-size voice, 2 cores, as above: acoustic batch 4 with 128-frame
-// windows 2 per run 7.8x, 64-frame windows 4 per run 5.6x, against 8.6x for whole sentences one at a time and
-// 4.2x for whole-sentence batches of 4). A voice that cannot be split runs whole sentences, with a Logf note.
+// It is off by default, because measurement said so. On the H200 through WebGPU (default voice, BENCHMARKS.md),
+// whole-sentence batches ran at 598-632x real time and 64-frame windows at 533x: WebGPU runs must be serialised
+// (two sessions at once crash ORT 1.30), so the acoustic and decoder halves cannot overlap on the device, and
+// 128 windows per run fell off the cliff the H200 notes describe. On the CPU whole sentences one at a time also
+// measured fastest (full-size voice, 2 cores: acoustic batch 4 with 128-frame windows 2 per run 7.8x, 64-frame
+// windows 4 per run 5.6x, against 8.6x for whole sentences one at a time and
+// 4.2x for whole-sentence batches of 4). DecoderWindow > 0 turns it on (e.g. for a CUDA build, untested here);
+// a voice that cannot be split then runs whole sentences, with a Logf note.
 // Results are still delivered whole; handing out each window's audio as it comes (first audio before the sentence
 // finishes) would only need a streaming Result.
 package gpu

@@ -45,8 +45,9 @@ type Options struct {
 	MaxBatchPhonemes int
 
 	// DecoderWindow turns on continuous batching for voices that can be split at the decoder's latent (see
-	// doc.go): the decoder runs on windows of this many frames drawn from many sentences at once. 0 = the device
-	// default (DefaultGPUDecoderWindow on a GPU, off on cpu, where whole sentences measured faster); < 0 = off.
+	// doc.go): the decoder runs on windows of this many frames drawn from many sentences at once. <= 0 = off, the
+	// default on every device, where whole sentences measured faster (doc.go); DefaultGPUDecoderWindow is the
+	// window size to try.
 	DecoderWindow int
 	// DecoderMargin is the frames of context each window reads on either side; it must cover the decoder's
 	// receptive field, or seams show (0 = DefaultDecoderMargin).
@@ -66,8 +67,8 @@ const (
 	DefaultGPUMaxBatchPhonemes = 1024
 	DefaultInFlight            = 2
 
-	// Fixed 64-frame windows at batch 16..64 were where WebGPU was fast on the H200 (2,078x real time at 64);
-	// 256 fell off a cliff. The default voice's decoder needs 10 frames of margin (measured); 16 leaves room.
+	// For continuous batching when turned on: fixed 64-frame windows at batch 16..64 were where WebGPU ran the
+	// decoder alone fastest on the H200 (2,078x real time at 64); 256 fell off a cliff. The default voice's decoder needs 10 frames of margin (measured); 16 leaves room.
 	DefaultGPUDecoderWindow = 64
 	DefaultDecoderMargin    = 16
 	DefaultDecoderBatch     = 32
@@ -241,9 +242,6 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		e.sessionsPerModel = 1
 		e.maxBatch = cmp.Or(opts.MaxBatch, DefaultGPUMaxBatch)
 		e.maxBatchPhonemes = cmp.Or(opts.MaxBatchPhonemes, DefaultGPUMaxBatchPhonemes)
-		if opts.DecoderWindow == 0 {
-			opts.DecoderWindow = DefaultGPUDecoderWindow
-		}
 	}
 	if opts.DecoderWindow > 0 {
 		e.window = windowing{frames: opts.DecoderWindow, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
