@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ttsgen/ttsgen/atomicfile"
 	"github.com/ttsgen/ttsgen/audio"
 	"github.com/ttsgen/ttsgen/pipeline"
 )
@@ -118,7 +118,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		_, err := streams.Out.Write(buf.Bytes())
 		return err
 	}
-	return writeFileAtomic(o.out, speak)
+	return atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(f) })
 }
 
 func readSynthText(streams IO, file string, args []string) (string, error) {
@@ -140,33 +140,4 @@ func readSynthText(streams IO, file string, args []string) (string, error) {
 		return "", fmt.Errorf("reading text from standard input: %w", err)
 	}
 	return string(b), nil
-}
-
-// writeFileAtomic writes path through a temporary file in the same folder, synced and renamed into place, so the
-// path holds either its old content or the complete new file, never a partial one.
-func writeFileAtomic(path string, write func(io.WriteSeeker) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ttsgen-tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())              // no-op once renamed
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; outputs are ordinary files
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/ttsgen/ttsgen/atomicfile"
 )
 
 const (
@@ -20,7 +22,7 @@ const (
 	FileName = "results.jsonl"
 	// TempPrefix starts the name of every temporary file this package
 	// creates; Open deletes such files anywhere under the directory.
-	TempPrefix = ".ttsgen-tmp-"
+	TempPrefix = atomicfile.TempPrefix
 	// lockName shares the reserved ".ttsgen-" prefix so that no output can
 	// be named like it.
 	lockName = ".ttsgen-lock"

@@ -8,7 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/ttsgen/ttsgen/atomicfile"
 )
 
 // Resolve returns the absolute final path for out, a "/"-separated path
@@ -122,45 +123,8 @@ func (d *Dir) WriteFile(path string, fn func(w io.Writer) error) error {
 	return d.writeAtomic(path, fn)
 }
 
-func (d *Dir) writeAtomic(path string, fn func(w io.Writer) error) (err error) {
-	show := d.display(path)
-	folder := filepath.Dir(path)
-	f, err := os.CreateTemp(folder, TempPrefix+"*")
-	if err != nil {
-		return fmt.Errorf("writing %s: creating temp file: %w", show, err)
-	}
-	tmp := f.Name()
-	d.trackTemp(tmp, true)
-	renamed := false
-	defer func() { // also runs if fn panics
-		if !renamed {
-			f.Close()
-			os.Remove(tmp)
-		}
-		d.trackTemp(tmp, false)
-	}()
-	if err := fn(f); err != nil {
-		return fmt.Errorf("writing %s: %w", show, withoutTempName(err, tmp))
-	}
-	steps := []struct {
-		what string
-		do   func() error
-	}{
-		{"setting permissions", func() error { return f.Chmod(0o644) }},
-		{"syncing", f.Sync},
-		{"closing", f.Close},
-		{"renaming into place", func() error { return os.Rename(tmp, path) }},
-	}
-	for _, s := range steps {
-		if err := s.do(); err != nil {
-			return fmt.Errorf("writing %s: %s: %w", show, s.what, withoutTempName(err, tmp))
-		}
-	}
-	renamed = true
-	if err := syncDir(folder); err != nil {
-		return fmt.Errorf("writing %s: syncing its folder: %w", show, err)
-	}
-	return nil
+func (d *Dir) writeAtomic(path string, fn func(w io.Writer) error) error {
+	return atomicfile.Write(path, d.display(path), d.trackTemp, func(f *os.File) error { return fn(f) })
 }
 
 func (d *Dir) trackTemp(tmp string, writing bool) {
@@ -171,33 +135,6 @@ func (d *Dir) trackTemp(tmp string, writing bool) {
 	} else {
 		delete(d.temps, tmp)
 	}
-}
-
-// withoutTempName drops the temp file's name from an *os.PathError or
-// *os.LinkError about it: the user knows the file by its final name, which
-// the caller adds.
-func withoutTempName(err error, tmp string) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) && pe.Path == tmp && err == error(pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) && le.Old == tmp && err == error(le) {
-		return le.Err
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) { // some filesystems cannot sync folders
-		return err
-	}
-	return nil
 }
 
 // display names path for messages: relative to the directory as the user

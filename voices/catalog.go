@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ttsgen/ttsgen/atomicfile"
 )
 
 const (
@@ -174,24 +176,8 @@ func copyFileAtomic(from, to string) error {
 		return fmt.Errorf("copying voice file: %w", err)
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(to), ".ttsgen-tmp-*")
-	if err != nil {
-		return fmt.Errorf("copying voice file: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return fmt.Errorf("copying %s: %w", from, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("copying %s: %w", from, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("copying %s: %w", from, err)
-	}
-	if err := os.Rename(tmp.Name(), to); err != nil {
-		return fmt.Errorf("copying %s: %w", from, err)
-	}
-	return nil
+	return atomicfile.Write(to, "", nil, func(f *os.File) error {
+		_, err := io.Copy(f, in)
+		return err
+	})
 }
