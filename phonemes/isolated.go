@@ -1,0 +1,384 @@
+package phonemes
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Phonemizer turns text into one phoneme string per sentence for an espeak-ng voice. *Espeak does it
+// in this process; *Isolated does it in a child process that may crash without taking the caller down.
+type Phonemizer interface {
+	Phonemize(text, voice string) ([]string, error)
+}
+
+// Environment of the child process. childEnv makes a binary serve phonemization requests instead of
+// doing its normal work (ServeChildIfAsked); childDataEnv carries the espeak-ng data path.
+const (
+	childEnv     = "TTSGEN_PHONEMIZER_CHILD"
+	childDataEnv = "TTSGEN_PHONEMIZER_DATA"
+	// testHooksEnv enables the magic texts below in the child; only this package's tests set it.
+	testHooksEnv    = "TTSGEN_PHONEMIZER_TEST_HOOKS"
+	hookCrash       = "\x00ttsgen-test-crash\x00"         // crashes every time
+	hookCrashIfUsed = "\x00ttsgen-test-crash-if-used\x00" // crashes a child that served a request before
+	hookSlow        = "\x00ttsgen-test-slow\x00"          // answers after 300 ms
+	hookHang        = "\x00ttsgen-test-hang\x00"
+)
+
+// DefaultPhonemizeTimeout bounds one request to the child. LJSpeech lines take under a millisecond;
+// a megabyte without punctuation takes a few seconds.
+const DefaultPhonemizeTimeout = 20 * time.Second
+
+// childStartTimeout bounds a child's start (loading libespeak-ng's data), whatever the request
+// timeout: a machine busy with synthesis can take seconds to start a process.
+const childStartTimeout = 30 * time.Second
+
+type request struct {
+	Text  string `json:"text"`
+	Voice string `json:"voice"`
+}
+
+type response struct {
+	Sentences []string `json:"sentences"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// Isolated phonemizes with libespeak-ng in a child process (this executable, re-run with childEnv
+// set), because libespeak-ng 1.51 crashes or hangs on some text (see doc.go). A crash or a hang costs
+// that one text an error; the next call starts a fresh child. Safe for concurrent use: requests are
+// serialised, as libespeak-ng is serial anyway.
+type Isolated struct {
+	dataPath string
+	timeout  time.Duration
+
+	mu     sync.Mutex // serialises requests and guards the fields below
+	child  *child     // nil until needed, and after a crash or hang
+	closed bool
+}
+
+// child is one running helper process.
+type child struct {
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	responses <-chan response // closed when the child's stdout ends
+	stderr    *tailBuffer
+}
+
+// exited reports whether the child's stdout has ended, i.e. it died between requests.
+func (c *child) exited() bool {
+	select {
+	case <-c.responses:
+		return true // closed (or an unrequested response: a protocol error); either way replace the child
+	default:
+		return false
+	}
+}
+
+// NewIsolated starts a child that initialises libespeak-ng with dataPath ("" = library default), so
+// that a bad data path is reported here. timeout bounds each request (0 = DefaultPhonemizeTimeout).
+// The binary must call ServeChildIfAsked at the start of main (or TestMain).
+func NewIsolated(dataPath string, timeout time.Duration) (*Isolated, error) {
+	if os.Getenv(childEnv) != "" {
+		// We are a child whose binary did not call ServeChildIfAsked: starting another would recurse.
+		return nil, fmt.Errorf("phonemes: %s is set but this binary does not serve phonemization (call ServeChildIfAsked first in main)", childEnv)
+	}
+	if timeout <= 0 {
+		timeout = DefaultPhonemizeTimeout
+	}
+	iso := &Isolated{dataPath: dataPath, timeout: timeout}
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	if err := iso.start(); err != nil {
+		return nil, err
+	}
+	return iso, nil
+}
+
+// Phonemize is Espeak.Phonemize run in the child. When the child crashes, the text is tried once
+// more in a fresh child: libespeak-ng's use-after-free corrupts memory that later texts trip over,
+// so the text that meets the crash is often not the one that caused it, and alone it usually
+// succeeds. A second crash, or a text that takes longer than the timeout, is an error that says so;
+// the child is then killed and the next call starts a new one.
+func (iso *Isolated) Phonemize(text, voice string) ([]string, error) {
+	line, err := json.Marshal(request{Text: text, Voice: voice})
+	if err != nil {
+		return nil, fmt.Errorf("phonemes: encode request: %w", err)
+	}
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	if iso.closed {
+		return nil, errors.New("phonemes: phonemizer is closed")
+	}
+	if iso.child != nil && iso.child.exited() {
+		iso.stopChild() // killed from outside since the last request: not this text's fault
+	}
+	sentences, crashed, err := iso.attempt(line)
+	if crashed {
+		sentences, crashed, err = iso.attempt(line)
+		if crashed {
+			err = fmt.Errorf("phonemes: espeak-ng crashed on this text, also when retried in a fresh process (%w)", err)
+		}
+	}
+	return sentences, err
+}
+
+// attempt sends one request line to the child, starting one if needed. crashed reports that the
+// child died while working on it; err then says how. The caller holds mu.
+func (iso *Isolated) attempt(line []byte) (sentences []string, crashed bool, err error) {
+	if iso.child == nil {
+		if err := iso.start(); err != nil {
+			return nil, false, err
+		}
+	}
+	c := iso.child
+	c.stderr.reset()
+	// A write can fail only if the child has died; its exit is then reported below.
+	_, writeErr := c.stdin.Write(append(line, '\n'))
+
+	timer := time.NewTimer(iso.timeout)
+	defer timer.Stop()
+	select {
+	case resp, ok := <-c.responses:
+		if ok && writeErr == nil {
+			if resp.Error != "" {
+				return nil, false, errors.New(resp.Error)
+			}
+			return resp.Sentences, false, nil
+		}
+		exitErr := iso.stopChild()
+		return nil, true, errors.New(describeExit(exitErr, c.stderr))
+	case <-timer.C:
+		iso.stopChild()
+		return nil, false, fmt.Errorf("phonemes: espeak-ng did not finish this text within %s", iso.timeout)
+	}
+}
+
+// Close kills the child. Later calls to Phonemize fail; Close again does nothing.
+func (iso *Isolated) Close() error {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	iso.closed = true
+	if iso.child != nil {
+		iso.stopChild()
+	}
+	return nil
+}
+
+// start runs a new child and waits for it to report that libespeak-ng is initialised. The caller
+// holds mu.
+func (iso *Isolated) start() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("phonemes: find this executable to run the espeak-ng helper: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"=1", childDataEnv+"="+iso.dataPath)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return fmt.Errorf("phonemes: start the espeak-ng helper: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("phonemes: start the espeak-ng helper: %w", err)
+	}
+	tail := &tailBuffer{}
+	cmd.Stderr = tail
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("phonemes: start the espeak-ng helper %s: %w", exe, err)
+	}
+	responses := make(chan response)
+	// Ends when the child's stdout does (it exited or was killed), so no goroutine outlives a child.
+	go func() {
+		defer close(responses)
+		dec := json.NewDecoder(stdout)
+		for {
+			var resp response
+			if err := dec.Decode(&resp); err != nil {
+				return
+			}
+			responses <- resp
+		}
+	}()
+	iso.child = &child{cmd: cmd, stdin: stdin, responses: responses, stderr: tail}
+
+	// The first line says whether libespeak-ng started.
+	select {
+	case hello, ok := <-responses:
+		if !ok {
+			exitErr := iso.stopChild()
+			return fmt.Errorf("phonemes: the espeak-ng helper exited at start (%s)", describeExit(exitErr, tail))
+		}
+		if hello.Error != "" {
+			iso.stopChild()
+			return errors.New(hello.Error)
+		}
+		return nil
+	case <-time.After(childStartTimeout):
+		iso.stopChild()
+		return fmt.Errorf("phonemes: the espeak-ng helper did not start within %s", childStartTimeout)
+	}
+}
+
+// stopChild kills the child, drains its responses so the reader goroutine ends, and reaps it. It
+// returns how the child ended. The caller holds mu.
+func (iso *Isolated) stopChild() error {
+	c := iso.child
+	iso.child = nil
+	c.stdin.Close()
+	c.cmd.Process.Kill()
+	for range c.responses {
+	}
+	return c.cmd.Wait()
+}
+
+// describeExit says how a child ended: the signal or exit status, and the Go runtime's line naming
+// the signal when a crash in C code made it exit with status 2.
+func describeExit(err error, stderr *tailBuffer) string {
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		if err == nil {
+			return "it exited"
+		}
+		return err.Error()
+	}
+	desc := exitErr.Error() // "signal: segmentation fault" or "exit status 2"
+	if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return desc
+	}
+	if line := stderr.signalLine(); line != "" {
+		return desc + ": " + line
+	}
+	if line := stderr.lastLine(); line != "" {
+		return desc + ": " + line
+	}
+	return desc
+}
+
+// tailBuffer keeps the start and the end of what a child wrote to stderr for the current request:
+// a crash in C code makes the Go runtime print "fatal error: ..." and "[signal SIGSEGV: ...]" first
+// and then pages of goroutine traces.
+type tailBuffer struct {
+	mu         sync.Mutex
+	head, tail []byte
+}
+
+const tailKeep = 4096
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := tailKeep - len(b.head); room > 0 {
+		b.head = append(b.head, p[:min(room, len(p))]...)
+	}
+	b.tail = append(b.tail, p...)
+	if len(b.tail) > tailKeep {
+		b.tail = append(b.tail[:0], b.tail[len(b.tail)-tailKeep:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.head, b.tail = b.head[:0], b.tail[:0]
+}
+
+// signalLine is the Go runtime's line naming the signal that killed the child, without addresses,
+// or "".
+func (b *tailBuffer) signalLine() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, line := range strings.Split(string(b.head), "\n") {
+		// "[signal SIGSEGV: segmentation violation code=... addr=... pc=...]" for a fault, and
+		// "SIGSEGV: segmentation violation" for a signal the runtime cannot handle otherwise.
+		line = strings.TrimPrefix(line, "[signal ")
+		if strings.HasPrefix(line, "SIG") && strings.Contains(line, ": ") {
+			name, _, _ := strings.Cut(line, " code=")
+			return strings.TrimSuffix(name, "]")
+		}
+	}
+	return ""
+}
+
+func (b *tailBuffer) lastLine() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(b.tail)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// ServeChildIfAsked makes this process an Isolated's child when it was started as one: it serves
+// requests on stdin and stdout with an in-process Espeak and exits. Otherwise it returns at once.
+// Call it first in main, and in TestMain of any test binary that creates an Isolated.
+func ServeChildIfAsked() {
+	if os.Getenv(childEnv) == "" {
+		return
+	}
+	os.Exit(serveChild(os.Stdin, os.Stdout))
+}
+
+// serveChild answers one JSON request per line until stdin ends, and returns the exit status.
+func serveChild(in io.Reader, out io.Writer) int {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	esp, err := NewEspeak(os.Getenv(childDataEnv))
+	if err != nil {
+		enc.Encode(response{Error: err.Error()})
+		return 1
+	}
+	if err := enc.Encode(response{}); err != nil {
+		return 1
+	}
+	// Requests are read on their own goroutine so that the end of stdin (the parent closed it, or
+	// died) ends this process even while libespeak-ng is stuck in a loop.
+	requests := make(chan request)
+	go func() {
+		dec := json.NewDecoder(in)
+		for {
+			var req request
+			if err := dec.Decode(&req); err != nil {
+				os.Exit(0)
+			}
+			requests <- req
+		}
+	}()
+	hooks := os.Getenv(testHooksEnv) != ""
+	served := 0
+	for req := range requests {
+		if hooks {
+			runTestHook(req.Text, served)
+		}
+		served++
+		sentences, err := esp.Phonemize(req.Text, req.Voice)
+		resp := response{Sentences: sentences}
+		if err != nil {
+			resp.Error = err.Error()
+		}
+		if err := enc.Encode(resp); err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+// runTestHook simulates libespeak-ng crashing or hanging on the magic test texts.
+func runTestHook(text string, served int) {
+	switch {
+	case text == hookCrash, text == hookCrashIfUsed && served > 0:
+		// A nil dereference makes the Go runtime print the same "[signal SIGSEGV: ...]" line and
+		// exit with status 2, as it does for a segmentation fault inside libespeak-ng.
+		var p *int
+		*p = 1
+	case text == hookSlow:
+		time.Sleep(300 * time.Millisecond)
+	case text == hookHang:
+		time.Sleep(time.Hour)
+	}
+}
