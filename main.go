@@ -5,6 +5,11 @@ import (
 	"os"
 
 	"github.com/ttsgen/ttsgen/cmd"
+	"github.com/ttsgen/ttsgen/phonemes"
 )
 
-func main() { os.Exit(cmd.Execute()) }
+func main() {
+	// This executable is also the helper process that runs espeak-ng for phonemes.Isolated.
+	phonemes.ServeChildIfAsked()
+	os.Exit(cmd.Execute())
+}

@@ -38,6 +38,7 @@ string>, "ids": [<model input ids>]}. Needs only the voice's .onnx.json, not ONN
 			if err != nil {
 				return err
 			}
+			defer closeFrontend(front)
 			sentences, err := front.Sentences(text, v.Config)
 			if err != nil {
 				return err

@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/ttsgen/ttsgen/gpu"
@@ -57,12 +59,22 @@ func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning
 	}, nil
 }
 
+// newFrontend runs espeak-ng in a helper process, so that text which crashes or hangs libespeak-ng
+// costs that text an error instead of the whole run. closeFrontend stops the helper.
 func (s *settings) newFrontend(con *console, normalize bool) (*pipeline.Frontend, error) {
-	esp, err := phonemes.NewEspeak(s.espeakData())
+	esp, err := phonemes.NewIsolated(s.espeakData(), phonemes.DefaultPhonemizeTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("starting espeak-ng: %w", err)
 	}
 	return &pipeline.Frontend{Espeak: esp, Normalize: normalize, Warnf: con.Warnf}, nil
+}
+
+// closeFrontend stops what newFrontend started.
+func closeFrontend(f *pipeline.Frontend) error {
+	if c, ok := f.Espeak.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // loadVoice finds a voice and loads its model into the engine, once per name.
@@ -92,4 +104,6 @@ func (r *synthRuntime) loadVoice(name string) (*pipeline.LoadedVoice, error) {
 	return lv, nil
 }
 
-func (r *synthRuntime) close() error { return r.engine.Close() }
+func (r *synthRuntime) close() error {
+	return errors.Join(r.engine.Close(), closeFrontend(r.frontend))
+}

@@ -1,6 +1,7 @@
 package phonemes
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,22 +64,14 @@ type Isolated struct {
 	closed bool
 }
 
-// child is one running helper process.
+// child is one running helper process. The parent's ends of its pipes are *os.File so that reads
+// and writes can have deadlines: no goroutine is needed to time out a request.
 type child struct {
-	cmd       *exec.Cmd
-	stdin     io.WriteCloser
-	responses <-chan response // closed when the child's stdout ends
-	stderr    *tailBuffer
-}
-
-// exited reports whether the child's stdout has ended, i.e. it died between requests.
-func (c *child) exited() bool {
-	select {
-	case <-c.responses:
-		return true // closed (or an unrequested response: a protocol error); either way replace the child
-	default:
-		return false
-	}
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stdout  *os.File
+	replies *bufio.Reader // reads stdout
+	stderr  *tailBuffer
 }
 
 // NewIsolated starts a child that initialises libespeak-ng with dataPath ("" = library default), so
@@ -116,9 +109,6 @@ func (iso *Isolated) Phonemize(text, voice string) ([]string, error) {
 	if iso.closed {
 		return nil, errors.New("phonemes: phonemizer is closed")
 	}
-	if iso.child != nil && iso.child.exited() {
-		iso.stopChild() // killed from outside since the last request: not this text's fault
-	}
 	sentences, crashed, err := iso.attempt(line)
 	if crashed {
 		sentences, crashed, err = iso.attempt(line)
@@ -130,7 +120,8 @@ func (iso *Isolated) Phonemize(text, voice string) ([]string, error) {
 }
 
 // attempt sends one request line to the child, starting one if needed. crashed reports that the
-// child died while working on it; err then says how. The caller holds mu.
+// child died while working on it (or before: a child killed from outside between requests); err then
+// says how. The caller holds mu.
 func (iso *Isolated) attempt(line []byte) (sentences []string, crashed bool, err error) {
 	if iso.child == nil {
 		if err := iso.start(); err != nil {
@@ -139,25 +130,38 @@ func (iso *Isolated) attempt(line []byte) (sentences []string, crashed bool, err
 	}
 	c := iso.child
 	c.stderr.reset()
-	// A write can fail only if the child has died; its exit is then reported below.
-	_, writeErr := c.stdin.Write(append(line, '\n'))
-
-	timer := time.NewTimer(iso.timeout)
-	defer timer.Stop()
-	select {
-	case resp, ok := <-c.responses:
-		if ok && writeErr == nil {
-			if resp.Error != "" {
-				return nil, false, errors.New(resp.Error)
-			}
-			return resp.Sentences, false, nil
-		}
-		exitErr := iso.stopChild()
-		return nil, true, errors.New(describeExit(exitErr, c.stderr))
-	case <-timer.C:
+	deadline := time.Now().Add(iso.timeout)
+	c.stdin.SetWriteDeadline(deadline)
+	c.stdout.SetReadDeadline(deadline)
+	resp, err := c.exchange(line)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		iso.stopChild()
 		return nil, false, fmt.Errorf("phonemes: espeak-ng did not finish this text within %s", iso.timeout)
+	case err != nil:
+		exitErr := iso.stopChild()
+		return nil, true, errors.New(describeExit(exitErr, c.stderr))
+	case resp.Error != "":
+		return nil, false, errors.New(resp.Error)
 	}
+	return resp.Sentences, false, nil
+}
+
+// exchange writes one request line and reads the reply. An error means the child is unusable: it
+// died (EOF, broken pipe), ran past the deadline, or wrote something that is not a reply.
+func (c *child) exchange(line []byte) (response, error) {
+	var resp response
+	if _, err := c.stdin.Write(append(line, '\n')); err != nil {
+		return resp, err
+	}
+	reply, err := c.replies.ReadBytes('\n')
+	if err != nil {
+		return resp, err
+	}
+	if err := json.Unmarshal(reply, &resp); err != nil {
+		return resp, fmt.Errorf("decode the espeak-ng helper's reply: %w", err)
+	}
+	return resp, nil
 }
 
 // Close kills the child. Later calls to Phonemize fail; Close again does nothing.
@@ -180,62 +184,60 @@ func (iso *Isolated) start() error {
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), childEnv+"=1", childDataEnv+"="+iso.dataPath)
-	stdin, err := cmd.StdinPipe()
+	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("phonemes: start the espeak-ng helper: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
 		return fmt.Errorf("phonemes: start the espeak-ng helper: %w", err)
 	}
 	tail := &tailBuffer{}
-	cmd.Stderr = tail
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, tail
+	err = cmd.Start()
+	stdinR.Close() // the child's ends
+	stdoutW.Close()
+	if err != nil {
+		stdinW.Close()
+		stdoutR.Close()
 		return fmt.Errorf("phonemes: start the espeak-ng helper %s: %w", exe, err)
 	}
-	responses := make(chan response)
-	// Ends when the child's stdout does (it exited or was killed), so no goroutine outlives a child.
-	go func() {
-		defer close(responses)
-		dec := json.NewDecoder(stdout)
-		for {
-			var resp response
-			if err := dec.Decode(&resp); err != nil {
-				return
-			}
-			responses <- resp
-		}
-	}()
-	iso.child = &child{cmd: cmd, stdin: stdin, responses: responses, stderr: tail}
+	c := &child{cmd: cmd, stdin: stdinW, stdout: stdoutR, replies: bufio.NewReader(stdoutR), stderr: tail}
+	iso.child = c
 
 	// The first line says whether libespeak-ng started.
-	select {
-	case hello, ok := <-responses:
-		if !ok {
-			exitErr := iso.stopChild()
-			return fmt.Errorf("phonemes: the espeak-ng helper exited at start (%s)", describeExit(exitErr, tail))
-		}
-		if hello.Error != "" {
-			iso.stopChild()
-			return errors.New(hello.Error)
-		}
-		return nil
-	case <-time.After(childStartTimeout):
+	c.stdout.SetReadDeadline(time.Now().Add(childStartTimeout))
+	hello, err := c.replies.ReadBytes('\n')
+	var resp response
+	if err == nil {
+		err = json.Unmarshal(hello, &resp)
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		iso.stopChild()
 		return fmt.Errorf("phonemes: the espeak-ng helper did not start within %s", childStartTimeout)
+	case err != nil:
+		exitErr := iso.stopChild()
+		return fmt.Errorf("phonemes: the espeak-ng helper failed to start (%s)", describeExit(exitErr, tail))
+	case resp.Error != "":
+		iso.stopChild()
+		return errors.New(resp.Error)
 	}
+	return nil
 }
 
-// stopChild kills the child, drains its responses so the reader goroutine ends, and reaps it. It
-// returns how the child ended. The caller holds mu.
+// stopChild kills the child, reaps it and closes its pipes. It returns how the child ended. The
+// caller holds mu.
 func (iso *Isolated) stopChild() error {
 	c := iso.child
 	iso.child = nil
-	c.stdin.Close()
 	c.cmd.Process.Kill()
-	for range c.responses {
-	}
-	return c.cmd.Wait()
+	err := c.cmd.Wait()
+	c.stdin.Close()
+	c.stdout.Close()
+	return err
 }
 
 // describeExit says how a child ended: the signal or exit status, and the Go runtime's line naming
@@ -336,22 +338,18 @@ func serveChild(in io.Reader, out io.Writer) int {
 	if err := enc.Encode(response{}); err != nil {
 		return 1
 	}
-	// Requests are read on their own goroutine so that the end of stdin (the parent closed it, or
-	// died) ends this process even while libespeak-ng is stuck in a loop.
-	requests := make(chan request)
-	go func() {
-		dec := json.NewDecoder(in)
-		for {
-			var req request
-			if err := dec.Decode(&req); err != nil {
-				os.Exit(0)
-			}
-			requests <- req
-		}
-	}()
+	go exitWithParent()
+	requests := json.NewDecoder(in)
 	hooks := os.Getenv(testHooksEnv) != ""
 	served := 0
-	for req := range requests {
+	for {
+		var req request
+		if err := requests.Decode(&req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return 0 // the parent closed the pipe
+			}
+			return 1
+		}
 		if hooks {
 			runTestHook(req.Text, served)
 		}
@@ -365,7 +363,17 @@ func serveChild(in io.Reader, out io.Writer) int {
 			return 1
 		}
 	}
-	return 0
+}
+
+// exitWithParent ends the child when its parent has gone (it is then re-parented), even while
+// libespeak-ng is stuck in a loop: a parent that is killed cannot kill its child.
+func exitWithParent() {
+	parent := os.Getppid()
+	for range time.Tick(time.Second) {
+		if os.Getppid() != parent {
+			os.Exit(1)
+		}
+	}
 }
 
 // runTestHook simulates libespeak-ng crashing or hanging on the magic test texts.

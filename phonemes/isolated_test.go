@@ -141,25 +141,18 @@ func TestIsolatedRecoversFromCrashAndHang(t *testing.T) {
 	}
 }
 
-// A child that died between requests (killed from outside) is replaced before the next request.
+// A child that died between requests (killed from outside) costs the next text nothing.
 func TestIsolatedReplacesDeadChild(t *testing.T) {
 	iso := newTestIsolated(t, 0)
 	pid := iso.childPID()
 	syscall.Kill(pid, syscall.SIGKILL)
-	// Wait until the reader goroutine has seen the child's stdout end.
-	deadline := time.Now().Add(5 * time.Second)
-	for !iso.childExited() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	time.Sleep(200 * time.Millisecond) // let it die
 	if got, err := iso.Phonemize("Hello.", "en-us"); err != nil || !reflect.DeepEqual(got, []string{"həlˈoʊ."}) {
 		t.Fatalf("after the child was killed = %q, %v", got, err)
 	}
-}
-
-func (iso *Isolated) childExited() bool {
-	iso.mu.Lock()
-	defer iso.mu.Unlock()
-	return iso.child != nil && iso.child.exited()
+	if newPID := iso.childPID(); newPID == pid {
+		t.Errorf("still child %d", pid)
+	}
 }
 
 func TestIsolatedClose(t *testing.T) {

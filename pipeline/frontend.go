@@ -29,9 +29,9 @@ type Sentence struct {
 
 // Frontend turns text into sentences for one voice's phoneme map. Safe for concurrent use.
 type Frontend struct {
-	Espeak      *phonemes.Espeak // needed for phoneme_type "espeak" voices
-	Normalize   bool             // expand numbers, dates, abbreviations... first (textnorm)
-	MaxPhonemes int              // split longer sentences (0 = DefaultMaxPhonemes)
+	Espeak      phonemes.Phonemizer // needed for phoneme_type "espeak" voices
+	Normalize   bool                // expand numbers, dates, abbreviations... first (textnorm)
+	MaxPhonemes int                 // split longer sentences (0 = DefaultMaxPhonemes)
 	Warnf       func(format string, args ...any)
 
 	warned sync.Map // phoneme -> struct{}: each missing phoneme is reported once per process

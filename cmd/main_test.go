@@ -1,0 +1,14 @@
+package cmd
+
+import (
+	"os"
+	"testing"
+
+	"github.com/ttsgen/ttsgen/phonemes"
+)
+
+// TestMain lets this test binary be the espeak-ng helper process that newFrontend starts.
+func TestMain(m *testing.M) {
+	phonemes.ServeChildIfAsked()
+	os.Exit(m.Run())
+}
