@@ -52,9 +52,11 @@ type response struct {
 }
 
 // Isolated phonemizes with libespeak-ng in a child process (this executable, re-run with childEnv
-// set), because libespeak-ng 1.51 crashes or hangs on some text (see doc.go). A crash or a hang costs
-// that one text an error; the next call starts a fresh child. Safe for concurrent use: requests are
-// serialised, as libespeak-ng is serial anyway.
+// set), because libespeak-ng 1.51 crashes or hangs on some text (see doc.go): then at worst that one
+// text gets an error, never the caller's process, and the next call starts a fresh child. Requests
+// and replies are one JSON object per line on the child's stdin and stdout. Safe for concurrent use:
+// requests are serialised, as libespeak-ng is serial anyway. The round trip costs about 80 µs a text
+// (LJSpeech: 2,870 lines/s against 3,720 in process).
 type Isolated struct {
 	dataPath string
 	timeout  time.Duration
@@ -75,7 +77,7 @@ type child struct {
 }
 
 // NewIsolated starts a child that initialises libespeak-ng with dataPath ("" = library default), so
-// that a bad data path is reported here. timeout bounds each request (0 = DefaultPhonemizeTimeout).
+// that a helper which cannot start is reported here. timeout bounds each request (0 = DefaultPhonemizeTimeout).
 // The binary must call ServeChildIfAsked at the start of main (or TestMain).
 func NewIsolated(dataPath string, timeout time.Duration) (*Isolated, error) {
 	if os.Getenv(childEnv) != "" {
@@ -264,8 +266,8 @@ func describeExit(err error, stderr *tailBuffer) string {
 }
 
 // tailBuffer keeps the start and the end of what a child wrote to stderr for the current request:
-// a crash in C code makes the Go runtime print "fatal error: ..." and "[signal SIGSEGV: ...]" first
-// and then pages of goroutine traces.
+// a segmentation fault in libespeak-ng makes the Go runtime print "SIGSEGV: segmentation violation"
+// first and then pages of registers and goroutine traces.
 type tailBuffer struct {
 	mu         sync.Mutex
 	head, tail []byte
