@@ -56,7 +56,9 @@
 // overflow small stack buffers. AddressSanitizer shows them with non-English voices, mixed-language
 // text and unusual characters, and arbitrary input crashes the process within seconds of fuzzing;
 // all 14,577 LJSpeech texts (en-us) run clean under AddressSanitizer. FuzzPhonemize therefore keeps
-// its input to Latin-1 and punctuation.
+// its input to Latin-1 and punctuation. That is why ttsgen phonemizes through Isolated: espeak-ng runs in a
+// child process (this same executable, see ServeChildIfAsked), and a crash or a hang costs the text that caused
+// it an error, after one retry in a fresh child, instead of killing a batch of thousands of items.
 //
 // libespeak-ng is process-global C state (current voice, decoder, pushed-back character), so all
 // calls into it are serialised by one mutex. The voice is selected on every call, as Piper does,
