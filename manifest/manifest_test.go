@@ -154,14 +154,15 @@ func TestParseLine(t *testing.T) {
 
 func TestMixedManifestYieldsOneItemPerLine(t *testing.T) {
 	content := strings.Join([]string{
-		`{"text":"one"}`,                      // 1 ok, id "1"
-		``,                                    // 2 empty
-		`{"id":"b","text":"two"}`,             // 3 ok
-		`not json`,                            // 4 invalid
-		`{"id":"b","text":"dup"}`,             // 5 duplicate id
-		`{"text":"five","id":"1"}`,            // 6 duplicate of line 1's default id
-		`{"id":"c","text":"x","out":"b.wav"}`, // 7 output already used by b
-		`{"text":"last, no newline"}`,         // 8 ok
+		`{"text":"one"}`,                        // 1 ok, id "1"
+		``,                                      // 2 empty
+		`{"id":"b","text":"two"}`,               // 3 ok
+		`not json`,                              // 4 invalid
+		`{"id":"b","text":"dup"}`,               // 5 duplicate id
+		`{"text":"five","id":"1"}`,              // 6 duplicate of line 1's default id
+		`{"id":"c","text":"x","out":"b.wav"}`,   // 7 output already used by b
+		`{"id":"d","text":"y","out":"./b.wav"}`, // 8 the same file as b.wav, spelled otherwise
+		`{"text":"last, no newline"}`,           // 9 ok
 	}, "\n")
 	items := scanText(t, content)
 	want := []struct {
@@ -174,7 +175,8 @@ func TestMixedManifestYieldsOneItemPerLine(t *testing.T) {
 		{"", `line 5: duplicate id "b" (first used on line 3)`},
 		{"", `line 6: duplicate id "1" (first used on line 1)`},
 		{"c", `line 7: output "b.wav" is already used by id "b"`},
-		{"8", ""},
+		{"d", `line 8: output "b.wav" is already used by id "b"`},
+		{"9", ""},
 	}
 	if len(items) != len(want) {
 		t.Fatalf("got %d items, want %d", len(items), len(want))

@@ -204,6 +204,7 @@ func (s *runState) claim(bad *problems, id string, at place, current, out string
 	if out == "" {
 		out = id + ".wav"
 	}
+	out = path.Clean(out) // "a.wav" and "./a.wav" are one file
 	if owner, taken := s.outs[out]; taken {
 		bad.add("output %q is already used by id %q", out, owner)
 		return id

@@ -96,13 +96,12 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		concurrency = DefaultItemConcurrency
 	}
 	var (
-		mu      sync.Mutex
-		sum     Summary
-		claimed = map[string]string{} // final path -> id of the item writing it
-		wg      sync.WaitGroup
-		slots   = make(chan struct{}, concurrency)
+		mu    sync.Mutex
+		sum   Summary
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, concurrency)
 	)
-	record := func(row results.Row, skipped bool, err error) error {
+	record := func(row results.Row, skipped bool) {
 		mu.Lock()
 		sum.Items++
 		switch {
@@ -119,10 +118,6 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if b.Progress != nil {
 			b.Progress.Item(row, skipped)
 		}
-		if skipped {
-			return nil
-		}
-		return err
 	}
 	var appendErr error
 	var appendOnce sync.Once
@@ -143,18 +138,10 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if b.Out.Done(it.ID, row.Hash) {
 			b.plan(-estimate)
 			row.Status = results.StatusOK
-			return record(row, true, nil)
+			record(row, true)
+			return nil
 		}
-		path, err := b.Out.Resolve(row.Out)
-		if err == nil {
-			mu.Lock()
-			if other, taken := claimed[path]; taken {
-				err = fmt.Errorf("out %q is already written by item %q", row.Out, other)
-			} else {
-				claimed[path] = it.ID
-			}
-			mu.Unlock()
-		}
+		path, err := b.Out.Resolve(row.Out) // unique in the run: manifest.Scan refuses a second item with the same out
 		if err != nil {
 			row.Error = err.Error()
 			b.plan(-estimate)
@@ -212,7 +199,7 @@ func (b *Batch) withDefaults(it manifest.Item) manifest.Item {
 
 // finish writes the item's row and reports it. A row that cannot be written stops the batch: results.jsonl is the
 // record of what is done, and continuing without it would lose work silently.
-func (b *Batch) finish(row results.Row, record func(results.Row, bool, error) error) error {
+func (b *Batch) finish(row results.Row, record func(results.Row, bool)) error {
 	if row.Status != results.StatusOK {
 		// Manifest errors already start with their line; say it once, as file:line.
 		b.warnf("%s: %s", whereRow(row), strings.TrimPrefix(row.Error, fmt.Sprintf("line %d: ", row.Line)))
@@ -220,7 +207,8 @@ func (b *Batch) finish(row results.Row, record func(results.Row, bool, error) er
 	if err := b.Out.Append(row); err != nil {
 		return fmt.Errorf("recording the result of item %q: %w", row.ID, err)
 	}
-	return record(row, false, nil)
+	record(row, false)
+	return nil
 }
 
 func (b *Batch) synthesizeItem(ctx context.Context, it manifest.Item, row results.Row, path string, estimate int) results.Row {
