@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -196,4 +197,42 @@ func rms(s []int16) float64 {
 		sum += float64(v) * float64(v)
 	}
 	return math.Sqrt(sum / math.Max(1, float64(len(s))))
+}
+
+// Piper's id layout for the standard en_US map: ^ _ then each phoneme followed by _, then $.
+func TestPhonemizeJSONIsPiperExactPerLine(t *testing.T) {
+	isolate(t)
+	r := run(t, "Hello, world!\nno final mark here\n", "phonemize", "--no-normalize", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want one object per input line, got %q", r.out)
+	}
+	var first struct {
+		Text     string  `json:"text"`
+		Phonemes string  `json:"phonemes"`
+		IDs      []int64 `json:"ids"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	// h ə l ˈ o ʊ , ␠ w ˈ ɜ ː l d !
+	want := []int64{1, 0, 20, 0, 59, 0, 24, 0, 120, 0, 27, 0, 100, 0, 8, 0, 3, 0, 35, 0, 120, 0, 62, 0, 122, 0, 24, 0, 17, 0, 4, 0, 2}
+	if first.Text != "Hello, world!" || first.Phonemes != "həlˈoʊ, wˈɜːld!" || fmt.Sprint(first.IDs) != fmt.Sprint(want) {
+		t.Errorf("got %+v\nwant ids %v", first, want)
+	}
+	// The line without a final mark stays its own sentence, as Piper's command line reads it.
+	if !strings.Contains(lines[1], `"text":"no final mark here","phonemes":"nˈoʊ fˈaɪnəl mˈɑːɹk hˈɪɹ"`) {
+		t.Errorf("second line: %s", lines[1])
+	}
+}
+
+func TestPhonemizeNormalisesByDefault(t *testing.T) {
+	isolate(t)
+	r := run(t, "", "phonemize", "--json", "It costs $5.")
+	if r.code != 0 || !strings.Contains(r.out, `"text":"It costs five dollars."`) {
+		t.Errorf("exit %d, out %s, err %s", r.code, r.out, r.errOut)
+	}
 }

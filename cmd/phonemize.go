@@ -3,9 +3,11 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ttsgen/ttsgen/pipeline"
 	"github.com/ttsgen/ttsgen/voices"
 )
 
@@ -19,7 +21,11 @@ func newPhonemizeCmd(s *settings, streams IO) *cobra.Command {
 		Short: "Show the phonemes and model ids a voice gets for a text",
 		Long: `Print what the voice's model receives, one line per sentence: the phonemes (as Piper makes them with
 espeak-ng), or with --json one object per line: {"text": <the sentence after normalisation>, "phonemes": <phoneme
-string>, "ids": [<model input ids>]}. Needs only the voice's .onnx.json, not ONNX Runtime.`,
+string>, "ids": [<model input ids>]}. Needs only the voice's .onnx.json, not ONNX Runtime.
+
+Each line of the input is phonemized on its own, as Piper's command line reads its input, so a file of one
+sentence per line gives exactly Piper's ids with --no-normalize. (synth and batch read a document as a whole,
+where a line break inside a paragraph does not end a sentence.)`,
 		Example: `  ttsgen phonemize "Dr. Smith paid $5 on March 3rd."
   ttsgen phonemize --json --no-normalize --voice en_GB-alan-medium --file text.txt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -39,9 +45,13 @@ string>, "ids": [<model input ids>]}. Needs only the voice's .onnx.json, not ONN
 				return err
 			}
 			defer closeFrontend(front)
-			sentences, err := front.Sentences(text, v.Config)
-			if err != nil {
-				return err
+			var sentences []pipeline.Sentence
+			for _, line := range strings.Split(text, "\n") {
+				got, err := front.Sentences(line, v.Config)
+				if err != nil {
+					return err
+				}
+				sentences = append(sentences, got...)
 			}
 			enc := json.NewEncoder(streams.Out)
 			enc.SetEscapeHTML(false)
