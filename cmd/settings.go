@@ -24,7 +24,7 @@ type settings struct {
 
 // settingKeys documents each shared setting; the flag is the key with '_' written as '-'.
 var settingKeys = []struct{ key, def, help string }{
-	{"ort_lib", "", "ONNX Runtime shared library (default: the copy `make setup` puts in the cache, then system paths)"},
+	{"ort_lib", "", "ONNX Runtime shared library (default: the copy that make setup puts in the cache, then system paths)"},
 	{"voices_dir", "", "folder of installed voices (default: $XDG_DATA_HOME/ttsgen/voices or ~/.local/share/ttsgen/voices)"},
 	{"device", "auto", "where models run: auto, cpu, webgpu or cuda (auto tries GPUs, falls back to CPU with a warning)"},
 	{"espeak_data", "", "folder that contains espeak-ng's espeak-ng-data (default: the library's own)"},

@@ -21,11 +21,11 @@ type voiceFlags struct {
 
 func (f *voiceFlags) add(fs *pflag.FlagSet) {
 	f.flags = fs
-	fs.StringVar(&f.voice, "voice", "", "voice name (see `ttsgen voices list`) or path to X.onnx / X.onnx.json (default: the built-in voice)")
-	fs.StringVar(&f.speaker, "speaker", "", "speaker id or name, for multi-speaker voices (default: 0)")
-	fs.Float32Var(&f.lengthScale, "length-scale", 1, "speaking time factor: >1 slower, <1 faster (default: the voice's own)")
-	fs.Float32Var(&f.noiseScale, "noise-scale", 0.667, "voice variation (default: the voice's own)")
-	fs.Float32Var(&f.noiseW, "noise-w", 0.8, "rhythm variation (default: the voice's own)")
+	fs.StringVar(&f.voice, "voice", "", "voice `NAME` (see: ttsgen voices list) or path to X.onnx / X.onnx.json (default: the built-in voice)")
+	fs.StringVar(&f.speaker, "speaker", "", "speaker `ID|NAME`, for multi-speaker voices (default: 0)")
+	fs.Float32Var(&f.lengthScale, "length-scale", 0, "speaking time factor: >1 slower, <1 faster (default: the voice's own, usually 1)")
+	fs.Float32Var(&f.noiseScale, "noise-scale", 0, "voice variation, 0 = none (default: the voice's own, 0.667 in Piper voices)")
+	fs.Float32Var(&f.noiseW, "noise-w", 0, "rhythm variation, 0 = none (default: the voice's own, 0.8 in Piper voices)")
 	fs.Float64Var(&f.sentenceSilence, "sentence-silence", 0.2, "seconds of silence between sentences")
 	fs.BoolVar(&f.noNormalize, "no-normalize", false, "send text to espeak-ng as is (no expansion of numbers, dates, abbreviations)")
 }
