@@ -20,20 +20,14 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	if err == nil {
 		latents, frames, channels, err = sentenceLatents(out[0], out[1], in.size)
 	}
-	if err != nil && len(batch) > 1 {
-		for _, it := range batch {
-			e.runAcoustic(worker, []*item{it})
-		}
+	if retryAlone(err, batch, func(one []*item) { e.runAcoustic(worker, one) }) {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, it := range batch {
 		switch {
-		case it.ctx.Err() != nil:
-			e.finishLocked(it, Result{Err: it.ctx.Err()}, started)
-		case err != nil:
-			e.finishLocked(it, Result{Err: fmt.Errorf("gpu: voice %q on %s: acoustic part: %w", m.name, e.device, err)}, started)
+		case e.failedLocked(it, err, started, "acoustic part: "):
 		case frames[i] == 0:
 			e.finishLocked(it, Result{Audio: []float32{}}, started)
 		default:

@@ -539,30 +539,47 @@ func absInt(x int) int {
 	return x
 }
 
-// runBatch runs one batch and delivers its results. When a batch of several fails, each item is retried alone so
-// that one bad request (say, a phoneme id the voice does not know) fails by itself.
+// runBatch runs one batch of whole sentences and delivers their audio.
 func (e *Engine) runBatch(worker int, batch []*item) {
 	m := batch[0].model
 	started := e.now()
 	audio, err := e.synthesize(m.runners[worker%len(m.runners)], batch)
-	if err != nil && len(batch) > 1 {
-		for _, it := range batch {
-			e.runBatch(worker, []*item{it})
-		}
+	if retryAlone(err, batch, func(one []*item) { e.runBatch(worker, one) }) {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, it := range batch {
-		switch {
-		case it.ctx.Err() != nil:
-			e.finishLocked(it, Result{Err: it.ctx.Err()}, started)
-		case err != nil:
-			e.finishLocked(it, Result{Err: fmt.Errorf("gpu: voice %q on %s: %w", m.name, e.device, err)}, started)
-		default:
+		if !e.failedLocked(it, err, started, "") {
 			e.finishLocked(it, Result{Audio: audio[i]}, started)
 		}
 	}
+}
+
+// retryAlone reruns each item of a failed batch of several by itself, so that one bad request (say, a phoneme id
+// the voice does not know) fails alone. It reports whether it did.
+func retryAlone(err error, batch []*item, run func([]*item)) bool {
+	if err == nil || len(batch) < 2 {
+		return false
+	}
+	for _, it := range batch {
+		run([]*item{it})
+	}
+	return true
+}
+
+// failedLocked finishes it with an error when it cannot have a result: its request was cancelled, or its run
+// failed (err; stage names the part of a split voice, "" for a whole one). It reports whether it did.
+func (e *Engine) failedLocked(it *item, err error, started time.Time, stage string) bool {
+	switch {
+	case it.ctx.Err() != nil:
+		e.finishLocked(it, Result{Err: it.ctx.Err()}, started)
+	case err != nil:
+		e.finishLocked(it, Result{Err: fmt.Errorf("gpu: voice %q on %s: %s%w", it.model.name, e.device, stage, err)}, started)
+	default:
+		return false
+	}
+	return true
 }
 
 // synthesize runs one padded batch and cuts its output back into each item's own samples.
