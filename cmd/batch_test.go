@@ -96,8 +96,7 @@ func TestBatchManifestWithBrokenLines(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "escaped.wav")); err == nil {
 		t.Error("an out path escaped the output folder")
 	}
-	// f has length_scale 1.5: slower than the same voice at 1 would be (durations scale).
-	if f := byLine[6]; f.AudioSeconds <= 0 {
+	if f := byLine[6]; f.AudioSeconds <= 0 || f.Out != "sub/f.wav" {
 		t.Errorf("f: %+v", f)
 	}
 }

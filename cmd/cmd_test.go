@@ -236,3 +236,25 @@ func TestPhonemizeNormalisesByDefault(t *testing.T) {
 		t.Errorf("exit %d, out %s, err %s", r.code, r.out, r.errOut)
 	}
 }
+
+// The scales reach the model: length_scale multiplies every phoneme's duration (before rounding up to frames).
+func TestSynthLengthScaleStretchesSpeech(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	dir := t.TempDir()
+	lengths := map[string]int{}
+	for _, scale := range []string{"1", "1.5"} {
+		out := filepath.Join(dir, scale+".wav")
+		r := run(t, "", "synth", "--voice", tinyVoice, "--length-scale", scale, "--noise-w", "0", "--noise-scale", "0",
+			"A sentence of a fair length, to measure.", "-o", out)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		samples, _ := readWAVFile(t, out)
+		lengths[scale] = len(samples)
+	}
+	ratio := float64(lengths["1.5"]) / float64(lengths["1"])
+	if ratio < 1.3 || ratio > 1.7 { // 1.5, give or take each phoneme's rounding up to whole frames
+		t.Errorf("length ratio %.2f (%d vs %d samples), want about 1.5", ratio, lengths["1.5"], lengths["1"])
+	}
+}
