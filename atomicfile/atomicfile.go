@@ -26,7 +26,11 @@ func Write(path, name string, track func(tmp string, writing bool), fn func(*os.
 	folder := filepath.Dir(path)
 	f, err := os.CreateTemp(folder, TempPrefix+"*")
 	if err != nil {
-		return fmt.Errorf("writing %s: creating temp file: %w", name, err)
+		var pe *os.PathError
+		if errors.As(err, &pe) { // the temp file's random name means nothing to the user; its folder does
+			err = pe.Err
+		}
+		return fmt.Errorf("writing %s: creating a file in %s: %w", name, folder, err)
 	}
 	tmp := f.Name()
 	if track != nil {

@@ -53,8 +53,9 @@ func TestWriteReplacesWholeFileOnly(t *testing.T) {
 }
 
 func TestWriteIntoMissingFolder(t *testing.T) {
-	err := Write(filepath.Join(t.TempDir(), "no", "such", "x"), "x", nil, func(*os.File) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), "writing x: creating temp file") {
+	folder := filepath.Join(t.TempDir(), "no", "such")
+	err := Write(filepath.Join(folder, "x"), "x", nil, func(*os.File) error { return nil })
+	if err == nil || err.Error() != "writing x: creating a file in "+folder+": no such file or directory" || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,6 +69,15 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	defaults, err := o.voice.defaults()
 	if err != nil {
 		return err
+	}
+	for _, in := range inputs { // a mistyped input is said before anything is created or started
+		if _, err := os.Stat(in); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return usageErrorf("input %s: %w", in, err)
+		}
 	}
 	con := newConsole(streams.ErrOut, s.quiet())
 	out, err := results.Open(o.outDir, o.force)

@@ -69,6 +69,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"batch", "x.jsonl"}, "-o DIR is required"},
 		{[]string{"batch", "-o", "out"}, "at least one INPUT"},
+		{[]string{"batch", "/nonexistent/in.jsonl", "-o", "out"}, "input /nonexistent/in.jsonl: no such file or directory"},
 		{[]string{"synth", "hi", "--file", "x.txt", "-o", "x.wav"}, "either as arguments or with --file"},
 		{[]string{"synth", "hi", "-o", "x.wav", "--length-scale", "0"}, "--length-scale 0 is outside (0, 20]"},
 		{[]string{"synth", "hi", "-o", "x.wav", "--noise-scale", "-1"}, "--noise-scale -1 is outside [0, 10]"},
