@@ -93,6 +93,23 @@ func sentence(rng *rand.Rand, n int) []int64 {
 	return append(ids, 2)
 }
 
+// aloneReference makes n random sentences, the i-th of length(i) phonemes, and their audio run alone (batch 1, no
+// noise) on m's first session: what any batched or windowed run of the same sentence must give back.
+func aloneReference(t *testing.T, e *Engine, m *Model, rng *rand.Rand, n int, length func(int) int) ([][]int64, [][]float32) {
+	t.Helper()
+	var sentences [][]int64
+	var audio [][]float32
+	for i := range n {
+		ids := sentence(rng, length(i))
+		alone, err := e.synthesize(m.runners[0], []*item{{model: m, req: Request{IDs: ids, Scales: deterministic}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sentences, audio = append(sentences, ids), append(audio, alone[0])
+	}
+	return sentences, audio
+}
+
 func maxAbsDiff(a, b []float32) float64 {
 	var worst float64
 	for i := range a {
@@ -189,17 +206,7 @@ func TestBatchedMatchesAlone(t *testing.T) {
 // come back as the sentence's batch-1 audio, whatever batch it ran in.
 func TestConcurrentSubmit(t *testing.T) {
 	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 4, QueueSize: 8})
-	rng := rand.New(rand.NewPCG(3, 4))
-	var sentences [][]int64
-	var reference [][]float32
-	for i := range 6 {
-		ids := sentence(rng, 5+7*i)
-		alone, err := e.synthesize(m.runners[0], []*item{{model: m, req: Request{IDs: ids, Scales: deterministic}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sentences, reference = append(sentences, ids), append(reference, alone[0])
-	}
+	sentences, reference := aloneReference(t, e, m, rand.New(rand.NewPCG(3, 4)), 6, func(i int) int { return 5 + 7*i })
 	const goroutines, each = 8, 6
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines*each)

@@ -128,17 +128,7 @@ func TestContinuousBatching(t *testing.T) {
 		recorders[i] = &recordingRunner{graphRunner: d}
 		m.split.decoder[i] = recorders[i]
 	}
-	rng := rand.New(rand.NewPCG(11, 12))
-	var sentences [][]int64
-	var want [][]float32
-	for i := range 8 {
-		ids := sentence(rng, 3+6*i)
-		alone, err := ref.synthesize(refModel.runners[0], []*item{{model: refModel, req: Request{IDs: ids, Scales: deterministic}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sentences, want = append(sentences, ids), append(want, alone[0])
-	}
+	sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(11, 12)), 8, func(i int) int { return 3 + 6*i })
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for g := range 4 {
