@@ -95,6 +95,12 @@ type Report struct {
 	// PeakRSSBytes is the process's peak resident set (VmHWM) after the run,
 	// including everything the process did before it; 0 means unknown.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// CPUSeconds is the process's user + system CPU time during the measured
+	// requests: divided by WallSeconds, how many cores the run kept busy.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// Stages is set by the caller, for the record: what the engine says about
+	// its device runs (warmup included).
+	Stages any `json:"stages,omitempty"`
 
 	Baseline *Report `json:"baseline,omitempty"`
 	Speedup  float64 `json:"speedup,omitempty"` // Speed / Baseline.Speed
@@ -141,6 +147,7 @@ func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Repor
 
 	rep := Report{Requests: n}
 	samples := make([]sample, n) // each request writes only its own slot
+	cpuBefore := processCPU()
 	start := time.Now()
 	if load.Rate > 0 {
 		rep.Mode, rep.RatePerSecond = OpenLoop, load.Rate
@@ -154,6 +161,7 @@ func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Repor
 		runClosed(ctx, rep.Concurrency, samples, textOf, synth)
 	}
 	wall := time.Since(start)
+	rep.CPUSeconds = (processCPU() - cpuBefore).Seconds()
 	if err := ctx.Err(); err != nil {
 		return Report{}, fmt.Errorf("bench: run stopped: %w", err)
 	}

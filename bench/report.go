@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -46,6 +47,16 @@ func peakRSS() int64 {
 		return 0
 	}
 	return n
+}
+
+// processCPU is the user + system CPU time this process has used so far;
+// 0 where getrusage fails.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // parseVmHWM reads the "VmHWM:   1234 kB" line of a /proc/PID/status file.
@@ -105,6 +116,9 @@ func (r Report) WriteTable(w io.Writer) error {
 	row("sentences", "%d", r.Sentences)
 	row("audio", "%.2f s", r.AudioSeconds)
 	row("wall", "%.2f s", r.WallSeconds)
+	if r.WallSeconds > 0 {
+		row("cpu", "%.1f s (%.1f cores busy)", r.CPUSeconds, r.CPUSeconds/r.WallSeconds)
+	}
 	if r.PeakRSSBytes > 0 {
 		row("peak RSS", "%.1f MiB", float64(r.PeakRSSBytes)/(1<<20))
 	} else {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"maps"
 	"os"
@@ -21,7 +22,7 @@ func sampleReport() Report {
 func TestWriteJSONKeys(t *testing.T) {
 	base := []string{"mode", "concurrency", "rate_per_second", "device", "voice", "requests", "errors",
 		"first_error", "sentences", "audio_seconds", "wall_seconds", "speed", "rtf", "qps",
-		"latency_ms", "first_audio_ms", "peak_rss_bytes"}
+		"latency_ms", "first_audio_ms", "peak_rss_bytes", "cpu_seconds"}
 	compared := sampleReport()
 	compared.CompareTo(Report{Mode: "closed-loop", Concurrency: 1, Speed: 8})
 	tests := []struct {
@@ -153,5 +154,23 @@ func TestPeakRSS(t *testing.T) {
 	// A Go test binary holds at least a megabyte and far less than a terabyte.
 	if got < 1<<20 || got > 1<<40 {
 		t.Errorf("peakRSS() = %d bytes, implausible", got)
+	}
+}
+
+// TestCPUSecondsCountsTheRequestsWork: a request that burns CPU shows up in cpu_seconds.
+func TestCPUSecondsCountsTheRequestsWork(t *testing.T) {
+	burn := func(ctx context.Context, text string) (Outcome, error) {
+		x := uint64(1)
+		for i := range 200_000_000 {
+			x = x*6364136223846793005 + uint64(i)
+		}
+		return Outcome{AudioSeconds: float64(x%2 + 1), Sentences: 1}, nil
+	}
+	rep, err := Run(context.Background(), []string{"a"}, Load{Concurrency: 1}, burn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.CPUSeconds < 0.5*rep.WallSeconds || rep.CPUSeconds <= 0 {
+		t.Errorf("cpu_seconds %.3f for %.3f s of wall time spent computing", rep.CPUSeconds, rep.WallSeconds)
 	}
 }

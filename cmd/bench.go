@@ -70,6 +70,9 @@ session with its default threads, the way Piper runs; "speedup" is speed / basel
 	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window, turning on continuous batching (0 = off, the measured default; try 64)")
 	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, "engine tuning: most decoder windows per run (0 = default)")
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
+	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
+	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)
+	f.StringToStringVar(&o.tuning.ProviderOptions, "provider-option", nil, "engine tuning: `KEY=VALUE` passed to the GPU provider as it is (repeatable)")
 	return cmd
 }
 
@@ -87,6 +90,7 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 		t := o.tuning
 		opts.MaxBatch, opts.InFlight, opts.DecoderWindow = t.MaxBatch, t.InFlight, t.DecoderWindow
 		opts.DecoderBatch, opts.ThreadsPerSession = t.DecoderBatch, t.ThreadsPerSession
+		opts.MaxBatchPhonemes, opts.Upsampling, opts.ProviderOptions = t.MaxBatchPhonemes, t.Upsampling, t.ProviderOptions
 	}
 	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
 	if err != nil {
@@ -160,6 +164,7 @@ func benchOnce(ctx context.Context, s *settings, con *console, voice string, tex
 		return report, err
 	}
 	report.Device = string(rt.engine.Device())
+	report.Stages = rt.engine.Stats()
 	report.Voice = lv.Voice.Name
 	return report, nil
 }

@@ -14,6 +14,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	started := e.now()
 	in := packBatch(batch, m.io.hasSpeaker)
 	out, err := m.split.acoustic[worker%len(m.split.acoustic)].runGraph(acousticInputs(in, m.split.voice.io))
+	e.stats.record(stageAcoustic, batch, started, e.now())
 	var latents [][]float32
 	var frames []int
 	var channels int
@@ -89,7 +90,9 @@ func (e *Engine) runWindows(worker int, run []window) {
 	if m.split.voice.decoderSpeaker {
 		inputs = append(inputs, tensor{shape: []int64{int64(len(run))}, i64: speakers})
 	}
+	decodeStart := e.now()
 	out, err := m.split.decoder[worker%len(m.split.decoder)].runGraph(inputs)
+	e.stats.recordWindows(len(run), w.frames, w.span(), decodeStart, e.now())
 	var perWindow, hop int
 	if err == nil {
 		perWindow = len(out[0].f32) / len(run)

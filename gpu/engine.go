@@ -54,6 +54,27 @@ type Options struct {
 	DecoderMargin int
 	// DecoderBatch is the most windows per decoder run (0 = DefaultDecoderBatch).
 	DecoderBatch int
+
+	// Upsampling chooses how the decoder's ConvTranspose layers run (see upsample.go): as they are, or rewritten
+	// at Load as polyphase Convs, the same sums through the provider's fast Conv kernel ("" = the device's default).
+	Upsampling Upsampling
+	// ProviderOptions are passed to the GPU execution provider as they are (e.g. WebGPU's
+	// "validationMode": "disabled"), on top of the engine's own; ignored on cpu.
+	ProviderOptions map[string]string
+}
+
+// Upsampling is how a voice's decoder upsamples; see Options.Upsampling.
+type Upsampling string
+
+const (
+	UpsamplingDefault       Upsampling = ""              // the device's default (DefaultUpsampling)
+	UpsamplingConvTranspose Upsampling = "convtranspose" // the voice's own ConvTranspose nodes
+	UpsamplingPolyphase     Upsampling = "polyphase"     // ConvTranspose rewritten as Conv + interleave
+)
+
+// DefaultUpsampling is the upsampling each device runs unless told otherwise.
+func DefaultUpsampling(d Device) Upsampling {
+	return UpsamplingConvTranspose
 }
 
 // Defaults. The CPU ones were measured with BenchmarkEngine on a 2-core machine (see doc.go); the GPU ones follow
@@ -144,7 +165,9 @@ type Engine struct {
 	maxBatchPhonemes  int
 	window            windowing // frames == 0: whole sentences only
 	decoderBatch      int
+	upsampling        Upsampling
 	logf              func(format string, args ...any)
+	stats             stageStats
 	now               func() time.Time
 
 	slots chan struct{} // one token per admitted, unfinished request: the bounded queue
@@ -200,7 +223,7 @@ func NewEngine(opts Options) (*Engine, error) {
 	if !ortReady() {
 		return nil, errors.New("gpu: NewEngine before Init: the ONNX Runtime library is not loaded")
 	}
-	return newEngine(opts, ortBackend{})
+	return newEngine(opts, ortBackend{providerOptions: opts.ProviderOptions})
 }
 
 func newEngine(opts Options, b backend) (*Engine, error) {
@@ -215,6 +238,11 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 			return nil, fmt.Errorf("gpu: option %s is %d; want 0 (default) or more", name, v)
 		}
 	}
+	switch opts.Upsampling {
+	case UpsamplingDefault, UpsamplingConvTranspose, UpsamplingPolyphase:
+	default:
+		return nil, fmt.Errorf("gpu: unknown upsampling %q (want %s or %s)", opts.Upsampling, UpsamplingConvTranspose, UpsamplingPolyphase)
+	}
 	device, err := selectDevice(opts.Device, b, logf)
 	if err != nil {
 		return nil, err
@@ -227,6 +255,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		done:    make(chan struct{}),
 	}
 	e.work = sync.NewCond(&e.mu)
+	e.upsampling = cmp.Or(opts.Upsampling, DefaultUpsampling(device))
 	threads := cmp.Or(opts.Threads, runtime.NumCPU())
 	if device == DeviceCPU {
 		e.threadsPerSession = min(cmp.Or(opts.ThreadsPerSession, DefaultThreadsPerSession), threads)
@@ -294,6 +323,16 @@ func (e *Engine) Workers() int { return e.workers }
 // Load prepares a voice model (ONNX bytes of a Piper-format voice) for this engine: it adds the duration output
 // that batching needs (see prepareGraph) and creates the engine's sessions for it.
 func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, error) {
+	if e.upsampling == UpsamplingPolyphase {
+		rewritten, n, err := rewriteUpsampling(onnxModel)
+		if err != nil {
+			return nil, fmt.Errorf("gpu: loading voice %q: rewriting its upsampling: %w", name, err)
+		}
+		if n == 0 {
+			e.logf("gpu: voice %q has no ConvTranspose that polyphase upsampling covers; running it as it is", name)
+		}
+		onnxModel = rewritten
+	}
 	graph, io, err := prepareGraph(onnxModel)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: loading voice %q: %w", name, err)
@@ -544,6 +583,7 @@ func (e *Engine) runBatch(worker int, batch []*item) {
 	m := batch[0].model
 	started := e.now()
 	audio, err := e.synthesize(m.runners[worker%len(m.runners)], batch)
+	e.stats.record(stageWhole, batch, started, e.now())
 	if retryAlone(err, batch, func(one []*item) { e.runBatch(worker, one) }) {
 		return
 	}

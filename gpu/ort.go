@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -50,11 +51,13 @@ func Init(libPath string) error {
 }
 
 // ortBackend creates ONNX Runtime sessions.
-type ortBackend struct{}
+type ortBackend struct {
+	providerOptions map[string]string // extra options for the GPU provider, from Options.ProviderOptions
+}
 
 // sessionOptions configures a session for device d. The GPU providers are thin: they are set up the way the
 // project measured them, and everything else is left to ONNX Runtime.
-func (ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, error) {
+func (b ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, error) {
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, fmt.Errorf("creating session options: %w", err)
@@ -74,6 +77,17 @@ func (ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, er
 	if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
 		return fail("turning off thread spinning", err)
 	}
+	if d != DeviceCPU {
+		// A provider option spelled as ONNX Runtime's session configuration key ("ep.<provider>executionprovider.<name>")
+		// goes there: some providers read their options only from the session configuration.
+		for k, v := range b.providerOptions {
+			if strings.HasPrefix(k, "ep.") {
+				if err := opts.AddSessionConfigEntry(k, v); err != nil {
+					return fail(fmt.Sprintf("setting session configuration %s=%s", k, v), err)
+				}
+			}
+		}
+	}
 	switch d {
 	case DeviceCPU:
 	case DeviceCUDA:
@@ -83,20 +97,34 @@ func (ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, er
 		}
 		defer cuda.Destroy()
 		// Exhaustive cuDNN search re-tunes for every new input shape, and voice batches change shape every run.
-		if err := cuda.Update(map[string]string{"cudnn_conv_algo_search": "HEURISTIC"}); err != nil {
+		if err := cuda.Update(b.withProviderOptions(map[string]string{"cudnn_conv_algo_search": "HEURISTIC"})); err != nil {
 			return fail("setting CUDA provider options", err)
 		}
 		if err := opts.AppendExecutionProviderCUDA(cuda); err != nil {
 			return fail("adding the CUDA provider (is this a CUDA build of ONNX Runtime, with CUDA and cuDNN installed?)", err)
 		}
 	case DeviceWebGPU:
-		if err := opts.AppendExecutionProvider("WebGPU", map[string]string{}); err != nil {
+		if err := opts.AppendExecutionProvider("WebGPU", b.withProviderOptions(webgpuOptions())); err != nil {
 			return fail("adding the WebGPU provider (needs a WebGPU build of ONNX Runtime and a GPU driver: Vulkan on Linux)", err)
 		}
 	default:
 		return fail("choosing a provider", fmt.Errorf("unknown device %q", d))
 	}
 	return opts, nil
+}
+
+// webgpuOptions are the engine's own WebGPU provider options.
+func webgpuOptions() map[string]string { return map[string]string{} }
+
+// withProviderOptions returns own with the user's provider options on top (those that are session configuration
+// keys excepted: sessionOptions sets them).
+func (b ortBackend) withProviderOptions(own map[string]string) map[string]string {
+	for k, v := range b.providerOptions {
+		if !strings.HasPrefix(k, "ep.") {
+			own[k] = v
+		}
+	}
+	return own
 }
 
 func (b ortBackend) probe(d Device) error {

@@ -1,0 +1,73 @@
+package gpu
+
+import (
+	"sync"
+	"time"
+)
+
+// Stage names of StageStats.
+const (
+	stageWhole    = "whole"    // whole sentences through the voice graph
+	stageAcoustic = "acoustic" // the acoustic part of a split voice
+	stageDecoder  = "decoder"  // decoder windows of a split voice
+)
+
+// StageStats sums up the device runs of one stage since the engine started: what a tuning run needs to see where
+// the time goes.
+type StageStats struct {
+	Stage string `json:"stage"` // "whole", "acoustic" or "decoder"
+	Runs  int    `json:"runs"`
+	Items int    `json:"items"` // sentences (whole, acoustic) or windows (decoder) run
+	// Units is the real work in those runs: phonemes for whole and acoustic runs, frames for decoder windows;
+	// Padded is what the runs' tensors held, padding (and windows' margins) included.
+	Units  int `json:"units"`
+	Padded int `json:"padded"`
+	// Seconds is the workers' time in runs, from handing the tensors over to having the output back (waiting
+	// for a serialised device included); it can exceed wall time when runs overlap.
+	Seconds float64 `json:"seconds"`
+}
+
+type stageStats struct {
+	mu     sync.Mutex
+	stages []StageStats
+}
+
+func (s *stageStats) add(stage string, items, units, padded int, start, end time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := 0
+	for i < len(s.stages) && s.stages[i].Stage != stage {
+		i++
+	}
+	if i == len(s.stages) {
+		s.stages = append(s.stages, StageStats{Stage: stage})
+	}
+	st := &s.stages[i]
+	st.Runs++
+	st.Items += items
+	st.Units += units
+	st.Padded += padded
+	st.Seconds += end.Sub(start).Seconds()
+}
+
+// record counts one run of a batch of whole sentences (or their acoustic part).
+func (s *stageStats) record(stage string, batch []*item, start, end time.Time) {
+	units, width := 0, 0
+	for _, it := range batch {
+		units += len(it.req.IDs)
+		width = max(width, len(it.req.IDs))
+	}
+	s.add(stage, len(batch), units, len(batch)*width, start, end)
+}
+
+// recordWindows counts one decoder run of n windows, each of frames frames read with margins as span frames.
+func (s *stageStats) recordWindows(n, frames, span int, start, end time.Time) {
+	s.add(stageDecoder, n, n*frames, n*span, start, end)
+}
+
+// Stats reports the device runs of each stage so far, in the order stages first ran.
+func (e *Engine) Stats() []StageStats {
+	e.stats.mu.Lock()
+	defer e.stats.mu.Unlock()
+	return append([]StageStats(nil), e.stats.stages...)
+}
