@@ -6,6 +6,7 @@ set -u
 source .gpukit/env.sh >/dev/null 2>&1
 results=/tmp/gpu-bench && rm -rf "$results" && mkdir -p "$results"
 nvidia-smi -L > "$results/gpu.txt" 2>&1
+{ nproc; lscpu; grep -m1 'model name' /proc/cpuinfo; } > "$results/cpu.txt" 2>&1
 summary() { python3 -c '
 import json,sys
 r=json.load(open(sys.argv[1]))
@@ -20,9 +21,25 @@ run() { # NAME LIMIT_SECONDS BENCH-ARGS...
   if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
   echo "== $name: ttsgen bench --json $*"
   local start=$SECONDS
+  # GPU utilisation every 100 ms while the run lasts: is the device busy, or waiting for the host?
+  nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 100 > "$results/$name.gpu.csv" 2>/dev/null &
+  local smi=$!
   timeout "$limit" /tmp/gpukit/ttsgen.bin bench --json "$@" > "$results/$name.json" 2> "$results/$name.err"
-  echo "   exit $? after $((SECONDS - start)) s"; tail -n 3 "$results/$name.err" | cut -c1-300; summary "$results/$name.json"
+  echo "   exit $? after $((SECONDS - start)) s"; kill $smi 2>/dev/null
+  tail -n 3 "$results/$name.err" | cut -c1-300; summary "$results/$name.json"
+  python3 -c '
+import json,sys
+r=json.load(open(sys.argv[1])); u=[int(l.split(",")[0]) for l in open(sys.argv[2]) if l.strip()]
+st=" ".join("%s %d runs %d items %.1fs pad %.0f%%" % (s["stage"],s["runs"],s["items"],s["seconds"],100*(1-s["units"]/max(1,s["padded"]))) for s in r.get("stages") or [])
+print("   cpu %.1f s (%.1f cores)  gpu util mean %.0f%% (%d samples)  %s" % (r["cpu_seconds"], r["cpu_seconds"]/r["wall_seconds"], sum(u)/max(1,len(u)), len(u), st))' "$results/$name.json" "$results/$name.gpu.csv" 2>/dev/null
 }
+# A random voice with Piper medium's decoder shape (voices/train/export.py --piper-medium-shape), made here with the
+# machine's PyTorch when a run names it: for speed only.
+pm=/tmp/pm/en_US-pm-medium.onnx
+if [[ "$only" == *" pm_"* ]] && [ ! -s "$pm" ]; then
+  mkdir -p /tmp/pm && python3 voices/train/export.py --piper-medium-shape --out "$pm" > "$results/pm-export.txt" 2>&1
+  tail -n 3 "$results/pm-export.txt"
+fi
 run webgpu_c64      60 --texts samples/bench.txt --device webgpu --concurrency 64 --requests 400 --warmup 8
 run webgpu_first    40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
 run cpu_vs_seq      80 --texts samples/bench.txt --device cpu --concurrency 32 --requests 100 --compare sequential
@@ -36,4 +53,35 @@ run webgpu_dbatch128 40 --texts samples/bench.txt --device webgpu --concurrency 
 run webgpu_whole_b64 40 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --decoder-window -1 --max-batch 64
 run webgpu_memory3k 60 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 3000 --warmup 0 --decoder-window -1 --max-batch 32
 run cpu_tps2_vs_seq 80 --texts samples/bench.txt --device cpu --concurrency 32 --requests 100 --compare sequential --threads-per-session 2
+# 2026-12-02, second session: upsampling, provider options, batch budgets, CPU scaling, a Piper-medium-shaped voice.
+B="--texts samples/bench.txt"
+run cpu_t1        30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --upsampling polyphase
+run cpu_t2        30 $B --device cpu --threads 2 --concurrency 4 --requests 12 --warmup 2 --upsampling polyphase
+run cpu_t4        30 $B --device cpu --threads 4 --concurrency 8 --requests 24 --warmup 2 --upsampling polyphase
+run cpu_t8        30 $B --device cpu --threads 8 --concurrency 16 --requests 48 --warmup 2 --upsampling polyphase
+run cpu_t16       30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --upsampling polyphase
+run cpu_t16_ct    30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --upsampling convtranspose
+run cpu_poly_vs_seq 60 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential --upsampling polyphase
+W="$B --device webgpu --concurrency 64 --requests 400 --warmup 8"
+run wg_ct         40 $W --upsampling convtranspose
+run wg_poly       40 $W --upsampling polyphase
+run wg_poly_noval 40 $W --upsampling polyphase --provider-option validationMode=disabled
+run wg_poly_noval_ep 40 $W --upsampling polyphase --provider-option ep.webgpuexecutionprovider.validationMode=disabled
+run wg_poly_512   40 $W --upsampling polyphase --max-batch-phonemes 512
+run wg_poly_2k    40 $W --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32
+run wg_poly_4k    40 $W --upsampling polyphase --max-batch-phonemes 4096 --max-batch 32
+run wg_poly_if4   40 $W --upsampling polyphase --in-flight 4
+run wg_win_poly   40 $W --upsampling polyphase --decoder-window 64
+run wg_win_poly_d64 40 $W --upsampling polyphase --decoder-window 64 --decoder-batch 64
+run wg_win128_poly 40 $W --upsampling polyphase --decoder-window 128 --decoder-batch 16
+F="--texts samples/short.txt --device webgpu --concurrency 1 --requests 40"
+run wg_first_poly 40 $F --warmup 4 --upsampling polyphase
+run wg_first_poly_seen 60 $F --warmup 40 --upsampling polyphase
+run wg_first_ct_seen 60 $F --warmup 40 --upsampling convtranspose
+P="$B --voice $pm --device webgpu --concurrency 64 --requests 200 --warmup 8"
+run pm_ct         60 $P --upsampling convtranspose
+run pm_poly       60 $P --upsampling polyphase
+run pm_poly_2k    60 $P --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32
+run pm_win_poly   60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 32
+run pm_cpu_1t     40 $B --voice $pm --device cpu --threads 1 --concurrency 1 --requests 2 --warmup 1
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .

@@ -183,15 +183,17 @@ def path_from_durations(w_ceil, t_max):
 
 class Voice(nn.Module):
     def __init__(self, n_symbols=256, hidden=192, enc_layers=6, dp_filter=256, dec_channels=256, dec_layers=6,
-                 gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8)):
+                 gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8),
+                 gen_res_kernels=(3, 5, 7), gen_res_dilations=((1, 2), (2, 6), (3, 12))):
         super().__init__()
         self.cfg = dict(n_symbols=n_symbols, hidden=hidden, enc_layers=enc_layers, dp_filter=dp_filter,
                         dec_channels=dec_channels, dec_layers=dec_layers, gen_channels=gen_channels,
-                        gen_rates=list(gen_rates), gen_kernels=list(gen_kernels))
+                        gen_rates=list(gen_rates), gen_kernels=list(gen_kernels),
+                        gen_res_kernels=list(gen_res_kernels), gen_res_dilations=[list(d) for d in gen_res_dilations])
         self.enc = TextEncoder(n_symbols, hidden, enc_layers)
         self.dp = DurationPredictor(hidden, dp_filter)
         self.frames = FrameDecoder(hidden, dec_channels, dec_layers)
-        self.dec = Generator(gen_channels, gen_rates, gen_kernels)
+        self.dec = Generator(gen_channels, gen_rates, gen_kernels, gen_res_kernels, gen_res_dilations)
 
     def acoustic(self, ids, x_mask, w_frames, t_max):
         """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given."""
