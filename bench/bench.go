@@ -98,6 +98,9 @@ type Report struct {
 	// CPUSeconds is the process's user + system CPU time during the measured
 	// requests: divided by WallSeconds, how many cores the run kept busy.
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// SystemCPUSeconds is the part of CPUSeconds spent in the kernel (page
+	// faults, locks, I/O) on the process's behalf.
+	SystemCPUSeconds float64 `json:"system_cpu_seconds"`
 	// Stages is set by the caller, for the record: what the engine says about
 	// its device runs (warmup included).
 	Stages any `json:"stages,omitempty"`
@@ -147,7 +150,7 @@ func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Repor
 
 	rep := Report{Requests: n}
 	samples := make([]sample, n) // each request writes only its own slot
-	cpuBefore := processCPU()
+	cpuBefore, sysBefore := processCPU()
 	start := time.Now()
 	if load.Rate > 0 {
 		rep.Mode, rep.RatePerSecond = OpenLoop, load.Rate
@@ -161,7 +164,8 @@ func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Repor
 		runClosed(ctx, rep.Concurrency, samples, textOf, synth)
 	}
 	wall := time.Since(start)
-	rep.CPUSeconds = (processCPU() - cpuBefore).Seconds()
+	cpuAfter, sysAfter := processCPU()
+	rep.CPUSeconds, rep.SystemCPUSeconds = (cpuAfter - cpuBefore).Seconds(), (sysAfter - sysBefore).Seconds()
 	if err := ctx.Err(); err != nil {
 		return Report{}, fmt.Errorf("bench: run stopped: %w", err)
 	}

@@ -49,14 +49,14 @@ func peakRSS() int64 {
 	return n
 }
 
-// processCPU is the user + system CPU time this process has used so far;
-// 0 where getrusage fails.
-func processCPU() time.Duration {
+// processCPU is the CPU time (user + system) and the system part of it that
+// this process has used so far; zeros where getrusage fails.
+func processCPU() (total, system time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // parseVmHWM reads the "VmHWM:   1234 kB" line of a /proc/PID/status file.
@@ -117,7 +117,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	row("audio", "%.2f s", r.AudioSeconds)
 	row("wall", "%.2f s", r.WallSeconds)
 	if r.WallSeconds > 0 {
-		row("cpu", "%.1f s (%.1f cores busy)", r.CPUSeconds, r.CPUSeconds/r.WallSeconds)
+		row("cpu", "%.1f s, %.1f s of it in the kernel (%.1f cores busy)", r.CPUSeconds, r.SystemCPUSeconds, r.CPUSeconds/r.WallSeconds)
 	}
 	if r.PeakRSSBytes > 0 {
 		row("peak RSS", "%.1f MiB", float64(r.PeakRSSBytes)/(1<<20))

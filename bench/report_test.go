@@ -22,7 +22,7 @@ func sampleReport() Report {
 func TestWriteJSONKeys(t *testing.T) {
 	base := []string{"mode", "concurrency", "rate_per_second", "device", "voice", "requests", "errors",
 		"first_error", "sentences", "audio_seconds", "wall_seconds", "speed", "rtf", "qps",
-		"latency_ms", "first_audio_ms", "peak_rss_bytes", "cpu_seconds"}
+		"latency_ms", "first_audio_ms", "peak_rss_bytes", "cpu_seconds", "system_cpu_seconds"}
 	compared := sampleReport()
 	compared.CompareTo(Report{Mode: "closed-loop", Concurrency: 1, Speed: 8})
 	tests := []struct {

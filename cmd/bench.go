@@ -72,6 +72,8 @@ session with its default threads, the way Piper runs; "speedup" is speed / basel
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
 	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
 	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)
+	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU`)
+	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")
 	f.StringToStringVar(&o.tuning.ProviderOptions, "provider-option", nil, "engine tuning: `KEY=VALUE` passed to the GPU provider as it is (repeatable)")
 	return cmd
 }
@@ -91,6 +93,7 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 		opts.MaxBatch, opts.InFlight, opts.DecoderWindow = t.MaxBatch, t.InFlight, t.DecoderWindow
 		opts.DecoderBatch, opts.ThreadsPerSession = t.DecoderBatch, t.ThreadsPerSession
 		opts.MaxBatchPhonemes, opts.Upsampling, opts.ProviderOptions = t.MaxBatchPhonemes, t.Upsampling, t.ProviderOptions
+		opts.ProfilePrefix, opts.AcousticDevice = t.ProfilePrefix, t.AcousticDevice
 	}
 	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
 	if err != nil {

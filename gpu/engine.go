@@ -61,6 +61,14 @@ type Options struct {
 	// ProviderOptions are passed to the GPU execution provider as they are (e.g. WebGPU's
 	// "validationMode": "disabled"), on top of the engine's own; ignored on cpu.
 	ProviderOptions map[string]string
+	// AcousticDevice, when "cpu" on a GPU engine with decoder windows, runs the acoustic part of split voices on
+	// CPU sessions (one per worker, one thread each, with as many workers as Threads) and only the decoder on
+	// the GPU: the acoustic part is small, sequential work that a GPU provider runs slowly, while the CPU cores
+	// would otherwise idle ("" = the engine's device).
+	AcousticDevice Device
+	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
+	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
+	ProfilePrefix string
 }
 
 // Upsampling is how a voice's decoder upsamples; see Options.Upsampling.
@@ -166,6 +174,7 @@ type Engine struct {
 	window            windowing // frames == 0: whole sentences only
 	decoderBatch      int
 	upsampling        Upsampling
+	acousticOnCPU     bool // split voices run their acoustic part on CPU sessions, one per worker
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -223,7 +232,7 @@ func NewEngine(opts Options) (*Engine, error) {
 	if !ortReady() {
 		return nil, errors.New("gpu: NewEngine before Init: the ONNX Runtime library is not loaded")
 	}
-	return newEngine(opts, ortBackend{providerOptions: opts.ProviderOptions})
+	return newEngine(opts, ortBackend{providerOptions: opts.ProviderOptions, profilePrefix: opts.ProfilePrefix})
 }
 
 func newEngine(opts Options, b backend) (*Engine, error) {
@@ -237,6 +246,9 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		if v < 0 {
 			return nil, fmt.Errorf("gpu: option %s is %d; want 0 (default) or more", name, v)
 		}
+	}
+	if opts.AcousticDevice != "" && opts.AcousticDevice != DeviceCPU && opts.AcousticDevice != opts.Device {
+		return nil, fmt.Errorf("gpu: acoustic device %q: it runs on the engine's device or on cpu", opts.AcousticDevice)
 	}
 	switch opts.Upsampling {
 	case UpsamplingDefault, UpsamplingConvTranspose, UpsamplingPolyphase:
@@ -275,6 +287,10 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	if opts.DecoderWindow > 0 {
 		e.window = windowing{frames: opts.DecoderWindow, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
 		e.decoderBatch = cmp.Or(opts.DecoderBatch, DefaultDecoderBatch)
+		if opts.AcousticDevice == DeviceCPU && device != DeviceCPU {
+			e.acousticOnCPU = true
+			e.workers = max(e.workers, threads)
+		}
 	}
 	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
 	e.workersDone.Add(e.workers)
@@ -377,13 +393,19 @@ func (e *Engine) loadSplit(onnxModel []byte) (*splitModel, error) {
 	if voice.decoderSpeaker {
 		decoderInputs = append(decoderInputs, inputSpeaker)
 	}
-	for range e.sessionsPerModel {
-		a, err := e.backend.newGraphRunner(voice.acoustic, voice.io.inputNames(), []string{outputLatent, outputFrames}, e.device, e.threadsPerSession)
+	acousticSessions, acousticDevice, acousticThreads := e.sessionsPerModel, e.device, e.threadsPerSession
+	if e.acousticOnCPU {
+		acousticSessions, acousticDevice, acousticThreads = e.workers, DeviceCPU, 1
+	}
+	for range acousticSessions {
+		a, err := e.backend.newGraphRunner(voice.acoustic, voice.io.inputNames(), []string{outputLatent, outputFrames}, acousticDevice, acousticThreads)
 		if err != nil {
 			s.close()
-			return nil, fmt.Errorf("acoustic session: %w", err)
+			return nil, fmt.Errorf("acoustic session on %s: %w", acousticDevice, err)
 		}
 		s.acoustic = append(s.acoustic, a)
+	}
+	for range e.sessionsPerModel {
 		d, err := e.backend.newGraphRunner(voice.decoder, decoderInputs, []string{outputAudio}, e.device, e.threadsPerSession)
 		if err != nil {
 			s.close()

@@ -53,6 +53,7 @@ func Init(libPath string) error {
 // ortBackend creates ONNX Runtime sessions.
 type ortBackend struct {
 	providerOptions map[string]string // extra options for the GPU provider, from Options.ProviderOptions
+	profilePrefix   string            // Options.ProfilePrefix
 }
 
 // sessionOptions configures a session for device d. The GPU providers are thin: they are set up the way the
@@ -76,6 +77,11 @@ func (b ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, 
 	}
 	if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
 		return fail("turning off thread spinning", err)
+	}
+	if b.profilePrefix != "" {
+		if err := opts.EnableProfiling(b.profilePrefix); err != nil {
+			return fail("turning on the profiler", err)
+		}
 	}
 	if d != DeviceCPU {
 		// A provider option spelled as ONNX Runtime's session configuration key ("ep.<provider>executionprovider.<name>")

@@ -199,3 +199,54 @@ func TestContinuousBatchingFallsBackToWholeSentences(t *testing.T) {
 		t.Errorf("%d samples, err %v", len(res.Audio), res.Err)
 	}
 }
+
+// deviceRecorder is the ONNX Runtime backend with every GPU session made on the CPU, noting which device and
+// threads each split-voice session was asked for: a GPU engine's layout, tested without a GPU.
+type deviceRecorder struct {
+	ortBackend
+	mu       sync.Mutex
+	sessions []string // "outputs@device/threads"
+}
+
+func (b *deviceRecorder) probe(Device) error { return nil }
+
+func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error) {
+	b.mu.Lock()
+	b.sessions = append(b.sessions, fmt.Sprintf("%s@%s/%d", strings.Join(outputs, "+"), d, threads))
+	b.mu.Unlock()
+	return b.ortBackend.newGraphRunner(graph, inputs, outputs, DeviceCPU, 1)
+}
+
+// TestAcousticOnCPU: with AcousticDevice cpu a GPU engine runs the acoustic part on one single-thread CPU session
+// per worker (as many workers as Threads) and the decoder on one GPU session, and the audio is unchanged.
+func TestAcousticOnCPU(t *testing.T) {
+	ref, refModel := tinyEngine(t, Options{Threads: 1})
+	b := &deviceRecorder{}
+	e, err := newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3, DecoderWindow: 16, DecoderBatch: 4}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m, err := e.Load("tiny", readVoice(t, tinyVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"
+	if got := fmt.Sprint(b.sessions); got != want || e.Workers() != 3 {
+		t.Errorf("sessions %s with %d workers, want %s with 3", got, e.Workers(), want)
+	}
+	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(13, 14)), 6, func(i int) int { return 4 + 7*i })
+	results := make([]<-chan Result, len(sentences))
+	for i, ids := range sentences {
+		results[i] = e.Submit(context.Background(), m, Request{IDs: ids, Scales: deterministic})
+	}
+	for i, ch := range results {
+		res := <-ch
+		if res.Err != nil || len(res.Audio) != len(audio[i]) {
+			t.Fatalf("sentence %d: %d samples (want %d), err %v", i, len(res.Audio), len(audio[i]), res.Err)
+		}
+		if d := maxAbsDiff(res.Audio, audio[i]); d > 1e-4 {
+			t.Errorf("sentence %d differs from whole-sentence audio by %g", i, d)
+		}
+	}
+}

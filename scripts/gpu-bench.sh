@@ -84,4 +84,24 @@ run pm_poly       60 $P --upsampling polyphase
 run pm_poly_2k    60 $P --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32
 run pm_win_poly   60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 32
 run pm_cpu_1t     40 $B --voice $pm --device cpu --threads 1 --concurrency 1 --requests 2 --warmup 1
+# Second call: where the time goes (ORT profiles), the acoustic part on the CPU, buffer caching, CPU system time.
+mkdir -p /tmp/prof
+WP="$B --device webgpu --concurrency 64 --requests 100 --warmup 4 --upsampling polyphase"
+run wg_prof_whole2k 40 $WP --max-batch-phonemes 2048 --max-batch 32 --ort-profile /tmp/prof/whole2k
+run wg_prof_win   40 $WP --decoder-window 64 --ort-profile /tmp/prof/win
+run wg_prof_hyb   40 $WP --decoder-window 64 --acoustic-device cpu --ort-profile /tmp/prof/hyb
+NOVAL="--provider-option ep.webgpuexecutionprovider.validationMode=disabled"
+run wg_hyb        40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu
+run wg_hyb_noval  40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu $NOVAL
+run wg_hyb_d16    40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 16
+run wg_hyb_d48    40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 48
+run wg_hyb_w128_d16 40 $W --upsampling polyphase --decoder-window 128 --acoustic-device cpu --decoder-batch 16
+run wg_hyb_w128_d24 40 $W --upsampling polyphase --decoder-window 128 --acoustic-device cpu --decoder-batch 24
+run wg_poly_2k_noval 40 $W --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32 $NOVAL
+run wg_poly_3k    40 $W --upsampling polyphase --max-batch-phonemes 3072 --max-batch 32
+run wg_poly_4k_simple 40 $W --upsampling polyphase --max-batch-phonemes 4096 --max-batch 32 --provider-option ep.webgpuexecutionprovider.storageBufferCacheMode=simple
+run wg_hyb_d64_simple 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 64 --provider-option ep.webgpuexecutionprovider.storageBufferCacheMode=simple
+run pm_hyb        60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 32 --acoustic-device cpu
+run cpu_t16_tps2  30 $B --device cpu --threads 16 --threads-per-session 2 --concurrency 32 --requests 96 --warmup 2 --upsampling polyphase
+if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .

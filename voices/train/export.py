@@ -56,7 +56,7 @@ def export(model, out_path, dataset, quality="medium"):
             input_names=["input", "input_lengths", "scales"], output_names=["output"],
             dynamic_axes={"input": {0: "batch_size", 1: "phonemes"}, "input_lengths": {0: "batch_size"},
                           "output": {0: "batch_size", 3: "time"}},
-            do_constant_folding=True)
+            do_constant_folding=True, dynamo=False)  # the TorchScript exporter: its node names ("/dec/conv_pre/Conv") are what ttsgen splits at
     with open(out_path + ".json", "w") as f:
         json.dump(piper_config(dataset, quality), f, indent=2, ensure_ascii=False)
         f.write("\n")
