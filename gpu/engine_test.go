@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -621,5 +622,75 @@ func TestSplitAudio(t *testing.T) {
 				t.Errorf("got %v, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// echoRunner is a fakeRunner that keeps no record of its batches.
+type echoRunner struct{ fakeRunner }
+
+func (r *echoRunner) run(in batchInput) (batchOutput, error) {
+	out, err := r.fakeRunner.run(in)
+	r.mu.Lock()
+	r.batches = nil
+	r.mu.Unlock()
+	return out, err
+}
+
+type echoBackend struct{ fakeBackend }
+
+func (b *echoBackend) newRunner([]byte, modelIO, Device, int) (runner, error) { return &echoRunner{}, nil }
+
+// TestMemoryStaysBoundedOverAHundredThousandSentences sends 100,000 sentences through the engine from 16
+// submitters that each keep 64 in flight (so the bounded queue is full and Submit blocks), and checks that the
+// heap after them is what it was after the first 10,000: the engine keeps nothing of finished requests.
+func TestMemoryStaysBoundedOverAHundredThousandSentences(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100k requests")
+	}
+	e, err := newEngine(Options{Device: DeviceCPU, Threads: 4, MaxBatch: 8, QueueSize: 256}, &echoBackend{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m, err := e.Load("fake", fakeVoiceGraph(t, true, false), ModelConfig{SampleRate: 22050})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	send := func(total int) {
+		var wg sync.WaitGroup
+		for g := range 16 {
+			wg.Go(func() {
+				inFlight := make(chan (<-chan Result), 64)
+				go func() {
+					defer close(inFlight)
+					for i := g; i < total; i += 16 {
+						inFlight <- e.Submit(context.Background(), m, Request{IDs: ids(int64(i%200+3), 20+i%80)})
+					}
+				}()
+				for ch := range inFlight {
+					if res := <-ch; res.Err != nil {
+						t.Error(res.Err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	send(10_000)
+	after10k := heap()
+	send(90_000)
+	after100k := heap()
+	if after100k > after10k+1<<20 {
+		t.Errorf("heap grew from %d KiB after 10,000 sentences to %d KiB after 100,000", after10k>>10, after100k>>10)
+	}
+	if e.Stats()[0].Items != 100_000 {
+		t.Errorf("engine ran %d sentences, want 100,000", e.Stats()[0].Items)
 	}
 }

@@ -23,22 +23,21 @@ import (
 
 // rewriteUpsampling replaces every ConvTranspose of the model that the identity above covers (1-D, one group, no
 // dilation or output padding, kernel a multiple of the stride, symmetric padding below the stride, constant weight)
-// and returns the re-encoded model and how many it replaced. Others are left as they are.
-func rewriteUpsampling(onnxModel []byte) ([]byte, int, error) {
+// and returns the re-encoded model, how many it replaced and how many it left as they are.
+func rewriteUpsampling(onnxModel []byte) (rewritten []byte, replaced, left int, err error) {
 	var model onnx.ModelProto
 	if err := proto.Unmarshal(onnxModel, &model); err != nil {
-		return nil, 0, fmt.Errorf("not an ONNX model: %w", err)
+		return nil, 0, 0, fmt.Errorf("not an ONNX model: %w", err)
 	}
 	graph := model.GetGraph()
 	if graph == nil {
-		return nil, 0, fmt.Errorf("not an ONNX model: no graph")
+		return nil, 0, 0, fmt.Errorf("not an ONNX model: no graph")
 	}
 	inits := map[string]*onnx.TensorProto{}
 	for _, init := range graph.GetInitializer() {
 		inits[init.GetName()] = init
 	}
 	var nodes []*onnx.NodeProto
-	replaced := 0
 	for _, node := range graph.GetNode() {
 		if node.GetOpType() != "ConvTranspose" {
 			nodes = append(nodes, node)
@@ -47,6 +46,7 @@ func rewriteUpsampling(onnxModel []byte) ([]byte, int, error) {
 		poly, newInits, ok := polyphaseConv(node, inits)
 		if !ok {
 			nodes = append(nodes, node)
+			left++
 			continue
 		}
 		nodes = append(nodes, poly...)
@@ -54,15 +54,15 @@ func rewriteUpsampling(onnxModel []byte) ([]byte, int, error) {
 		replaced++
 	}
 	if replaced == 0 {
-		return onnxModel, 0, nil
+		return onnxModel, 0, left, nil
 	}
 	graph.Node = nodes
 	// The original weights may now be unread; ONNX Runtime drops unused initializers itself.
 	out, err := proto.Marshal(&model)
 	if err != nil {
-		return nil, 0, fmt.Errorf("re-encoding graph with polyphase upsampling: %w", err)
+		return nil, 0, 0, fmt.Errorf("re-encoding graph with polyphase upsampling: %w", err)
 	}
-	return out, replaced, nil
+	return out, replaced, left, nil
 }
 
 // polyphaseConv returns the nodes and initializers that compute node (a ConvTranspose) as a Conv, or ok=false when
