@@ -638,7 +638,9 @@ func (r *echoRunner) run(in batchInput) (batchOutput, error) {
 
 type echoBackend struct{ fakeBackend }
 
-func (b *echoBackend) newRunner([]byte, modelIO, Device, int) (runner, error) { return &echoRunner{}, nil }
+func (b *echoBackend) newRunner([]byte, modelIO, Device, int) (runner, error) {
+	return &echoRunner{}, nil
+}
 
 // TestMemoryStaysBoundedOverAHundredThousandSentences sends 100,000 sentences through the engine from 16
 // submitters that each keep 64 in flight (so the bounded queue is full and Submit blocks), and checks that the
