@@ -101,6 +101,13 @@ run wg_poly_2k_noval 40 $W --upsampling polyphase --max-batch-phonemes 2048 --ma
 run wg_poly_3k    40 $W --upsampling polyphase --max-batch-phonemes 3072 --max-batch 32
 run wg_poly_4k_simple 40 $W --upsampling polyphase --max-batch-phonemes 4096 --max-batch 32 --provider-option ep.webgpuexecutionprovider.storageBufferCacheMode=simple
 run wg_hyb_d64_simple 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 64 --provider-option ep.webgpuexecutionprovider.storageBufferCacheMode=simple
+SIMPLE="--provider-option ep.webgpuexecutionprovider.storageBufferCacheMode=simple"
+run wg_hyb_d32_simple 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 32 $SIMPLE
+run wg_hyb_d128_simple 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 128 $SIMPLE
+run wg_hyb_w128_d48_simple 40 $W --upsampling polyphase --decoder-window 128 --acoustic-device cpu --decoder-batch 48 $SIMPLE
+run wg_hyb_d64_simple_noval 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 64 $SIMPLE $NOVAL
+run wg_poly_2k_simple 40 $W --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32 $SIMPLE
+run pm_hyb_d64_simple 60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 64 --acoustic-device cpu $SIMPLE
 run pm_hyb        60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 32 --acoustic-device cpu
 run cpu_t16_tps2  30 $B --device cpu --threads 16 --threads-per-session 2 --concurrency 32 --requests 96 --warmup 2 --upsampling polyphase
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
