@@ -364,6 +364,12 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 		split, err := e.loadSplit(onnxModel)
 		if err == nil {
 			m.split = split
+			if e.device != DeviceCPU {
+				if err := e.warmUp(m); err != nil {
+					m.close()
+					return nil, fmt.Errorf("gpu: loading voice %q: warming up on %s: %w", name, e.device, err)
+				}
+			}
 			return e.register(m)
 		}
 		e.logf("gpu: voice %q runs whole sentences, not decoder windows: %v", name, err)

@@ -19,7 +19,7 @@ type StageStats struct {
 	Runs  int    `json:"runs"`
 	Items int    `json:"items"` // sentences (whole, acoustic) or windows (decoder) run
 	// Units is the real work in those runs: phonemes for whole and acoustic runs, frames for decoder windows;
-	// Padded is what the runs' tensors held, padding (and windows' margins) included.
+	// Padded is what the runs' tensors held, padding (windows' margins, silent windows) included.
 	Units  int `json:"units"`
 	Padded int `json:"padded"`
 	// Seconds is the workers' time in runs, from handing the tensors over to having the output back (waiting
@@ -60,9 +60,10 @@ func (s *stageStats) record(stage string, batch []*item, start, end time.Time) {
 	s.add(stage, len(batch), units, len(batch)*width, start, end)
 }
 
-// recordWindows counts one decoder run of n windows, each of frames frames read with margins as span frames.
-func (s *stageStats) recordWindows(n, frames, span int, start, end time.Time) {
-	s.add(stageDecoder, n, n*frames, n*span, start, end)
+// recordWindows counts one decoder run of n windows padded to rows, each of frames frames read with margins as
+// span frames.
+func (s *stageStats) recordWindows(n, rows, frames, span int, start, end time.Time) {
+	s.add(stageDecoder, n, n*frames, rows*span, start, end)
 }
 
 // Stats reports the device runs of each stage so far, in the order stages first ran.
