@@ -108,6 +108,10 @@ run wg_hyb_w128_d48_simple 40 $W --upsampling polyphase --decoder-window 128 --a
 run wg_hyb_d64_simple_noval 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 64 $SIMPLE $NOVAL
 run wg_poly_2k_simple 40 $W --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32 $SIMPLE
 run pm_hyb_d64_simple 60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 64 --acoustic-device cpu $SIMPLE
+HYB="--upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 64 $SIMPLE $NOVAL"
+run wg_first_hyb  40 $F --warmup 4 $HYB
+run wg_first_2k   40 $F --warmup 4 --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32 $NOVAL
+run wg_hyb_mem3k  60 $B --device webgpu --concurrency 256 --requests 3000 --warmup 0 $HYB
 run pm_hyb        60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 32 --acoustic-device cpu
 run cpu_t16_tps2  30 $B --device cpu --threads 16 --threads-per-session 2 --concurrency 32 --requests 96 --warmup 2 --upsampling polyphase
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
