@@ -67,7 +67,8 @@ session with its default threads, the way Piper runs; "speedup" is speed / basel
 	f.BoolVar(&o.asJSON, "json", false, "print exactly one JSON object")
 	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
-	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window, turning on continuous batching (0 = off, the measured default; try 64)")
+	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window (continuous batching; 0 = the device's default: 64 on webgpu, off elsewhere; -1 = off)")
+	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = default)")
 	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, "engine tuning: most decoder windows per run (0 = default)")
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
 	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
@@ -93,7 +94,7 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 		opts.MaxBatch, opts.InFlight, opts.DecoderWindow = t.MaxBatch, t.InFlight, t.DecoderWindow
 		opts.DecoderBatch, opts.ThreadsPerSession = t.DecoderBatch, t.ThreadsPerSession
 		opts.MaxBatchPhonemes, opts.Upsampling, opts.ProviderOptions = t.MaxBatchPhonemes, t.Upsampling, t.ProviderOptions
-		opts.ProfilePrefix, opts.AcousticDevice = t.ProfilePrefix, t.AcousticDevice
+		opts.ProfilePrefix, opts.AcousticDevice, opts.DecoderMargin = t.ProfilePrefix, t.AcousticDevice, t.DecoderMargin
 	}
 	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
 	if err != nil {

@@ -45,9 +45,9 @@ type Options struct {
 	MaxBatchPhonemes int
 
 	// DecoderWindow turns on continuous batching for voices that can be split at the decoder's latent (see
-	// doc.go): the decoder runs on windows of this many frames drawn from many sentences at once. <= 0 = off, the
-	// default on every device, where whole sentences measured faster (doc.go); DefaultGPUDecoderWindow is the
-	// window size to try.
+	// doc.go): the decoder runs on windows of this many frames drawn from many sentences at once. 0 = the
+	// device's default (DefaultDecoderWindow: on for WebGPU, where it measured fastest; off on the CPU, where whole
+	// sentences did); < 0 = off.
 	DecoderWindow int
 	// DecoderMargin is the frames of context each window reads on either side; it must cover the decoder's
 	// receptive field, or seams show (0 = DefaultDecoderMargin).
@@ -61,10 +61,10 @@ type Options struct {
 	// ProviderOptions are passed to the GPU execution provider as they are (e.g. WebGPU's
 	// "validationMode": "disabled"), on top of the engine's own; ignored on cpu.
 	ProviderOptions map[string]string
-	// AcousticDevice, when "cpu" on a GPU engine with decoder windows, runs the acoustic part of split voices on
-	// CPU sessions (one per worker, one thread each, with as many workers as Threads) and only the decoder on
-	// the GPU: the acoustic part is small, sequential work that a GPU provider runs slowly, while the CPU cores
-	// would otherwise idle ("" = the engine's device).
+	// AcousticDevice is where split voices run their acoustic part: "cpu" on a GPU engine runs it on CPU sessions
+	// (one per worker, one thread each, with as many workers as Threads) and only the decoder windows on the GPU.
+	// The acoustic part is small, sequential work with shape computations that a GPU provider runs slowly and
+	// with round trips to the host, while the CPU cores would otherwise idle ("" = DefaultAcousticDevice).
 	AcousticDevice Device
 	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
@@ -80,6 +80,26 @@ const (
 	UpsamplingPolyphase     Upsampling = "polyphase"     // ConvTranspose rewritten as Conv + interleave
 )
 
+// DefaultDecoderWindow is the decoder window each device runs unless told otherwise; 0 = whole sentences.
+// WebGPU: 64-frame windows with the acoustic part on the CPU measured 896x real time on the H200 against 733x for
+// the best whole-sentence batches (BENCHMARKS.md). CPU: whole sentences measured faster. CUDA: not measured, so
+// the simplest path.
+func DefaultDecoderWindow(d Device) int {
+	if d == DeviceWebGPU {
+		return DefaultGPUDecoderWindow
+	}
+	return 0
+}
+
+// DefaultAcousticDevice is where split voices run their acoustic part on device d unless told otherwise: on the
+// CPU beside WebGPU (see Options.AcousticDevice), on d itself elsewhere.
+func DefaultAcousticDevice(d Device) Device {
+	if d == DeviceWebGPU {
+		return DeviceCPU
+	}
+	return d
+}
+
 // DefaultUpsampling is the upsampling each device runs unless told otherwise: polyphase everywhere, measured faster
 // with the default voice (BENCHMARKS.md): 2-core CPU 28.3x and 28.8x against 24.5x and 26.3x; H200, 16 CPU
 // sessions 123x against 111x; H200 WebGPU 504x against 479x.
@@ -87,19 +107,23 @@ func DefaultUpsampling(Device) Upsampling {
 	return UpsamplingPolyphase
 }
 
-// Defaults. The CPU ones were measured with BenchmarkEngine on a 2-core machine (see doc.go); the GPU ones follow
-// the H200 measurements in the project notes (WebGPU: batch 4 of 8-second sentences was the fastest per second of
-// audio, batch 64 of them failed on buffer limits).
+// Defaults. The CPU ones were measured with BenchmarkEngine on a 2-core machine (see doc.go); the GPU ones on the
+// H200 through WebGPU (BENCHMARKS.md). ONNX Runtime's WebGPU provider keeps freed GPU buffers of at most 160 MiB
+// and allocates anything larger afresh for every layer of every run: a run whose largest tensor passes that
+// (the default voice: 32 KiB per latent frame, so about 5,000 frames) falls off a cliff (0.11 s per run became
+// 0.82 s). 2,048 phonemes is ~6 long sentences, ~4,100 frames: 733x, against 504x at 1,024 and 163x at 4,096.
 const (
 	DefaultThreadsPerSession   = 1
 	DefaultCPUMaxBatch         = 1
 	DefaultCPUMaxBatchPhonemes = 2048
 	DefaultGPUMaxBatch         = 16
-	DefaultGPUMaxBatchPhonemes = 1024
+	DefaultGPUMaxBatchPhonemes = 2048
 	DefaultInFlight            = 2
 
-	// For continuous batching when turned on: fixed 64-frame windows at batch 16..64 were where WebGPU ran the
-	// decoder alone fastest on the H200 (2,078x real time at 64); 256 fell off a cliff. The default voice's decoder needs 10 frames of margin (measured); 16 leaves room.
+	// Continuous batching: 32 windows of 64 frames, each reading 16 frames of margin on both sides, is 3,072
+	// frames per decoder run (96 MiB at the largest tensor, inside the provider's buffer cache): 896x real time;
+	// 64 windows per run 837x, 128 766x (with an unbounded buffer cache; the default one falls off the cliff).
+	// The default voice's decoder needs 10 frames of margin (measured); 16 leaves room for Piper's.
 	DefaultGPUDecoderWindow = 64
 	DefaultDecoderMargin    = 16
 	DefaultDecoderBatch     = 32
@@ -286,10 +310,10 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		e.maxBatch = cmp.Or(opts.MaxBatch, DefaultGPUMaxBatch)
 		e.maxBatchPhonemes = cmp.Or(opts.MaxBatchPhonemes, DefaultGPUMaxBatchPhonemes)
 	}
-	if opts.DecoderWindow > 0 {
-		e.window = windowing{frames: opts.DecoderWindow, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
+	if window := cmp.Or(opts.DecoderWindow, DefaultDecoderWindow(device)); window > 0 {
+		e.window = windowing{frames: window, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
 		e.decoderBatch = cmp.Or(opts.DecoderBatch, DefaultDecoderBatch)
-		if opts.AcousticDevice == DeviceCPU && device != DeviceCPU {
+		if cmp.Or(opts.AcousticDevice, DefaultAcousticDevice(device)) == DeviceCPU && device != DeviceCPU {
 			e.acousticOnCPU = true
 			e.workers = max(e.workers, threads)
 		}

@@ -114,5 +114,18 @@ run wg_first_2k   40 $F --warmup 4 --upsampling polyphase --max-batch-phonemes 2
 run wg_hyb_mem3k  60 $B --device webgpu --concurrency 256 --requests 3000 --warmup 0 $HYB
 run pm_hyb        60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 32 --acoustic-device cpu
 run cpu_t16_tps2  30 $B --device cpu --threads 16 --threads-per-session 2 --concurrency 32 --requests 96 --warmup 2 --upsampling polyphase
+# Third call: the defaults after the second (WebGPU: acoustic part on the CPU, 64-frame decoder windows), and
+# what might still beat them.
+D="$B --device webgpu --concurrency 64 --requests 400 --warmup 8"
+run wg_default    40 $D
+run wg_w128_m12_d24 40 $D --decoder-window 128 --decoder-margin 12 --decoder-batch 24
+run wg_m12        40 $D --decoder-margin 12
+run wg_m12_d36    40 $D --decoder-margin 12 --decoder-batch 36
+run wg_nchw       40 $D --provider-option ep.webgpuexecutionprovider.preferredLayout=NCHW
+run wg_first_default 40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
+run wg_default_256 40 $B --device webgpu --concurrency 256 --requests 1000 --warmup 8
+run wg_memory_default 70 $B --device webgpu --concurrency 256 --requests 3000 --warmup 0
+run cpu_default_vs_seq 80 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential
+run pm_default    60 $B --voice $pm --device webgpu --concurrency 64 --requests 200 --warmup 8
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .
