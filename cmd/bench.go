@@ -67,7 +67,7 @@ session with its default threads, the way Piper runs; "speedup" is speed / basel
 	f.BoolVar(&o.asJSON, "json", false, "print exactly one JSON object")
 	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
-	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window (continuous batching; 0 = the device's default: 64 on webgpu, off elsewhere; -1 = off)")
+	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window (continuous batching; 0 = the device's default: 128 on webgpu, off elsewhere; -1 = off)")
 	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = default)")
 	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, "engine tuning: most decoder windows per run (0 = default)")
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
@@ -115,8 +115,8 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	return report.WriteTable(streams.Out)
 }
 
-// sequentialEngine makes the engine behave like Piper: one session using every core (what ONNX Runtime does by
-// default), one sentence at a time, batch 1.
+// sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite), one
+// session using every core (what ONNX Runtime does by default), one sentence at a time, batch 1, whole sentences.
 func sequentialEngine(o *gpu.Options) {
 	threads := o.Threads
 	if threads <= 0 {
@@ -124,6 +124,7 @@ func sequentialEngine(o *gpu.Options) {
 	}
 	o.Threads, o.ThreadsPerSession = threads, threads
 	o.MaxBatch, o.InFlight = 1, 1
+	o.Upsampling, o.DecoderWindow = gpu.UpsamplingConvTranspose, -1
 }
 
 // benchOnce runs one measured load on a fresh runtime (so the baseline and the engine don't share sessions).

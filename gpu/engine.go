@@ -81,8 +81,8 @@ const (
 )
 
 // DefaultDecoderWindow is the decoder window each device runs unless told otherwise; 0 = whole sentences.
-// WebGPU: 64-frame windows with the acoustic part on the CPU measured 896x real time on the H200 against 733x for
-// the best whole-sentence batches (BENCHMARKS.md). CPU: whole sentences measured faster. CUDA: not measured, so
+// WebGPU: decoder windows with the acoustic part on the CPU measured 876-974x real time on the H200 against
+// 733-760x for the best whole-sentence batches (BENCHMARKS.md). CPU: whole sentences measured faster. CUDA: not measured, so
 // the simplest path.
 func DefaultDecoderWindow(d Device) int {
 	if d == DeviceWebGPU {
@@ -120,13 +120,14 @@ const (
 	DefaultGPUMaxBatchPhonemes = 2048
 	DefaultInFlight            = 2
 
-	// Continuous batching: 32 windows of 64 frames, each reading 16 frames of margin on both sides, is 3,072
-	// frames per decoder run (96 MiB at the largest tensor, inside the provider's buffer cache): 896x real time;
-	// 64 windows per run 837x, 128 766x (with an unbounded buffer cache; the default one falls off the cliff).
-	// The default voice's decoder needs 10 frames of margin (measured); 16 leaves room for Piper's.
-	DefaultGPUDecoderWindow = 64
+	// Continuous batching on WebGPU (H200): 24 windows of 128 frames, each reading 12 frames of margin on both
+	// sides, 3,648 frames per decoder run (114 MiB at the largest tensor, inside the provider's buffer cache):
+	// 974x real time; 32 windows of 64 frames with 16 of margin (a third of the work on margins) 876x; 64 and 128
+	// windows per run 837x and 766x. The default voice's decoder needs 10 frames of margin (measured); 16 leaves
+	// room for Piper's larger receptive field (~13 frames) at 20% extra work.
+	DefaultGPUDecoderWindow = 128
 	DefaultDecoderMargin    = 16
-	DefaultDecoderBatch     = 32
+	DefaultDecoderBatch     = 24
 )
 
 // ModelConfig is what the voice's JSON config says about the model.

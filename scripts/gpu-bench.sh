@@ -127,5 +127,12 @@ run wg_default_256 40 $B --device webgpu --concurrency 256 --requests 1000 --war
 run wg_memory_default 70 $B --device webgpu --concurrency 256 --requests 3000 --warmup 0
 run cpu_default_vs_seq 80 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential
 run pm_default    60 $B --voice $pm --device webgpu --concurrency 64 --requests 200 --warmup 8
+# Fourth call: the defaults after the third (128-frame windows, 24 per run), the baseline as Piper runs (the
+# voice's own ConvTranspose).
+run wg_default4   40 $D
+run wg_default4_m12 40 $D --decoder-margin 12
+run wg_default4_256 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
+run wg_first_default4 40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
+run cpu_default4_vs_seq 80 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .
