@@ -38,11 +38,18 @@
 // real work.
 //
 // On a GPU (webgpu, cuda) one session is shared by InFlight workers (default 2), so that packing one batch and
-// unpacking another overlap the device's work; batches are bigger (MaxBatch 16, at most 1024 padded phonemes: on
-// the H200, WebGPU was fastest per second of audio at batch 4 of 8-second sentences, ~200 phonemes each). "auto"
-// tries cuda, then webgpu, then cpu: each GPU provider is probed by building and running a one-Conv graph, and one
-// that does not start is reported through Options.Logf. An explicit GPU device that does not start is an error.
-// The GPU paths are thin (provider options only) and untested on the CPU-only development machine.
+// unpacking another overlap the device's work; whole-sentence batches are bigger (MaxBatch 16, at most 2,048
+// padded phonemes). ONNX Runtime's WebGPU provider runs one Run at a time per process (its context has one command
+// stream; two sessions running at once crashed ORT 1.30), so the engine serialises WebGPU runs, and the device
+// idles while a run's inputs go up, its kernels are encoded and its output comes back: bigger runs amortise that,
+// up to a cliff. The provider keeps freed GPU buffers of at most 160 MiB; a run whose largest tensor is bigger
+// allocates GPU memory for every layer (measured on the H200: 2,048 phonemes per run 733x, 4,096 163x).
+// "auto" tries cuda, then webgpu, then cpu: each GPU provider is probed by building and running a one-Conv graph,
+// and one that does not start is reported through Options.Logf. An explicit GPU device that does not start is an
+// error. The CUDA path is thin (provider options only) and unmeasured: no CUDA build of ONNX Runtime is at hand.
+//
+// Every device runs a voice's ConvTranspose upsampling rewritten at Load as polyphase Convs (upsample.go): the same
+// sums through the providers' fast Conv kernels, measured faster on CPU and WebGPU.
 //
 // # Continuous batching (decoder windows)
 //
@@ -52,21 +59,23 @@
 // (HiFi-GAN, most of the work). A worker runs the acoustic part on a length-bucketed batch and queues each
 // sentence's latent as fixed windows of DecoderWindow frames, each reading DecoderMargin frames of context on
 // both sides (zeros, with the latent's frame mask off, past the sentence's ends). Any worker then decodes up to
-// DecoderBatch windows from whatever sentences are waiting, in one fixed-shape run, and keeps the middle of each
-// window; a sentence is delivered when its last window is in. Workers prefer a full run of windows, so sentences
-// that hold a place in the queue finish first. Because every decoder stage of the default voice is masked by
-// frame, the stitched audio equals the whole-sentence decoder's when the margin covers the receptive field
+// DecoderBatch windows from whatever sentences are waiting, in one run padded with silent windows to a power of
+// two (or DecoderBatch), so the device sees a handful of shapes, compiled at Load by a warm-up; it keeps the middle
+// of each window, and a sentence is delivered when its last window is in. Workers prefer a full run of windows, so
+// sentences that hold a place in the queue finish first. Because every decoder stage of the default voice is masked
+// by frame, the stitched audio equals the whole-sentence decoder's when the margin covers the receptive field
 // (measured on the tiny voice: 10 frames suffice, 5e-7 difference; 8 frames of margin leave 6e-3, none 0.3).
 // Piper's own decoders are not masked, so near a sentence's ends they differ slightly from Piper's output.
 //
-// It is off by default, because measurement said so. On the H200 through WebGPU (default voice, BENCHMARKS.md),
-// whole-sentence batches ran at 598-632x real time and 64-frame windows at 533x: WebGPU runs must be serialised
-// (two sessions at once crash ORT 1.30), so the acoustic and decoder halves cannot overlap on the device, and
-// 128 windows per run fell off the cliff the H200 notes describe. On the CPU whole sentences one at a time also
-// measured fastest (full-size voice, 2 cores: acoustic batch 4 with 128-frame windows 2 per run 7.8x, 64-frame
-// windows 4 per run 5.6x, against 8.6x for whole sentences one at a time and
-// 4.2x for whole-sentence batches of 4). DecoderWindow > 0 turns it on (e.g. for a CUDA build, untested here);
-// a voice that cannot be split then runs whole sentences, with a Logf note.
+// It is the default on WebGPU, with the acoustic part on CPU sessions (AcousticDevice): on the H200 the acoustic
+// part took as much GPU time as the decoder (small sequential operators, host round trips for shapes and noise)
+// though it is 8% of the work on a CPU, and beside the decoder windows on the GPU it costs nothing there. Measured
+// (default voice, BENCHMARKS.md): 1,093x real time with 256 concurrent requests (934-974x with 64), against
+// 733-760x for the best whole-sentence batches; first audio of a one-sentence request 27 ms p50, 46 ms p99. On
+// the CPU whole sentences one at a time measured fastest (full-size voice, 2 cores: acoustic batch 4 with 128-frame
+// windows 2 per run 7.8x, 64-frame windows 4 per run 5.6x, against 8.6x for whole sentences one at a time and 4.2x
+// for whole-sentence batches of 4), so it is off there (DecoderWindow -1 turns it off anywhere). A voice that
+// cannot be split runs whole sentences, with a Logf note.
 // Results are still delivered whole; handing out each window's audio as it comes (first audio before the sentence
 // finishes) would only need a streaming Result.
 package gpu

@@ -122,11 +122,13 @@ const (
 
 	// Continuous batching on WebGPU (H200): 24 windows of 128 frames, each reading 12 frames of margin on both
 	// sides, 3,648 frames per decoder run (114 MiB at the largest tensor, inside the provider's buffer cache):
-	// 974x real time; 32 windows of 64 frames with 16 of margin (a third of the work on margins) 876x; 64 and 128
-	// windows per run 837x and 766x. The default voice's decoder needs 10 frames of margin (measured); 16 leaves
-	// room for Piper's larger receptive field (~13 frames) at 20% extra work.
+	// 974x and 934x real time at 64 concurrent requests, 1,093x at 256; 16 frames of margin 894x and 989x; 32
+	// windows of 64 frames with 16 of margin (a third of the work on margins) 876x; 64 and 128 such windows per
+	// run 837x and 766x. The default voice's decoder needs 10 frames of margin (measured: 5e-7 from the whole
+	// sentence; 8 frames leave 6e-3). Piper's decoders reach about 13 frames and are not masked by frame, so
+	// near a sentence's ends their windows differ slightly from the whole-sentence output anyway (doc.go).
 	DefaultGPUDecoderWindow = 128
-	DefaultDecoderMargin    = 16
+	DefaultDecoderMargin    = 12
 	DefaultDecoderBatch     = 24
 )
 

@@ -269,3 +269,31 @@ func TestAcousticOnCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceDefaults: a WebGPU engine runs decoder windows with the acoustic part on the CPU unless told
+// otherwise (what measured fastest on the H200); a CPU engine runs whole sentences; -1 turns windows off.
+func TestDeviceDefaults(t *testing.T) {
+	for _, tt := range []struct {
+		opts                 Options
+		window, margin, runs int
+		acousticOnCPU        bool
+	}{
+		{Options{Device: DeviceWebGPU, Threads: 4}, 128, 12, 24, true},
+		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: -1}, 0, 0, 0, false},
+		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 128, 12, 24, false},
+		{Options{Device: DeviceCPU, Threads: 4}, 0, 0, 0, false},
+	} {
+		e, err := newEngine(tt.opts, &deviceRecorder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.window.frames != tt.window || e.window.margin != tt.margin || e.decoderBatch != tt.runs || e.acousticOnCPU != tt.acousticOnCPU {
+			t.Errorf("%+v: window %d margin %d, %d per run, acoustic on cpu %v; want %d %d %d %v", tt.opts,
+				e.window.frames, e.window.margin, e.decoderBatch, e.acousticOnCPU, tt.window, tt.margin, tt.runs, tt.acousticOnCPU)
+		}
+		if e.upsampling != UpsamplingPolyphase {
+			t.Errorf("%+v: upsampling %q, want polyphase", tt.opts, e.upsampling)
+		}
+		e.Close()
+	}
+}

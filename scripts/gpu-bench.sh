@@ -134,5 +134,7 @@ run wg_default4_m12 40 $D --decoder-margin 12
 run wg_default4_256 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_first_default4 40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
 run cpu_default4_vs_seq 80 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential
+run wg_m12_256    60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --decoder-margin 12
+run wg_m12_first  40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4 --decoder-margin 12
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .
