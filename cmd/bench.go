@@ -35,8 +35,12 @@ second), rtf (wall/audio), qps, latency and first-audio percentiles, and peak me
 
 Loads: closed loop (--concurrency N submitters, each sending its next text when the last one is done) or open loop
 (--rate R requests per second for --requests N, arriving on schedule however slow the engine is, so queueing shows
-in the latencies). With --compare sequential the same texts also run one at a time, batch 1, one ONNX Runtime
-session with its default threads, the way Piper runs; "speedup" is speed / baseline speed, measured in the same run.
+in the latencies). With --compare sequential the same texts also run the way Piper runs them: the voice's own graph,
+one at a time, batch 1, one ONNX Runtime session with every thread; "speedup" is speed / baseline speed, measured
+in the same run. --json also reports cpu_seconds (the process's CPU time: divided by wall_seconds, the cores kept
+busy) and, per engine stage, runs, items, padding and seconds in device runs: where the time goes.
+
+The "engine tuning" flags change the engine's measured defaults, to measure something else.
 
 --texts takes one text per line, or an LJSpeech-style metadata.csv (ID|text|normalized).`,
 		Example: `  ttsgen bench --texts samples/bench.txt --compare sequential
@@ -73,9 +77,9 @@ session with its default threads, the way Piper runs; "speedup" is speed / basel
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
 	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
 	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)
-	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU`)
+	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU (default: cpu on webgpu)`)
 	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")
-	f.StringToStringVar(&o.tuning.ProviderOptions, "provider-option", nil, "engine tuning: `KEY=VALUE` passed to the GPU provider as it is (repeatable)")
+	f.StringToStringVar(&o.tuning.ProviderOptions, "provider-option", nil, "engine tuning: `KEY=VALUE` for the GPU provider (repeatable); ep.webgpuexecutionprovider.NAME keys go to the session configuration, where WebGPU reads them")
 	return cmd
 }
 
