@@ -69,6 +69,28 @@ func TestIsolatedMatchesInProcess(t *testing.T) {
 }
 
 // An error from espeak-ng (not a crash) comes back as it is, and the child keeps running.
+// TestIsolatedReplacesChildAfterTextsPerChild: after textsPerChild texts a fresh child takes over, and the
+// answers stay those of the library in this process.
+func TestIsolatedReplacesChildAfterTextsPerChild(t *testing.T) {
+	esp := newTestEspeak(t)
+	iso := newTestIsolated(t, 0)
+	iso.textsPerChild = 3
+	pids := map[int]bool{}
+	for i := range 7 {
+		tt := isolatedTexts[i%5]
+		want, _ := esp.Phonemize(tt.text, tt.voice)
+		got, err := iso.Phonemize(tt.text, tt.voice)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("text %d: %q, %v; in process %q", i, got, err, want)
+		}
+		pids[iso.childPID()] = true
+	}
+	delete(pids, 0) // no child runs between a replacement and the next text
+	if len(pids) != 3 {
+		t.Errorf("7 texts ran in %d children, want 3 (a fresh one after every 3 texts)", len(pids))
+	}
+}
+
 func TestIsolatedUnknownVoice(t *testing.T) {
 	iso := newTestIsolated(t, 0)
 	pid := iso.childPID()
