@@ -72,7 +72,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
 	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window (continuous batching; 0 = the device's default: 128 on webgpu, off elsewhere; -1 = off)")
-	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = default)")
+	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = the voice's receptive field, from its graph)")
 	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, "engine tuning: most decoder windows per run (0 = default)")
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
 	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")

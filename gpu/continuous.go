@@ -33,7 +33,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 			e.finishLocked(it, Result{Audio: []float32{}}, started)
 		default:
 			it.started, it.latent, it.channels, it.frames = started, latents[i], channels, frames[i]
-			it.remaining = e.window.count(frames[i])
+			it.remaining = m.split.window.count(frames[i])
 			for k := range it.remaining {
 				e.windows = append(e.windows, window{it: it, k: k})
 			}
@@ -76,7 +76,7 @@ func (e *Engine) runWindows(worker int, run []window) {
 		return
 	}
 	m := run[0].it.model
-	w := e.window
+	w := m.split.window
 	channels := run[0].it.channels
 	size := channels * w.span()
 	// The run is padded with silent windows (all zero, frame mask off) to decoderRows: a GPU provider then sees a
@@ -142,7 +142,7 @@ func (e *Engine) decoderRows(n int) int {
 
 // decode runs the decoder on rows windows (latent: rows x channels x span) and returns their samples.
 func (e *Engine) decode(m *Model, worker int, latent []float32, speakers []int64, rows, channels int) ([]float32, error) {
-	inputs := []tensor{{shape: []int64{int64(rows), int64(channels), int64(e.window.span())}, f32: latent}}
+	inputs := []tensor{{shape: []int64{int64(rows), int64(channels), int64(m.split.window.span())}, f32: latent}}
 	if m.split.voice.decoderSpeaker {
 		inputs = append(inputs, tensor{shape: []int64{int64(rows)}, i64: speakers})
 	}
@@ -170,7 +170,7 @@ func (e *Engine) warmUp(m *Model) error {
 	}
 	channels := int(out[0].shape[1])
 	for rows := 1; ; rows = e.decoderRows(rows + 1) {
-		if _, err := e.decode(m, 0, make([]float32, rows*channels*e.window.span()), make([]int64, rows), rows, channels); err != nil {
+		if _, err := e.decode(m, 0, make([]float32, rows*channels*m.split.window.span()), make([]int64, rows), rows, channels); err != nil {
 			return fmt.Errorf("decoder, %d windows: %w", rows, err)
 		}
 		if rows >= e.decoderBatch {

@@ -65,6 +65,8 @@
 // sentences that hold a place in the queue finish first. Because every decoder stage of the default voice is masked
 // by frame, the stitched audio equals the whole-sentence decoder's when the margin covers the receptive field
 // (measured on the tiny voice: 10 frames suffice, 5e-7 difference; 8 frames of margin leave 6e-3, none 0.3).
+// Load works the margin out from each voice's graph (reach.go: the kernel spans of its convolutions, divided by
+// the upsampling so far, summed along the decoder; 13 frames for the default voice's architecture).
 // Piper's own decoders are not masked, so near a sentence's ends they differ slightly from Piper's output.
 //
 // It is the default on WebGPU, with the acoustic part on CPU sessions (AcousticDevice): on the H200 the acoustic

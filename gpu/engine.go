@@ -50,7 +50,8 @@ type Options struct {
 	// sentences did); < 0 = off.
 	DecoderWindow int
 	// DecoderMargin is the frames of context each window reads on either side; it must cover the decoder's
-	// receptive field, or seams show (0 = DefaultDecoderMargin).
+	// receptive field, or seams show (0 = each voice's own, worked out from its graph at Load (reach.go), or
+	// DefaultDecoderMargin when the graph has layers that cannot be read).
 	DecoderMargin int
 	// DecoderBatch is the most windows per decoder run (0 = DefaultDecoderBatch).
 	DecoderBatch int
@@ -124,9 +125,9 @@ const (
 	// sides, 3,648 frames per decoder run (114 MiB at the largest tensor, inside the provider's buffer cache):
 	// 974x and 934x real time at 64 concurrent requests, 1,093x at 256; 16 frames of margin 894x and 989x; 32
 	// windows of 64 frames with 16 of margin (a third of the work on margins) 876x; 64 and 128 such windows per
-	// run 837x and 766x. The default voice's decoder needs 10 frames of margin (measured: 5e-7 from the whole
-	// sentence; 8 frames leave 6e-3). Piper's decoders reach about 13 frames and are not masked by frame, so
-	// near a sentence's ends their windows differ slightly from the whole-sentence output anyway (doc.go).
+	// run 837x and 766x. The margin a voice needs is worked out from its graph (the default voice: 13 frames, an
+	// upper bound: 10 measured enough, 5e-7 from the whole sentence; Piper's decoders about 15); the default
+	// margin is for a graph whose layers cannot be read.
 	DefaultGPUDecoderWindow = 128
 	DefaultDecoderMargin    = 12
 	DefaultDecoderBatch     = 24
@@ -169,6 +170,7 @@ type Model struct {
 // splitModel is a voice run in two parts: acoustic batches of whole sentences, then decoder windows.
 type splitModel struct {
 	voice    *splitVoice
+	window   windowing // the engine's window size, with this voice's margin
 	acoustic []graphRunner // like Model.runners
 	decoder  []graphRunner
 }
@@ -200,7 +202,8 @@ type Engine struct {
 	threadsPerSession int
 	maxBatch          int
 	maxBatchPhonemes  int
-	window            windowing // frames == 0: whole sentences only
+	window            windowing // frames == 0: whole sentences only; margin: the default for voices whose reach is unknown
+	marginSet         bool      // Options.DecoderMargin was given: every voice uses it
 	decoderBatch      int
 	upsampling        Upsampling
 	acousticOnCPU     bool // split voices run their acoustic part on CPU sessions, one per worker
@@ -315,6 +318,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	}
 	if window := cmp.Or(opts.DecoderWindow, DefaultDecoderWindow(device)); window > 0 {
 		e.window = windowing{frames: window, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
+		e.marginSet = opts.DecoderMargin > 0
 		e.decoderBatch = cmp.Or(opts.DecoderBatch, DefaultDecoderBatch)
 		if cmp.Or(opts.AcousticDevice, DefaultAcousticDevice(device)) == DeviceCPU && device != DeviceCPU {
 			e.acousticOnCPU = true
@@ -368,6 +372,7 @@ func (e *Engine) Workers() int { return e.workers }
 // Load prepares a voice model (ONNX bytes of a Piper-format voice) for this engine: it adds the duration output
 // that batching needs (see prepareGraph) and creates the engine's sessions for it.
 func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, error) {
+	original := onnxModel
 	graph, io, err := prepareGraph(onnxModel)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: loading voice %q: %w", name, err)
@@ -391,6 +396,15 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 		split, err := e.loadSplit(onnxModel)
 		if err == nil {
 			m.split = split
+			split.window = e.window
+			if !e.marginSet {
+				if reach, err := decoderReach(original); err == nil {
+					split.window.margin = reach
+				} else {
+					e.logf("gpu: voice %q: decoder windows read %d frames of margin (the default): its receptive field is unknown: %v",
+						name, e.window.margin, err)
+				}
+			}
 			if e.device != DeviceCPU {
 				if err := e.warmUp(m); err != nil {
 					m.close()

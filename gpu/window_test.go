@@ -243,6 +243,9 @@ func TestAcousticOnCPU(t *testing.T) {
 	if got := fmt.Sprint(b.sessions); got != want || e.Workers() != 3 {
 		t.Errorf("sessions %s with %d workers, want %s with 3", got, e.Workers(), want)
 	}
+	if m.split.window.margin != 13 {
+		t.Errorf("windows read %d frames of margin, want the tiny voice's decoder reach, 13", m.split.window.margin)
+	}
 	if warm := e.Stats(); len(warm) != 0 {
 		t.Errorf("warm-up runs counted as work: %+v", warm)
 	}
