@@ -170,7 +170,7 @@ type Model struct {
 // splitModel is a voice run in two parts: acoustic batches of whole sentences, then decoder windows.
 type splitModel struct {
 	voice    *splitVoice
-	window   windowing // the engine's window size, with this voice's margin
+	window   windowing     // the engine's window size, with this voice's margin
 	acoustic []graphRunner // like Model.runners
 	decoder  []graphRunner
 }
