@@ -59,8 +59,9 @@ type Options struct {
 	// Upsampling chooses how the decoder's ConvTranspose layers run (see upsample.go): as they are, or rewritten
 	// at Load as polyphase Convs, the same sums through the provider's fast Conv kernel ("" = the device's default).
 	Upsampling Upsampling
-	// ProviderOptions are passed to the GPU execution provider as they are (e.g. WebGPU's
-	// "validationMode": "disabled"), on top of the engine's own; ignored on cpu.
+	// ProviderOptions are passed to the GPU execution provider on top of the engine's own; ignored on cpu. Keys
+	// spelled as ONNX Runtime session configuration ("ep.webgpuexecutionprovider.validationMode") go there, which
+	// is where ORT 1.30's WebGPU provider reads its options.
 	ProviderOptions map[string]string
 	// AcousticDevice is where split voices run their acoustic part: "cpu" on a GPU engine runs it on CPU sessions
 	// (one per worker, one thread each, with as many workers as Threads) and only the decoder windows on the GPU.
@@ -82,9 +83,9 @@ const (
 )
 
 // DefaultDecoderWindow is the decoder window each device runs unless told otherwise; 0 = whole sentences.
-// WebGPU: decoder windows with the acoustic part on the CPU measured 876-974x real time on the H200 against
-// 733-760x for the best whole-sentence batches (BENCHMARKS.md). CPU: whole sentences measured faster. CUDA: not measured, so
-// the simplest path.
+// WebGPU: decoder windows with the acoustic part on the CPU measured 876-1,093x real time on the H200 against
+// 733-760x for the best whole-sentence batches (BENCHMARKS.md). CPU: whole sentences measured faster. CUDA: not
+// measured, so the simplest path.
 func DefaultDecoderWindow(d Device) int {
 	if d == DeviceWebGPU {
 		return DefaultGPUDecoderWindow
