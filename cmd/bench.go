@@ -93,12 +93,11 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	if o.rate > 0 {
 		load.Concurrency = 0
 	}
+	// The tuning flags fill every engine option but the three the settings give (device, threads, warnings).
 	tuned := func(opts *gpu.Options) {
 		t := o.tuning
-		opts.MaxBatch, opts.InFlight, opts.DecoderWindow = t.MaxBatch, t.InFlight, t.DecoderWindow
-		opts.DecoderBatch, opts.ThreadsPerSession = t.DecoderBatch, t.ThreadsPerSession
-		opts.MaxBatchPhonemes, opts.Upsampling, opts.ProviderOptions = t.MaxBatchPhonemes, t.Upsampling, t.ProviderOptions
-		opts.ProfilePrefix, opts.AcousticDevice, opts.DecoderMargin = t.ProfilePrefix, t.AcousticDevice, t.DecoderMargin
+		t.Device, t.Threads, t.Logf = opts.Device, opts.Threads, opts.Logf
+		*opts = t
 	}
 	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
 	if err != nil {

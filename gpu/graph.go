@@ -113,12 +113,7 @@ func durationCeil(graph *onnx.GraphProto) string {
 // probeGraph is a tiny graph (y = Conv(x, w)) that a GPU provider must be able to build and run before the
 // engine trusts it; Conv is the operator the voices spend their time in.
 func probeGraph() ([]byte, error) {
-	weights := &onnx.TensorProto{
-		Name:      "w",
-		Dims:      []int64{1, 1, 3},
-		DataType:  int32(onnx.TensorProto_FLOAT),
-		FloatData: []float32{0.25, 0.5, 0.25},
-	}
+	weights := floatInit("w", []float32{0.25, 0.5, 0.25}, 1, 1, 3)
 	tensor := func(name string, dims ...int64) *onnx.ValueInfoProto {
 		shape := &onnx.TensorShapeProto{}
 		for _, d := range dims {

@@ -110,7 +110,7 @@ func (b ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, 
 			return fail("adding the CUDA provider (is this a CUDA build of ONNX Runtime, with CUDA and cuDNN installed?)", err)
 		}
 	case DeviceWebGPU:
-		if err := opts.AppendExecutionProvider("WebGPU", b.withProviderOptions(webgpuOptions())); err != nil {
+		if err := opts.AppendExecutionProvider("WebGPU", b.withProviderOptions(map[string]string{})); err != nil {
 			return fail("adding the WebGPU provider (needs a WebGPU build of ONNX Runtime and a GPU driver: Vulkan on Linux)", err)
 		}
 	default:
@@ -118,9 +118,6 @@ func (b ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, 
 	}
 	return opts, nil
 }
-
-// webgpuOptions are the engine's own WebGPU provider options.
-func webgpuOptions() map[string]string { return map[string]string{} }
 
 // withProviderOptions returns own with the user's provider options on top (those that are session configuration
 // keys excepted: sessionOptions sets them).
