@@ -78,6 +78,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
 	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)
 	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU (default: cpu on webgpu)`)
+	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
 	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")
 	f.StringToStringVar(&o.tuning.ProviderOptions, "provider-option", nil, "engine tuning: `KEY=VALUE` for the GPU provider (repeatable); ep.webgpuexecutionprovider.NAME keys go to the session configuration, where WebGPU reads them")
 	return cmd
@@ -118,7 +119,8 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	return report.WriteTable(streams.Out)
 }
 
-// sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite), one
+// sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite, no padding
+// masks: one sentence has no padding), one
 // session using every core (what ONNX Runtime does by default), one sentence at a time, batch 1, whole sentences.
 func sequentialEngine(o *gpu.Options) {
 	threads := o.Threads
@@ -127,7 +129,7 @@ func sequentialEngine(o *gpu.Options) {
 	}
 	o.Threads, o.ThreadsPerSession = threads, threads
 	o.MaxBatch, o.InFlight = 1, 1
-	o.Upsampling, o.DecoderWindow = gpu.UpsamplingConvTranspose, -1
+	o.Upsampling, o.DecoderWindow, o.NoPaddingMasks = gpu.UpsamplingConvTranspose, -1, true
 }
 
 // benchOnce runs one measured load on a fresh runtime (so the baseline and the engine don't share sessions).

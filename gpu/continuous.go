@@ -83,14 +83,16 @@ func (e *Engine) runWindows(worker int, run []window) {
 	// few tensor shapes, each compiled and cached once, rather than a new shape whenever the load changes.
 	rows := e.decoderRows(len(run))
 	latent := make([]float32, rows*size)
+	mask := make([]float32, rows*w.span())
 	speakers := make([]int64, rows)
 	for i, win := range run {
 		// latent, channels and frames are written once, under e.mu, before the window is queued.
 		w.cutWindow(latent[i*size:(i+1)*size], win.it.latent, channels, win.it.frames, win.k)
+		w.cutMask(mask[i*w.span():(i+1)*w.span()], win.it.frames, win.k)
 		speakers[i] = win.it.req.Speaker
 	}
 	decodeStart := e.now()
-	out, err := e.decode(m, worker, latent, speakers, rows, channels)
+	out, err := e.decode(m, worker, latent, mask, speakers, rows, channels)
 	e.stats.recordWindows(len(run), rows, w.frames, w.span(), decodeStart, e.now())
 	var perWindow, hop int
 	if err == nil {
@@ -140,12 +142,10 @@ func (e *Engine) decoderRows(n int) int {
 	return min(rows, max(e.decoderBatch, n))
 }
 
-// decode runs the decoder on rows windows (latent: rows x channels x span) and returns their samples.
-func (e *Engine) decode(m *Model, worker int, latent []float32, speakers []int64, rows, channels int) ([]float32, error) {
-	inputs := []tensor{{shape: []int64{int64(rows), int64(channels), int64(m.split.window.span())}, f32: latent}}
-	if m.split.voice.decoderSpeaker {
-		inputs = append(inputs, tensor{shape: []int64{int64(rows)}, i64: speakers})
-	}
+// decode runs the decoder on rows windows (latent: rows x channels x span, mask: rows x span) and returns their
+// samples.
+func (e *Engine) decode(m *Model, worker int, latent, mask []float32, speakers []int64, rows, channels int) ([]float32, error) {
+	inputs := m.split.voice.decoderInputs(latent, mask, speakers, rows, channels, m.split.window.span())
 	out, err := m.split.decoder[worker%len(m.split.decoder)].runGraph(inputs)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,8 @@ func (e *Engine) warmUp(m *Model) error {
 	}
 	channels := int(out[0].shape[1])
 	for rows := 1; ; rows = e.decoderRows(rows + 1) {
-		if _, err := e.decode(m, 0, make([]float32, rows*channels*m.split.window.span()), make([]int64, rows), rows, channels); err != nil {
+		span := m.split.window.span()
+		if _, err := e.decode(m, 0, make([]float32, rows*channels*span), make([]float32, rows*span), make([]int64, rows), rows, channels); err != nil {
 			return fmt.Errorf("decoder, %d windows: %w", rows, err)
 		}
 		if rows >= e.decoderBatch {

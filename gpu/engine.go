@@ -68,6 +68,10 @@ type Options struct {
 	// The acoustic part is small, sequential work with shape computations that a GPU provider runs slowly and
 	// with round trips to the host, while the CPU cores would otherwise idle ("" = DefaultAcousticDevice).
 	AcousticDevice Device
+	// NoPaddingMasks runs voices' decoders as exported, without the padding masks that Load adds (mask.go): in
+	// a batch or a window, what lies beyond a sentence then leaks into its first and last samples, as in Piper's
+	// own batches. For measuring what the masks cost, and for a baseline run the way Piper runs.
+	NoPaddingMasks bool
 	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
 	ProfilePrefix string
@@ -208,6 +212,7 @@ type Engine struct {
 	decoderBatch      int
 	upsampling        Upsampling
 	acousticOnCPU     bool // split voices run their acoustic part on CPU sessions, one per worker
+	paddingMasks      bool // Load masks decoders' padding (mask.go)
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -298,6 +303,8 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		logf:    logf,
 		now:     time.Now,
 		done:    make(chan struct{}),
+
+		paddingMasks: !opts.NoPaddingMasks,
 	}
 	e.work = sync.NewCond(&e.mu)
 	e.upsampling = cmp.Or(opts.Upsampling, DefaultUpsampling(device))
@@ -373,20 +380,9 @@ func (e *Engine) Workers() int { return e.workers }
 // Load prepares a voice model (ONNX bytes of a Piper-format voice) for this engine: it adds the duration output
 // that batching needs (see prepareGraph) and creates the engine's sessions for it.
 func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, error) {
-	original := onnxModel
 	graph, io, err := prepareGraph(onnxModel)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: loading voice %q: %w", name, err)
-	}
-	if e.upsampling == UpsamplingPolyphase {
-		rewritten, _, left, err := rewriteUpsampling(graph)
-		if err != nil {
-			return nil, fmt.Errorf("gpu: loading voice %q: rewriting its upsampling: %w", name, err)
-		}
-		if left > 0 {
-			e.logf("gpu: voice %q: %d ConvTranspose node(s) outside what polyphase upsampling covers run as they are", name, left)
-		}
-		graph, onnxModel = rewritten, rewritten
 	}
 	if cfg.NumSpeakers > 1 && !io.hasSpeaker {
 		return nil, fmt.Errorf("gpu: loading voice %q: config says %d speakers but the graph has no %q input",
@@ -394,12 +390,12 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 	}
 	m := &Model{engine: e, name: name, cfg: cfg, io: io, maxBatch: e.maxBatch}
 	if e.window.frames > 0 {
-		split, err := e.loadSplit(onnxModel)
+		split, err := e.loadSplit(name, graph)
 		if err == nil {
 			m.split = split
 			split.window = e.window
 			if !e.marginSet {
-				if reach, err := decoderReach(original); err == nil {
+				if reach, err := decoderReach(onnxModel); err == nil {
 					split.window.margin = reach
 				} else {
 					e.logf("gpu: voice %q: decoder windows read %d frames of margin (the default): its receptive field is unknown: %v",
@@ -419,6 +415,14 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 	if !io.hasFrames {
 		m.maxBatch = 1
 		e.logf("gpu: voice %q has no duration Ceil node; running it one sentence at a time (correct, slower)", name)
+	} else if !e.paddingMasks {
+	} else if masked, _, err := maskWholeGraph(graph); err == nil {
+		graph = masked
+	} else if !errors.Is(err, errNoDecoder) {
+		e.logf("gpu: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
+	}
+	if graph, err = e.rewriteUpsampling(name, graph); err != nil {
+		return nil, err
 	}
 	for i := range e.sessionsPerModel {
 		r, err := e.backend.newRunner(graph, io, e.device, e.threadsPerSession)
@@ -432,17 +436,42 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 	return e.register(m)
 }
 
-// loadSplit cuts a voice at the decoder's latent and creates sessions for both parts.
-func (e *Engine) loadSplit(onnxModel []byte) (*splitModel, error) {
-	voice, err := splitGraph(onnxModel)
+// rewriteUpsampling applies the engine's upsampling choice (see upsample.go) to a graph.
+func (e *Engine) rewriteUpsampling(name string, graph []byte) ([]byte, error) {
+	if e.upsampling != UpsamplingPolyphase {
+		return graph, nil
+	}
+	rewritten, _, left, err := rewriteUpsampling(graph)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: loading voice %q: rewriting its upsampling: %w", name, err)
+	}
+	if left > 0 {
+		e.logf("gpu: voice %q: %d ConvTranspose node(s) outside what polyphase upsampling covers run as they are", name, left)
+	}
+	return rewritten, nil
+}
+
+// loadSplit cuts a voice at the decoder's latent, masks the decoder's padding (mask.go), and creates sessions for
+// both parts.
+func (e *Engine) loadSplit(name string, graph []byte) (*splitModel, error) {
+	voice, err := splitGraph(graph)
 	if err != nil {
 		return nil, err
 	}
-	s := &splitModel{voice: voice}
-	decoderInputs := []string{outputLatent}
-	if voice.decoderSpeaker {
-		decoderInputs = append(decoderInputs, inputSpeaker)
+	if !e.paddingMasks {
+	} else if masked, _, err := maskDecoderGraph(voice.decoder); err == nil {
+		voice.decoder, voice.decoderMasked = masked, true
+	} else {
+		e.logf("gpu: voice %q: no padding masks for its decoder (%v); the first and last samples of its sentences may differ slightly from running them alone", name, err)
 	}
+	if voice.acoustic, err = e.rewriteUpsampling(name, voice.acoustic); err != nil {
+		return nil, err
+	}
+	if voice.decoder, err = e.rewriteUpsampling(name, voice.decoder); err != nil {
+		return nil, err
+	}
+	s := &splitModel{voice: voice}
+	decoderInputs := voice.decoderInputNames()
 	acousticSessions, acousticDevice, acousticThreads := e.sessionsPerModel, e.device, e.threadsPerSession
 	if e.acousticOnCPU {
 		acousticSessions, acousticDevice, acousticThreads = e.workers, DeviceCPU, 1

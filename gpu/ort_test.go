@@ -15,6 +15,8 @@ import (
 
 const (
 	tinyVoicePath = "../testdata/tiny-voice/tiny.onnx"
+	// A random voice with a Piper VITS graph (unmasked decoder, flow, relative attention): voices/train/piper_shape.py.
+	piperShapedVoicePath = "../testdata/piper-shaped-voice/tiny-vits.onnx"
 	testVoicePath = "../../shared/data/piper-test-voice/test_voice.onnx" // the team's shared folder, beside the checkout
 	tinyHop       = 256
 )
@@ -63,8 +65,18 @@ func readVoice(t *testing.T, path string) []byte {
 	return data
 }
 
+// testVoices are the voice graphs the engine's exactness tests run on: ttsgen's own architecture, which masks every
+// layer, and Piper's, whose decoder does not mask (Load adds the masks; mask.go).
+var testVoices = []struct{ name, path string }{{"tiny", tinyVoicePath}, {"piper-shaped", piperShapedVoicePath}}
+
 // tinyEngine is a CPU engine with the tiny default-voice model loaded.
 func tinyEngine(t *testing.T, opts Options) (*Engine, *Model) {
+	t.Helper()
+	return voiceEngine(t, tinyVoicePath, opts)
+}
+
+// voiceEngine is a CPU engine with the voice at path loaded.
+func voiceEngine(t *testing.T, path string, opts Options) (*Engine, *Model) {
 	t.Helper()
 	needORT(t)
 	opts.Device = DeviceCPU
@@ -77,7 +89,7 @@ func tinyEngine(t *testing.T, opts Options) (*Engine, *Model) {
 			t.Error(err)
 		}
 	})
-	m, err := e.Load("tiny", readVoice(t, tinyVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	m, err := e.Load("tiny", readVoice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +166,13 @@ func TestInitErrors(t *testing.T) {
 // TestBatchedMatchesAlone checks what batching must not change: a sentence padded in a batch with longer and
 // shorter ones gives the samples it gives alone, and its length is its predicted frames x 256.
 func TestBatchedMatchesAlone(t *testing.T) {
-	e, m := tinyEngine(t, Options{Threads: 1, MaxBatch: 3})
+	for _, v := range testVoices {
+		t.Run(v.name, func(t *testing.T) { testBatchedMatchesAlone(t, v.path) })
+	}
+}
+
+func testBatchedMatchesAlone(t *testing.T, path string) {
+	e, m := voiceEngine(t, path, Options{Threads: 1, MaxBatch: 3})
 	rng := rand.New(rand.NewPCG(1, 2))
 	var batch []*item
 	for _, n := range []int{9, 30, 17} {

@@ -26,6 +26,33 @@ type splitVoice struct {
 	io       modelIO
 	// decoderSpeaker: the decoder graph also reads "sid" (Piper's multi-speaker VITS conditions its decoder).
 	decoderSpeaker bool
+	// decoderMasked: the decoder graph also reads "frame_mask" [B,1,frames] (see mask.go).
+	decoderMasked bool
+}
+
+// decoderInputNames are the decoder graph's inputs, in the order decoderInputs gives their tensors.
+func (sv *splitVoice) decoderInputNames() []string {
+	names := []string{outputLatent}
+	if sv.decoderMasked {
+		names = append(names, inputFrameMask)
+	}
+	if sv.decoderSpeaker {
+		names = append(names, inputSpeaker)
+	}
+	return names
+}
+
+// decoderInputs packs a decoder run of rows windows of span frames: latent rows x channels x span, mask rows x span
+// (read when the decoder is masked), speakers rows (read when it is speaker-conditioned).
+func (sv *splitVoice) decoderInputs(latent, mask []float32, speakers []int64, rows, channels, span int) []tensor {
+	inputs := []tensor{{shape: []int64{int64(rows), int64(channels), int64(span)}, f32: latent}}
+	if sv.decoderMasked {
+		inputs = append(inputs, tensor{shape: []int64{int64(rows), 1, int64(span)}, f32: mask})
+	}
+	if sv.decoderSpeaker {
+		inputs = append(inputs, tensor{shape: []int64{int64(rows)}, i64: speakers})
+	}
+	return inputs
 }
 
 // splitGraph cuts a Piper-format voice at the input of decoderEntry. It needs the duration Ceil node too, since

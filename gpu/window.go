@@ -43,6 +43,18 @@ func (w windowing) cutWindow(dst, latent []float32, channels, sentenceFrames, k 
 	}
 }
 
+// cutMask writes window k's frame mask into dst (span values): 1 on the sentence's frames, 0 on the margins that
+// reach past either end.
+func (w windowing) cutMask(dst []float32, sentenceFrames, k int) {
+	first := k*w.frames - w.margin
+	for i := range dst {
+		dst[i] = 0
+		if f := first + i; f >= 0 && f < sentenceFrames {
+			dst[i] = 1
+		}
+	}
+}
+
 // placeWindow copies the middle of window k's decoded samples (span x hop) into the sentence's audio
 // (sentenceFrames x hop), dropping the margins and anything past the sentence's end.
 func (w windowing) placeWindow(audio, decoded []float32, hop, k int) error {
@@ -126,18 +138,16 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 		run := windows[start:min(start+maxWindows, len(windows))]
 		size := w.span() * channels
 		batch := make([]float32, len(run)*size)
+		mask := make([]float32, len(run)*w.span())
 		speakers := make([]int64, len(run))
 		for i, win := range run {
 			w.cutWindow(batch[i*size:(i+1)*size], latents[win.item], channels, frames[win.item], win.k)
+			w.cutMask(mask[i*w.span():(i+1)*w.span()], frames[win.item], win.k)
 			if in.speakers != nil {
 				speakers[i] = in.speakers[win.item]
 			}
 		}
-		inputs := []tensor{{shape: []int64{int64(len(run)), int64(channels), int64(w.span())}, f32: batch}}
-		if sv.decoderSpeaker {
-			inputs = append(inputs, tensor{shape: []int64{int64(len(run))}, i64: speakers})
-		}
-		decoded, err := decoder.runGraph(inputs)
+		decoded, err := decoder.runGraph(sv.decoderInputs(batch, mask, speakers, len(run), channels, w.span()))
 		if err != nil {
 			return nil, err
 		}

@@ -51,25 +51,22 @@ func TestWindowCutAndPlace(t *testing.T) {
 // windows drawn from three sentences at once, stitched, equals the whole graph run on each sentence alone. With no
 // margin the windows' edges show (the test's own control).
 func TestWindowedDecoderMatchesWholeSentence(t *testing.T) {
-	e, m := tinyEngine(t, Options{Threads: 1})
-	sv, err := splitGraph(readVoice(t, tinyVoicePath))
-	if err != nil {
-		t.Fatal(err)
+	for _, v := range testVoices {
+		t.Run(v.name, func(t *testing.T) { testWindowedDecoderMatchesWholeSentence(t, v.path) })
 	}
+}
+
+func testWindowedDecoderMatchesWholeSentence(t *testing.T, path string) {
+	e, m := voiceEngine(t, path, Options{Threads: 1})
+	_, split := voiceEngine(t, path, Options{Threads: 1, DecoderWindow: 32})
+	if !split.Windowed() || !split.split.voice.decoderMasked {
+		t.Fatalf("voice not split with a masked decoder: windowed %v", split.Windowed())
+	}
+	sv := split.split.voice
 	if sv.decoderSpeaker || sv.io.hasSpeaker {
 		t.Errorf("single-speaker voice split with speaker inputs: %+v", sv.io)
 	}
-	b := ortBackend{}
-	acoustic, err := b.newGraphRunner(sv.acoustic, sv.io.inputNames(), []string{outputLatent, outputFrames}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer acoustic.close()
-	decoder, err := b.newGraphRunner(sv.decoder, []string{outputLatent}, []string{outputAudio}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer decoder.close()
+	acoustic, decoder := split.split.acoustic[0], split.split.decoder[0]
 
 	rng := rand.New(rand.NewPCG(9, 10))
 	var batch []*item
@@ -118,10 +115,16 @@ func TestWindowedDecoderMatchesWholeSentence(t *testing.T) {
 // TestContinuousBatching runs the engine in continuous-batching mode: sentences from many goroutines, their
 // decoder windows mixed in shared runs; each must come back as that sentence's whole-graph batch-1 audio.
 func TestContinuousBatching(t *testing.T) {
-	ref, refModel := tinyEngine(t, Options{Threads: 1})
-	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 6, QueueSize: 6})
+	for _, v := range testVoices {
+		t.Run(v.name, func(t *testing.T) { testContinuousBatching(t, v.path) })
+	}
+}
+
+func testContinuousBatching(t *testing.T, path string) {
+	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
+	e, m := voiceEngine(t, path, Options{Threads: 2, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 6, QueueSize: 6})
 	if !m.Windowed() {
-		t.Fatal("tiny voice not split for continuous batching")
+		t.Fatal("voice not split for continuous batching")
 	}
 	recorders := make([]*recordingRunner, len(m.split.decoder))
 	for i, d := range m.split.decoder {
