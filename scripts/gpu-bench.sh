@@ -24,8 +24,12 @@ run() { # NAME LIMIT_SECONDS BENCH-ARGS...
   # GPU utilisation every 100 ms while the run lasts: is the device busy, or waiting for the host?
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 100 > "$results/$name.gpu.csv" 2>/dev/null &
   local smi=$!
+  # Resident memory of ttsgen and its espeak-ng helpers (the same executable), KiB, every 2 s: flat or growing?
+  (while sleep 2; do ps -C ttsgen.bin -o rss= | awk -v t=$((SECONDS - start)) '{s+=$1; if ($1>m) m=$1} END {print t, s, m}'; done) > "$results/$name.rss" &
+  local rss=$!
   timeout "$limit" /tmp/gpukit/ttsgen.bin bench --json "$@" > "$results/$name.json" 2> "$results/$name.err"
-  echo "   exit $? after $((SECONDS - start)) s"; kill $smi 2>/dev/null
+  echo "   exit $? after $((SECONDS - start)) s"; kill $smi $rss 2>/dev/null
+  awk 'NR==1 || NR%10==0 {printf "   rss t=%ss total %d MiB largest %d MiB\n", $1, $2/1024, $3/1024}' "$results/$name.rss" | tail -n 12
   tail -n 3 "$results/$name.err" | cut -c1-300; summary "$results/$name.json"
   python3 -c '
 import json,sys
@@ -33,12 +37,21 @@ r=json.load(open(sys.argv[1])); u=[int(l.split(",")[0]) for l in open(sys.argv[2
 st=" ".join("%s %d runs %d items %.1fs pad %.0f%%" % (s["stage"],s["runs"],s["items"],s["seconds"],100*(1-s["units"]/max(1,s["padded"]))) for s in r.get("stages") or [])
 print("   cpu %.1f s (%.1f cores)  gpu util mean %.0f%% (%d samples)  %s" % (r["cpu_seconds"], r["cpu_seconds"]/r["wall_seconds"], sum(u)/max(1,len(u)), len(u), st))' "$results/$name.json" "$results/$name.gpu.csv" 2>/dev/null
 }
-# A random voice with Piper medium's decoder shape (voices/train/export.py --piper-medium-shape), made here with the
-# machine's PyTorch when a run names it: for speed only.
+# A random voice with the decoder of Piper's "high" quality (HiFi-GAN V1, 512 channels; voices/train/export.py
+# --piper-high-decoder; the second session called it Piper-medium-shaped by mistake), made here with the machine's
+# PyTorch when a run names it: for speed only.
 pm=/tmp/pm/en_US-pm-medium.onnx
 if [[ "$only" == *" pm_"* ]] && [ ! -s "$pm" ]; then
-  mkdir -p /tmp/pm && python3 voices/train/export.py --piper-medium-shape --out "$pm" > "$results/pm-export.txt" 2>&1
+  mkdir -p /tmp/pm && python3 voices/train/export.py --piper-high-decoder --out "$pm" > "$results/pm-export.txt" 2>&1
   tail -n 3 "$results/pm-export.txt"
+fi
+# A random voice with the whole inference graph of a Piper "medium" voice (voices/train/piper_shape.py: transformer
+# text encoder, flow, "resblock 2" HiFi-GAN of 256 channels; 63 MB like Piper's). The pm_ voice above has the
+# decoder of Piper's "high" quality, not medium's.
+pmv=/tmp/pmv/en_US-pmvits-medium.onnx
+if [[ "$only" == *" pmv_"* ]] && [ ! -s "$pmv" ]; then
+  mkdir -p /tmp/pmv && python3 voices/train/piper_shape.py --medium --out "$pmv" > "$results/pmv-export.txt" 2>&1
+  grep -v Warning "$results/pmv-export.txt" | tail -n 2 | cut -c1-200
 fi
 run webgpu_c64      60 --texts samples/bench.txt --device webgpu --concurrency 64 --requests 400 --warmup 8
 run webgpu_first    40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
@@ -136,5 +149,18 @@ run wg_first_default4 40 --texts samples/short.txt --device webgpu --concurrency
 run cpu_default4_vs_seq 80 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential
 run wg_m12_256    60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --decoder-margin 12
 run wg_m12_first  40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4 --decoder-margin 12
+# Third session (2026-12-02 afternoon): a voice with Piper medium's whole graph; padding masks (mask.go) on and off;
+# a 100,000-request corpus on the GPU.
+V="$B --voice $pmv --device webgpu"
+run pmv_default   60 $V --concurrency 64 --requests 400 --warmup 8
+run pmv_nomask    60 $V --concurrency 64 --requests 400 --warmup 8 --no-padding-masks
+run pmv_256       60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_acoustic_gpu 60 $V --concurrency 64 --requests 400 --warmup 8 --acoustic-device webgpu
+run pmv_whole     60 $V --concurrency 64 --requests 400 --warmup 8 --decoder-window -1
+run pmv_cpu_vs_seq 100 $B --voice $pmv --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential
+run wg_default5   40 $D
+run wg_nomask5    40 $D --no-padding-masks
+run wg_10k        90 --texts samples/short.txt --device webgpu --concurrency 256 --requests 10000 --warmup 0
+run wg_100k      540 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .

@@ -19,9 +19,10 @@ OPSET = 15
 
 TINY = dict(hidden=16, enc_layers=2, dp_filter=16, dec_channels=16, dec_layers=2, gen_channels=16,
             gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8))
-# For speed measurements only: the decoder of a Piper "medium" voice (HiFi-GAN V1: 512 channels, upsampling 8,8,2,2
-# with kernels 16,16,4,4, residual kernels 3,7,11 with six convolutions each), in this architecture.
-PIPER_MEDIUM_SHAPE = dict(gen_channels=512, gen_rates=(8, 8, 2, 2), gen_kernels=(16, 16, 4, 4),
+# For speed measurements only: the decoder of a Piper "high" quality voice (HiFi-GAN V1: 512 channels, upsampling
+# 8,8,2,2 with kernels 16,16,4,4, residual kernels 3,7,11 with six convolutions each), in this architecture. Piper's
+# "medium" decoder is this file's default generator; piper_shape.py makes a voice with medium's whole graph.
+PIPER_HIGH_DECODER = dict(gen_channels=512, gen_rates=(8, 8, 2, 2), gen_kernels=(16, 16, 4, 4),
                           gen_res_kernels=(3, 7, 11), gen_res_dilations=((1, 1, 3, 1, 5, 1),) * 3)
 
 
@@ -84,15 +85,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", help="folder with train.py's ac.pt + gen.pt")
     ap.add_argument("--tiny", action="store_true", help="tiny random weights, for engine tests")
-    ap.add_argument("--piper-medium-shape", action="store_true",
-                    help="random weights at Piper medium's decoder size, for speed measurements (it speaks noise)")
+    ap.add_argument("--piper-high-decoder", action="store_true",
+                    help="random weights with the decoder of Piper's high quality, for speed measurements (it speaks noise)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--dataset", default="ttsgen-festival-slt")
     ap.add_argument("--duration-gain", type=float, default=1.0, help="from calibrate.py")
     a = ap.parse_args()
-    if a.tiny or a.piper_medium_shape:
+    if a.tiny or a.piper_high_decoder:
         torch.manual_seed(1234)
-        model = Voice(**(TINY if a.tiny else PIPER_MEDIUM_SHAPE))
+        model = Voice(**(TINY if a.tiny else PIPER_HIGH_DECODER))
         # random weights would give ~zero-length or huge durations; make each phoneme last 2..4 frames
         with torch.no_grad():
             model.dp.proj.bias.fill_(1.0)
@@ -102,7 +103,7 @@ def main():
             for m in model.dec.modules():
                 if isinstance(m, (torch.nn.Conv1d, torch.nn.ConvTranspose1d)):
                     torch.nn.init.normal_(m.weight, 0.0, 0.5 / (m.weight.shape[1] * m.weight.shape[2]) ** 0.5)
-        dataset = "ttsgen-tiny-random" if a.tiny else "ttsgen-piper-medium-shape-random"
+        dataset = "ttsgen-tiny-random" if a.tiny else "ttsgen-piper-high-decoder-random"
     else:
         ac = torch.load(os.path.join(a.ckpt, "ac.pt"), map_location="cpu", weights_only=False)
         gen = torch.load(os.path.join(a.ckpt, "gen.pt"), map_location="cpu", weights_only=False)
