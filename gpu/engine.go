@@ -68,7 +68,8 @@ type Options struct {
 	// The acoustic part is small, sequential work with shape computations that a GPU provider runs slowly and
 	// with round trips to the host, while the CPU cores would otherwise idle ("" = DefaultAcousticDevice).
 	AcousticDevice Device
-	// NoPaddingMasks runs voices' decoders as exported, without the padding masks that Load adds (mask.go): in
+	// NoPaddingMasks runs voices' decoders as exported, without the padding masks that Load adds to decoders
+	// that do not mask themselves, such as Piper's (mask.go): in
 	// a batch or a window, what lies beyond a sentence then leaks into its first and last samples, as in Piper's
 	// own batches. For measuring what the masks cost, and for a baseline run the way Piper runs.
 	NoPaddingMasks bool
@@ -389,8 +390,20 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			name, cfg.NumSpeakers, inputSpeaker)
 	}
 	m := &Model{engine: e, name: name, cfg: cfg, io: io, maxBatch: e.maxBatch}
+	masks := e.paddingMasks && io.hasFrames
+	if masks {
+		self, err := e.decoderMasksItself(graph)
+		switch {
+		case errors.Is(err, errNoDecoder):
+			masks = false
+		case err != nil:
+			e.logf("gpu: voice %q: masking its decoder's padding, since probing whether it masks it itself failed: %v", name, err)
+		case self:
+			masks = false
+		}
+	}
 	if e.window.frames > 0 {
-		split, err := e.loadSplit(name, graph)
+		split, err := e.loadSplit(name, graph, masks)
 		if err == nil {
 			m.split = split
 			split.window = e.window
@@ -415,10 +428,10 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 	if !io.hasFrames {
 		m.maxBatch = 1
 		e.logf("gpu: voice %q has no duration Ceil node; running it one sentence at a time (correct, slower)", name)
-	} else if !e.paddingMasks {
+	} else if !masks {
 	} else if masked, _, err := maskWholeGraph(graph); err == nil {
 		graph = masked
-	} else if !errors.Is(err, errNoDecoder) {
+	} else {
 		e.logf("gpu: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
 	}
 	if graph, err = e.rewriteUpsampling(name, graph); err != nil {
@@ -451,14 +464,14 @@ func (e *Engine) rewriteUpsampling(name string, graph []byte) ([]byte, error) {
 	return rewritten, nil
 }
 
-// loadSplit cuts a voice at the decoder's latent, masks the decoder's padding (mask.go), and creates sessions for
-// both parts.
-func (e *Engine) loadSplit(name string, graph []byte) (*splitModel, error) {
+// loadSplit cuts a voice at the decoder's latent, masks the decoder's padding if told to (mask.go), and creates
+// sessions for both parts.
+func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, error) {
 	voice, err := splitGraph(graph)
 	if err != nil {
 		return nil, err
 	}
-	if !e.paddingMasks {
+	if !masks {
 	} else if masked, _, err := maskDecoderGraph(voice.decoder); err == nil {
 		voice.decoder, voice.decoderMasked = masked, true
 	} else {

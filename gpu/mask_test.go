@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -152,5 +153,31 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 			}
 			t.Logf("max difference %g", worst)
 		})
+	}
+}
+
+// TestDecoderMasksItself: the probe tells ttsgen's voice (masked layers) from Piper's (unmasked decoder), so masks
+// are added only where they change the audio.
+func TestDecoderMasksItself(t *testing.T) {
+	needORT(t)
+	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, tt := range []struct {
+		path string
+		want bool
+	}{{tinyVoicePath, true}, {piperShapedVoicePath, false}} {
+		graph, _, err := prepareGraph(readVoice(t, tt.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := e.decoderMasksItself(graph); err != nil || got != tt.want {
+			t.Errorf("%s: masks itself %v, err %v; want %v", tt.path, got, err, tt.want)
+		}
+	}
+	if _, err := e.decoderMasksItself(fakeVoiceGraph(t, true, false)); !errors.Is(err, errNoDecoder) {
+		t.Errorf("a graph without a decoder: err %v, want errNoDecoder", err)
 	}
 }

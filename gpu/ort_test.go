@@ -3,7 +3,6 @@ package gpu
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -120,47 +119,6 @@ func aloneReference(t *testing.T, e *Engine, m *Model, rng *rand.Rand, n int, le
 		sentences, audio = append(sentences, ids), append(audio, alone[0])
 	}
 	return sentences, audio
-}
-
-func maxAbsDiff(a, b []float32) float64 {
-	var worst float64
-	for i := range a {
-		worst = max(worst, math.Abs(float64(a[i]-b[i])))
-	}
-	return worst
-}
-
-func TestInitErrors(t *testing.T) {
-	dir := t.TempDir()
-	junk := filepath.Join(dir, "libjunk.so")
-	if err := os.WriteFile(junk, []byte("not a shared library"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name, path, want string
-	}{
-		{"missing file", filepath.Join(dir, "nope.so"), "nope.so: stat"},
-		{"directory", dir, "is a directory, not a shared library"},
-		{"not a library", junk, "libjunk.so"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.path == junk && ortReady() {
-				t.Skip("ONNX Runtime already loaded in this process; a wrong library is then refused by path")
-			}
-			err := Init(tt.path)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Init(%s): err %v, want it to contain %q", tt.path, err, tt.want)
-			}
-		})
-	}
-	needORT(t)
-	if err := Init(testLibPath()); err != nil {
-		t.Errorf("second Init with the same path: %v", err)
-	}
-	if err := Init(junk); err == nil || !strings.Contains(err.Error(), "already loaded from") {
-		t.Errorf("Init with another path after loading: err %v", err)
-	}
 }
 
 // TestBatchedMatchesAlone checks what batching must not change: a sentence padded in a batch with longer and

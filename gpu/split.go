@@ -13,6 +13,8 @@ import (
 // HiFi-GAN) reads: everything before it depends on the whole sentence, everything after it only on nearby frames.
 const decoderEntry = "/dec/conv_pre/Conv"
 
+var errNoDecoderEntry = fmt.Errorf("no decoder node %q to split at", decoderEntry)
+
 // Tensor names of the split graphs.
 const (
 	outputLatent = "latent" // acoustic graph output and decoder graph input: [B, channels, frames]
@@ -78,7 +80,7 @@ func splitGraph(onnxModel []byte) (*splitVoice, error) {
 		}
 	}
 	if latent == "" {
-		return nil, fmt.Errorf("no decoder node %q to split at", decoderEntry)
+		return nil, errNoDecoderEntry
 	}
 	ceil := durationCeil(graph)
 	if ceil == "" {
