@@ -15,6 +15,11 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	in := packBatch(batch, m.io.hasSpeaker)
 	out, err := m.split.acoustic[worker%len(m.split.acoustic)].runGraph(acousticInputs(in, m.split.voice.io))
 	e.stats.record(stageAcoustic, batch, started, e.now())
+	if err == nil && m.split.flow != nil {
+		flowStart := e.now()
+		out, err = m.split.runFlow(worker, out)
+		e.stats.record(stageFlow, batch, flowStart, e.now())
+	}
 	var latents [][]float32
 	var frames []int
 	var channels int
@@ -40,6 +45,49 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 		}
 	}
 	e.work.Broadcast()
+}
+
+// flowFrameStep: the flow runs on whole batches, whose frame count changes from run to run; rounding it up to a
+// multiple of this many frames gives a GPU provider few shapes to compile kernels for. The padding is zero latent
+// and a zero frame mask, which a VITS flow masks out, so it changes nothing in the sentences' frames.
+const flowFrameStep = 64
+
+// runFlow runs the flow on the acoustic part's outputs (the flow's inputs, then the durations) and returns the
+// latent and the durations, as an acoustic part without a flow of its own gives them.
+func (s *splitModel) runFlow(worker int, acoustic []tensor) ([]tensor, error) {
+	n := len(s.voice.flowInputs)
+	if len(acoustic) != n+1 || len(acoustic[0].shape) != 3 {
+		return nil, fmt.Errorf("acoustic part gave %d outputs, the first of shape %v; want %d, the first [batch, channels, frames]",
+			len(acoustic), acoustic[0].shape, n+1)
+	}
+	frames := acoustic[0].shape[2]
+	padded := (frames + flowFrameStep - 1) / flowFrameStep * flowFrameStep
+	inputs := make([]tensor, n)
+	for i, t := range acoustic[:n] {
+		inputs[i] = t
+		if len(t.shape) == 3 && t.shape[2] == frames && t.f32 != nil {
+			inputs[i] = padLastAxis(t, padded)
+		}
+	}
+	out, err := s.flow[worker%len(s.flow)].runGraph(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return []tensor{out[0], acoustic[n]}, nil
+}
+
+// padLastAxis returns t [A, B, n] widened to [A, B, to] with zeros.
+func padLastAxis(t tensor, to int64) tensor {
+	n := t.shape[2]
+	if n == to {
+		return t
+	}
+	rows := len(t.f32) / int(n)
+	data := make([]float32, rows*int(to))
+	for r := range rows {
+		copy(data[r*int(to):], t.f32[r*int(n):(r+1)*int(n)])
+	}
+	return tensor{shape: []int64{t.shape[0], t.shape[1], to}, f32: data}
 }
 
 // takeWindowsLocked removes the next decoder run from the window queue: the oldest windows of the oldest
@@ -164,6 +212,11 @@ func (e *Engine) warmUp(m *Model) error {
 	out, err := m.split.acoustic[0].runGraph(acousticInputs(in, m.split.voice.io))
 	if err != nil {
 		return fmt.Errorf("acoustic part: %w", err)
+	}
+	if m.split.flow != nil {
+		if out, err = m.split.runFlow(0, out); err != nil {
+			return fmt.Errorf("flow: %w", err)
+		}
 	}
 	if len(out[0].shape) != 3 {
 		return fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)

@@ -178,12 +178,13 @@ type splitModel struct {
 	voice    *splitVoice
 	window   windowing     // the engine's window size, with this voice's margin
 	acoustic []graphRunner // like Model.runners
+	flow     []graphRunner // none, or like decoder
 	decoder  []graphRunner
 }
 
 func (s *splitModel) close() error {
 	var errs []error
-	for _, r := range append(slices.Clone(s.acoustic), s.decoder...) {
+	for _, r := range slices.Concat(s.acoustic, s.flow, s.decoder) {
 		errs = append(errs, r.close())
 	}
 	return errors.Join(errs...)
@@ -465,9 +466,11 @@ func (e *Engine) rewriteUpsampling(name string, graph []byte) ([]byte, error) {
 }
 
 // loadSplit cuts a voice at the decoder's latent, masks the decoder's padding if told to (mask.go), and creates
-// sessions for both parts.
+// sessions for the parts. With the acoustic part on the CPU, a voice's flow (a VITS voice's frame-rate layers
+// before the decoder) is cut out too and runs on the GPU: on the CPU it took 90% of a Piper medium voice's
+// acoustic time and capped the H200 at 322-441x real time (BENCHMARKS.md).
 func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, error) {
-	voice, err := splitGraph(graph)
+	voice, err := splitGraph(graph, e.acousticOnCPU)
 	if err != nil {
 		return nil, err
 	}
@@ -490,12 +493,22 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		acousticSessions, acousticDevice, acousticThreads = e.workers, DeviceCPU, 1
 	}
 	for range acousticSessions {
-		a, err := e.backend.newGraphRunner(voice.acoustic, voice.io.inputNames(), []string{outputLatent, outputFrames}, acousticDevice, acousticThreads)
+		a, err := e.backend.newGraphRunner(voice.acoustic, voice.io.inputNames(), voice.acousticOutputs(), acousticDevice, acousticThreads)
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("acoustic session on %s: %w", acousticDevice, err)
 		}
 		s.acoustic = append(s.acoustic, a)
+	}
+	if voice.flow != nil {
+		for range e.sessionsPerModel {
+			f, err := e.backend.newGraphRunner(voice.flow, voice.flowInputs, []string{outputLatent}, e.device, e.threadsPerSession)
+			if err != nil {
+				s.close()
+				return nil, fmt.Errorf("flow session: %w", err)
+			}
+			s.flow = append(s.flow, f)
+		}
 	}
 	for range e.sessionsPerModel {
 		d, err := e.backend.newGraphRunner(voice.decoder, decoderInputs, []string{outputAudio}, e.device, e.threadsPerSession)

@@ -273,7 +273,7 @@ const (
 // padded batch or a window gives it), and compares the sentence's samples. errNoDecoder: there is no decoder to
 // mask; another error: the probe could not run, and the caller masks to be safe.
 func (e *Engine) decoderMasksItself(graph []byte) (bool, error) {
-	voice, err := splitGraph(graph)
+	voice, err := splitGraph(graph, false)
 	if err != nil {
 		if errors.Is(err, errNoDecoderEntry) {
 			return false, errNoDecoder

@@ -93,7 +93,7 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 	if _, n, err := maskWholeGraph(prepared); err != nil || n != 23 {
 		t.Errorf("whole graph: %d convolutions masked, err %v; want the decoder's 23", n, err)
 	}
-	sv, err := splitGraph(prepared)
+	sv, err := splitGraph(prepared, false)
 	if err != nil {
 		t.Fatal(err)
 	}

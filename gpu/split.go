@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"google.golang.org/protobuf/proto"
@@ -23,13 +24,26 @@ const (
 // splitVoice is a voice graph cut at the latent: the acoustic part (text encoder, durations, frame decoder) runs once
 // per sentence; the decoder part can run on fixed windows of frames drawn from many sentences.
 type splitVoice struct {
-	acoustic []byte // inputs as the voice; outputs "latent" [B,C,F] and "w_ceil" [B,1,L]
+	acoustic []byte // inputs as the voice; outputs acousticOutputs(): "latent" [B,C,F] (or the flow's inputs) and "w_ceil" [B,1,L]
 	decoder  []byte // input "latent" [B,C,F] (plus "sid" when the decoder is speaker-conditioned); output "output"
 	io       modelIO
+	// flow, when the voice was cut before its normalising flow too (splitGraph's withFlow): inputs flowInputs
+	// (what the acoustic part computes for it: Piper's z_p [B,C,F] and frame mask [B,1,F]), output "latent". It
+	// runs on whole sentences, like the acoustic part, but at the frame rate: the part worth a GPU.
+	flow       []byte
+	flowInputs []string
 	// decoderSpeaker: the decoder graph also reads "sid" (Piper's multi-speaker VITS conditions its decoder).
 	decoderSpeaker bool
 	// decoderMasked: the decoder graph also reads "frame_mask" [B,1,frames] (see mask.go).
 	decoderMasked bool
+}
+
+// acousticOutputs are the acoustic graph's outputs, in order: what the next part reads, then the durations.
+func (sv *splitVoice) acousticOutputs() []string {
+	if sv.flow != nil {
+		return append(slices.Clone(sv.flowInputs), outputFrames)
+	}
+	return []string{outputLatent, outputFrames}
 }
 
 // decoderInputNames are the decoder graph's inputs, in the order decoderInputs gives their tensors.
@@ -57,9 +71,14 @@ func (sv *splitVoice) decoderInputs(latent, mask []float32, speakers []int64, ro
 	return inputs
 }
 
-// splitGraph cuts a Piper-format voice at the input of decoderEntry. It needs the duration Ceil node too, since
-// windows are cut from each sentence's own frames.
-func splitGraph(onnxModel []byte) (*splitVoice, error) {
+// flowPrefix names the nodes of a VITS voice's normalising flow ("/flow/flows.3/enc/in_layers.0/Conv" in Piper's
+// export): they run between the acoustic part and the decoder, at the frame rate.
+const flowPrefix = "/flow/"
+
+// splitGraph cuts a Piper-format voice at the input of decoderEntry, and with withFlow also before the nodes
+// of its flow, when it has one. It needs the duration Ceil node too, since windows are cut from each sentence's
+// own frames.
+func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
 	var model onnx.ModelProto
 	if err := proto.Unmarshal(onnxModel, &model); err != nil {
 		return nil, fmt.Errorf("not an ONNX model: %w", err)
@@ -89,11 +108,29 @@ func splitGraph(onnxModel []byte) (*splitVoice, error) {
 	inputs := graph.InputNames()
 	io := modelIO{hasSpeaker: slices.Contains(inputs, inputSpeaker), hasFrames: true}
 
-	acoustic, err := subgraph(&model, map[string]string{latent: outputLatent, ceil: outputFrames}, "")
-	if err != nil {
+	sv := &splitVoice{io: io}
+	var err error
+	var flowIn []string
+	if withFlow {
+		flowIn = flowInputs(graph)
+	}
+	if len(flowIn) > 0 {
+		sources := map[string]string{}
+		toFlow := map[string]string{ceil: outputFrames}
+		for i, name := range flowIn {
+			sv.flowInputs = append(sv.flowInputs, fmt.Sprintf("flow_in%d", i))
+			sources[name], toFlow[name] = sv.flowInputs[i], sv.flowInputs[i]
+		}
+		if sv.flow, err = subgraph(&model, map[string]string{latent: outputLatent}, sources); err != nil {
+			return nil, fmt.Errorf("cutting the flow graph: %w", err)
+		}
+		if sv.acoustic, err = subgraph(&model, toFlow, nil); err != nil {
+			return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
+		}
+	} else if sv.acoustic, err = subgraph(&model, map[string]string{latent: outputLatent, ceil: outputFrames}, nil); err != nil {
 		return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
 	}
-	decoder, err := subgraph(&model, map[string]string{outputAudio: outputAudio}, latent)
+	decoder, err := subgraph(&model, map[string]string{outputAudio: outputAudio}, map[string]string{latent: outputLatent})
 	if err != nil {
 		return nil, fmt.Errorf("cutting the decoder graph: %w", err)
 	}
@@ -107,14 +144,51 @@ func splitGraph(onnxModel []byte) (*splitVoice, error) {
 			return nil, fmt.Errorf("decoder graph reads input %q besides the latent", name)
 		}
 	}
-	return &splitVoice{acoustic: acoustic, decoder: decoder, io: io,
-		decoderSpeaker: slices.Contains(decoderInputs, inputSpeaker)}, nil
+	sv.decoder, sv.decoderSpeaker = decoder, slices.Contains(decoderInputs, inputSpeaker)
+	return sv, nil
 }
 
-// subgraph copies model keeping only the nodes needed for outputs (tensor name -> new output name). With source
-// set, that tensor becomes the graph input "latent" and nothing before it is kept. Graph inputs and initializers
-// that the kept nodes do not read are dropped, so that ONNX Runtime asks only for what the part needs.
-func subgraph(model *onnx.ModelProto, outputs map[string]string, source string) ([]byte, error) {
+// flowInputs lists the tensors that the nodes named flowPrefix read from the rest of the graph (graph inputs and
+// constants aside), in the order the graph first reads them; none when the graph has no flow, or when a graph
+// input feeds the flow directly (then cutting there would not leave the acoustic part anything to hand over).
+func flowInputs(graph *onnx.GraphProto) []string {
+	constant := map[string]bool{}
+	for _, init := range graph.GetInitializer() {
+		constant[init.GetName()] = true
+	}
+	for _, in := range graph.GetInput() {
+		constant[in.GetName()] = true
+	}
+	inFlow := map[string]bool{}
+	var external []string
+	for _, node := range graph.GetNode() {
+		if !strings.HasPrefix(node.GetName(), flowPrefix) {
+			continue
+		}
+		for _, in := range node.GetInput() {
+			if in == "" || inFlow[in] || slices.Contains(external, in) {
+				continue
+			}
+			if constant[in] {
+				if slices.Contains(graph.InputNames(), in) {
+					return nil
+				}
+				continue
+			}
+			external = append(external, in)
+		}
+		for _, out := range node.GetOutput() {
+			inFlow[out] = true
+		}
+	}
+	return external
+}
+
+// subgraph copies model keeping only the nodes needed for outputs (tensor name -> new output name). Each tensor
+// in sources (tensor name -> new input name) becomes a float graph input, and nothing before it is kept. Graph
+// inputs and initializers that the kept nodes do not read are dropped, so that ONNX Runtime asks only for what the
+// part needs.
+func subgraph(model *onnx.ModelProto, outputs map[string]string, sources map[string]string) ([]byte, error) {
 	graph := model.GetGraph()
 	producer := map[string]int{}
 	for i, node := range graph.GetNode() {
@@ -135,7 +209,7 @@ func subgraph(model *onnx.ModelProto, outputs map[string]string, source string) 
 			continue
 		}
 		needed[name] = true
-		if name == source {
+		if _, ok := sources[name]; ok {
 			continue
 		}
 		i, ok := producer[name]
@@ -155,17 +229,20 @@ func subgraph(model *onnx.ModelProto, outputs map[string]string, source string) 
 			continue
 		}
 		node = proto.Clone(node).(*onnx.NodeProto)
-		if source != "" {
-			for j, in := range node.Input {
-				if in == source {
-					node.Input[j] = outputLatent
-				}
+		for j, in := range node.Input {
+			if renamed, ok := sources[in]; ok {
+				node.Input[j] = renamed
 			}
 		}
 		cut.Node = append(cut.Node, node)
 	}
-	if source != "" {
-		cut.Input = append(cut.Input, floatTensor(outputLatent))
+	var sourceNames []string
+	for name := range sources {
+		sourceNames = append(sourceNames, name)
+	}
+	slices.SortFunc(sourceNames, func(a, b string) int { return strings.Compare(sources[a], sources[b]) })
+	for _, name := range sourceNames {
+		cut.Input = append(cut.Input, floatTensor(sources[name]))
 	}
 	for _, in := range graph.GetInput() {
 		if needed[in.GetName()] {
@@ -178,7 +255,7 @@ func subgraph(model *onnx.ModelProto, outputs map[string]string, source string) 
 		}
 	}
 	for _, vi := range graph.GetValueInfo() {
-		if needed[vi.GetName()] && vi.GetName() != source {
+		if _, isSource := sources[vi.GetName()]; needed[vi.GetName()] && !isSource {
 			cut.ValueInfo = append(cut.ValueInfo, vi)
 		}
 	}

@@ -233,23 +233,32 @@ func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, 
 }
 
 // TestAcousticOnCPU: with AcousticDevice cpu a GPU engine runs the acoustic part on one single-thread CPU session
-// per worker (as many workers as Threads) and the decoder on one GPU session, and the audio is unchanged.
+// per worker (as many workers as Threads) and the decoder on one GPU session, and the audio is unchanged. A VITS
+// voice's flow runs apart, on the GPU.
 func TestAcousticOnCPU(t *testing.T) {
-	ref, refModel := tinyEngine(t, Options{Threads: 1})
+	for _, tt := range []struct{ name, path, sessions string }{
+		// First the CPU decoder that probes whether the voice masks its own padding (mask.go), then the engine's.
+		{"tiny", tinyVoicePath, "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
+		{"piper-shaped", piperShapedVoicePath, "[output@cpu/1 flow_in0+flow_in1+w_ceil@cpu/1 flow_in0+flow_in1+w_ceil@cpu/1 flow_in0+flow_in1+w_ceil@cpu/1 latent@webgpu/3 output@webgpu/3]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testAcousticOnCPU(t, tt.path, tt.sessions) })
+	}
+}
+
+func testAcousticOnCPU(t *testing.T, path, sessions string) {
+	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 	b := &deviceRecorder{}
 	e, err := newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3, DecoderWindow: 16, DecoderBatch: 4}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	m, err := e.Load("tiny", readVoice(t, tinyVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	m, err := e.Load("tiny", readVoice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// First the CPU decoder that probes whether the voice masks its own padding (mask.go), then the engine's.
-	want := "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"
-	if got := fmt.Sprint(b.sessions); got != want || e.Workers() != 3 {
-		t.Errorf("sessions %s with %d workers, want %s with 3", got, e.Workers(), want)
+	if got := fmt.Sprint(b.sessions); got != sessions || e.Workers() != 3 {
+		t.Errorf("sessions %s with %d workers, want %s with 3", got, e.Workers(), sessions)
 	}
 	if m.split.window.margin != 13 {
 		t.Errorf("windows read %d frames of margin, want the tiny voice's decoder reach, 13", m.split.window.margin)

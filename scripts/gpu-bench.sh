@@ -162,5 +162,12 @@ run wg_default5   40 $D
 run wg_nomask5    40 $D --no-padding-masks
 run wg_10k        90 --texts samples/short.txt --device webgpu --concurrency 256 --requests 10000 --warmup 0
 run wg_100k      540 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
+# Third session, second call: a VITS voice's flow cut out of the acoustic part and run on the GPU (whole batches).
+run pmv_flow      60 $V --concurrency 64 --requests 400 --warmup 8
+run pmv_flow_256  60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_flow_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batch 32 --max-batch-phonemes 4096
+run pmv_flow_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
+run pmv_flow_open 40 $V --rate 3.33 --requests 80 --warmup 4
+run wg_default6   40 $D
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .
