@@ -67,7 +67,16 @@
 // (measured on the tiny voice: 10 frames suffice, 5e-7 difference; 8 frames of margin leave 6e-3, none 0.3).
 // Load works the margin out from each voice's graph (reach.go: the kernel spans of its convolutions, divided by
 // the upsampling so far, summed along the decoder; 13 frames for the default voice's architecture).
-// Piper's own decoders are not masked, so near a sentence's ends they differ slightly from Piper's output.
+//
+// Piper's own decoders are not masked: in a padded batch or a window reaching past a sentence, the padding leaks
+// into the sentence's first and last samples. Load probes each decoder on the CPU (a random latent alone and
+// padded) and, when it leaks, multiplies every decoder convolution's input by the sentence's mask at that
+// convolution's rate (mask.go), so that batched and windowed audio equal batch-1 audio for Piper voices too.
+//
+// A VITS voice's normalising flow (Piper's: WaveNet couplings over frames, nodes named "/flow/") also runs at the
+// frame rate, before the decoder. With the acoustic part on the CPU, Load cuts the flow out as a third graph that
+// runs on the GPU over each acoustic batch (frames padded to a multiple of 64, which the flow masks): on the CPU it
+// made a Piper medium voice CPU-bound at 322-441x real time on the H200.
 //
 // It is the default on WebGPU, with the acoustic part on CPU sessions (AcousticDevice): on the H200 the acoustic
 // part took as much GPU time as the decoder (small sequential operators, host round trips for shapes and noise)

@@ -169,5 +169,13 @@ run pmv_flow_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batch
 run pmv_flow_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
 run pmv_flow_open 40 $V --rate 3.33 --requests 80 --warmup 4
 run wg_default6   40 $D
+# CPU scaling with decoder windows: 128 frames x 32 KiB at the widest layer keep a session's activations near 4 MiB,
+# so 16 sessions may fit the 300 MiB L3 where whole 8-second sentences (22 MiB per tensor) do not.
+run cpu_t1b       30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
+run cpu_t16b      30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
+run cpu_w128_t1   30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --decoder-window 128 --decoder-batch 1
+run cpu_w128_t16  30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 128 --decoder-batch 1
+run cpu_w64_t1    30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --decoder-window 64 --decoder-batch 2
+run cpu_w64_t16   30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 64 --decoder-batch 2
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
 tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .
