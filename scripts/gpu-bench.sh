@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The GPU-machine measurements recorded in BENCHMARKS.md. Run from the repository root on the team's H200 machine
 # (the `device` tool), after `scripts/device-bundle.sh` here, carrying .gpukit:   bash scripts/gpu-bench.sh [RUN...]
-# Each run is one `ttsgen bench --json`; everything lands in $OUT/gpu-bench.tgz (+ the log on stdout).
+# Each run is one `ttsgen bench --json`; everything lands in $OUT/gpu-bench/ (+ the log on stdout).
 set -u
 source .gpukit/env.sh >/dev/null 2>&1
-results=/tmp/gpu-bench && rm -rf "$results" && mkdir -p "$results"
+# Results go straight under $OUT (the device tool brings that folder back), so a call cut short by its time limit
+# still returns the runs that finished.
+results=${OUT:-/tmp}/gpu-bench && rm -rf "$results" && mkdir -p "$results"
 nvidia-smi -L > "$results/gpu.txt" 2>&1
 { nproc; lscpu; grep -m1 'model name' /proc/cpuinfo; } > "$results/cpu.txt" 2>&1
 summary() { python3 -c '
@@ -161,7 +163,7 @@ run pmv_cpu_vs_seq 100 $B --voice $pmv --device cpu --concurrency 32 --requests 
 run wg_default5   40 $D
 run wg_nomask5    40 $D --no-padding-masks
 run wg_10k        90 --texts samples/short.txt --device webgpu --concurrency 256 --requests 10000 --warmup 0
-run wg_100k      540 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
+run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 # Third session, second call: a VITS voice's flow cut out of the acoustic part and run on the GPU (whole batches).
 run pmv_flow      60 $V --concurrency 64 --requests 400 --warmup 8
 run pmv_flow_256  60 $V --concurrency 256 --requests 1000 --warmup 8
@@ -178,4 +180,4 @@ run cpu_w128_t16  30 $B --device cpu --threads 16 --concurrency 32 --requests 96
 run cpu_w64_t1    30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --decoder-window 64 --decoder-batch 2
 run cpu_w64_t16   30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 64 --decoder-batch 2
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
-tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .
+echo "results in $results"
