@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestWindowCutAndPlace(t *testing.T) {
@@ -315,5 +318,36 @@ func TestDeviceDefaults(t *testing.T) {
 			t.Errorf("%+v: upsampling %q, want polyphase", tt.opts, e.upsampling)
 		}
 		e.Close()
+	}
+}
+
+// TestFlowInputs: the flow is cut out at the tensors its nodes read from the rest of the graph (Piper's z_p and
+// frame mask); a flow fed by a graph input directly is left in place.
+func TestFlowInputs(t *testing.T) {
+	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(graph, &model); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(flowInputs(model.GetGraph())); got != "[/Add_output_0 /Cast_4_output_0]" {
+		t.Errorf("flow inputs %s, want z_p and the frame mask: [/Add_output_0 /Cast_4_output_0]", got)
+	}
+	sv, err := splitGraph(graph, true)
+	if err != nil || sv.flow == nil || fmt.Sprint(sv.acousticOutputs()) != "[flow_in0 flow_in1 w_ceil]" {
+		t.Fatalf("split with flow: err %v, outputs %v", err, sv.acousticOutputs())
+	}
+	if sv, err := splitGraph(graph, false); err != nil || sv.flow != nil {
+		t.Errorf("split without flow: err %v, flow cut anyway", err)
+	}
+	fed := &onnx.GraphProto{Input: []*onnx.ValueInfoProto{floatTensor("z")}, Node: []*onnx.NodeProto{
+		{Name: "/flow/Neg", OpType: "Neg", Input: []string{"z"}, Output: []string{"y"}}}}
+	if got := flowInputs(fed); got != nil {
+		t.Errorf("a flow fed by a graph input: cut at %v", got)
+	}
+	if got := flowInputs(&onnx.GraphProto{}); got != nil {
+		t.Errorf("no flow: cut at %v", got)
 	}
 }
