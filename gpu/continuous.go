@@ -65,7 +65,9 @@ func (s *splitModel) runFlow(worker int, acoustic []tensor) ([]tensor, error) {
 	inputs := make([]tensor, n)
 	for i, t := range acoustic[:n] {
 		inputs[i] = t
-		if len(t.shape) == 3 && t.shape[2] == frames && t.f32 != nil {
+		// A multi-speaker voice also hands the flow its speaker embedding, [B, C, 1]: that one is not padded,
+		// nor is anything when the batch is one frame long and the two cannot be told apart.
+		if len(t.shape) == 3 && t.shape[2] == frames && frames > 1 && t.f32 != nil {
 			inputs[i] = padLastAxis(t, padded)
 		}
 	}

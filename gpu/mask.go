@@ -280,14 +280,11 @@ func (e *Engine) decoderMasksItself(graph []byte) (bool, error) {
 		}
 		return false, err
 	}
-	if voice.decoderSpeaker {
-		return false, errors.New("the decoder reads the speaker; not probed")
-	}
 	channels, err := latentChannels(voice.decoder)
 	if err != nil {
 		return false, err
 	}
-	decoder, err := e.backend.newGraphRunner(voice.decoder, []string{outputLatent}, []string{outputAudio}, DeviceCPU, 1)
+	decoder, err := e.backend.newGraphRunner(voice.decoder, voice.decoderInputNames(), []string{outputAudio}, DeviceCPU, 1)
 	if err != nil {
 		return false, fmt.Errorf("probe session: %w", err)
 	}
@@ -302,11 +299,12 @@ func (e *Engine) decoderMasksItself(graph []byte) (bool, error) {
 	for c := range channels {
 		copy(padded[c*span+probePadding:], alone[c*probeFrames:(c+1)*probeFrames])
 	}
-	a, err := decoder.runGraph([]tensor{{shape: []int64{1, int64(channels), probeFrames}, f32: alone}})
+	speaker := []int64{0} // a multi-speaker decoder reads the speaker too: the first will do
+	a, err := decoder.runGraph(voice.decoderInputs(alone, nil, speaker, 1, channels, probeFrames))
 	if err != nil {
 		return false, fmt.Errorf("probe run: %w", err)
 	}
-	p, err := decoder.runGraph([]tensor{{shape: []int64{1, int64(channels), int64(span)}, f32: padded}})
+	p, err := decoder.runGraph(voice.decoderInputs(padded, nil, speaker, 1, channels, span))
 	if err != nil {
 		return false, fmt.Errorf("probe run: %w", err)
 	}

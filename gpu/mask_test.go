@@ -181,3 +181,73 @@ func TestDecoderMasksItself(t *testing.T) {
 		t.Errorf("a graph without a decoder: err %v, want errNoDecoder", err)
 	}
 }
+
+// TestMultiSpeakerPiperVoice: a Piper voice with a "sid" input conditions its duration predictor, flow and decoder
+// on the speaker. Sentences of different speakers batched together, or decoded in shared windows after a flow run
+// on the GPU, must each come back as that speaker's batch-1 audio.
+func TestMultiSpeakerPiperVoice(t *testing.T) {
+	const path = "../testdata/piper-shaped-voice/tiny-vits-3speakers.onnx"
+	needORT(t)
+	cfg := ModelConfig{SampleRate: 22050, NumSpeakers: 3}
+	load := func(e *Engine, err error) (*Engine, *Model) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		m, err := e.Load("multi", readVoice(t, path), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, m
+	}
+	alone, aloneModel := load(NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true}))
+	rng := rand.New(rand.NewPCG(31, 32))
+	var reqs []Request
+	var want [][]float32
+	for i, n := range []int{7, 19, 12, 26, 7, 15} {
+		req := Request{IDs: sentence(rng, n), Speaker: int64(i % 3), Scales: deterministic}
+		if i == 4 {
+			req.IDs, req.Speaker = reqs[0].IDs, 1 // the first sentence again, another speaker
+		}
+		audio, err := alone.synthesize(aloneModel.runners[0], []*item{{model: aloneModel, req: req}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, want = append(reqs, req), append(want, audio[0])
+	}
+	if len(want[0]) == len(want[4]) && maxAbsDiff(want[0], want[4]) < 1e-3 {
+		t.Fatal("speakers 0 and 1 say the same sentence identically: the test cannot tell speakers apart")
+	}
+
+	batched, batchedModel := load(NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 6}))
+	var items []*item
+	for _, req := range reqs {
+		items = append(items, &item{model: batchedModel, req: req})
+	}
+	together, err := batched.synthesize(batchedModel.runners[0], items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A GPU engine's layout (acoustic part on the CPU, flow and decoder windows on the "GPU"), run on the CPU.
+	split, splitModel := load(newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 2,
+		DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{}))
+	if splitModel.split == nil || splitModel.split.flow == nil || !splitModel.split.voice.decoderSpeaker {
+		t.Fatalf("not split in three with a speaker-conditioned decoder: %+v", splitModel.split)
+	}
+	results := make([]<-chan Result, len(reqs))
+	for i, req := range reqs {
+		results[i] = split.Submit(context.Background(), splitModel, req)
+	}
+	for i := range reqs {
+		if len(together[i]) != len(want[i]) || maxAbsDiff(together[i], want[i]) > 1e-4 {
+			t.Errorf("sentence %d (speaker %d) batched: %d samples, want %d; difference %g", i, reqs[i].Speaker,
+				len(together[i]), len(want[i]), maxAbsDiff(together[i], want[i]))
+		}
+		res := <-results[i]
+		if res.Err != nil || len(res.Audio) != len(want[i]) || maxAbsDiff(res.Audio, want[i]) > 1e-4 {
+			t.Errorf("sentence %d (speaker %d) in windows: %d samples, want %d; err %v", i, reqs[i].Speaker,
+				len(res.Audio), len(want[i]), res.Err)
+		}
+	}
+}

@@ -20,6 +20,7 @@ graph's inputs, outputs, the one Ceil of the durations and the node name /dec/co
 """
 import argparse
 import inspect
+import json
 import math
 import os
 import sys
@@ -136,9 +137,10 @@ class DurationFlowPredictor(nn.Module):
     """Noise -> log-durations through reversed coupling flows conditioned on the text (Piper's default predictor is
     stochastic like this; its spline transform is an affine one here)."""
 
-    def __init__(self, hidden, filt, flows=4):
+    def __init__(self, hidden, filt, flows=4, gin=0):
         super().__init__()
         self.pre = nn.Conv1d(hidden, filt, 1)
+        self.cond = nn.Conv1d(gin, filt, 1) if gin else None
         self.feat = DilatedDepthwise(filt)
         self.proj = nn.Conv1d(filt, filt, 1)
         self.flow_pre = nn.ModuleList([nn.Conv1d(1, filt, 1) for _ in range(flows)])
@@ -147,8 +149,11 @@ class DurationFlowPredictor(nn.Module):
         self.shift = nn.Parameter(torch.zeros(1, 2, 1))
         self.log_scale = nn.Parameter(torch.zeros(1, 2, 1))
 
-    def forward(self, x, x_mask, noise_w):
-        g = self.proj(self.feat(self.pre(x), x_mask)) * x_mask
+    def forward(self, x, x_mask, noise_w, speaker=None):
+        h = self.pre(x)
+        if self.cond is not None:
+            h = h + self.cond(speaker)
+        g = self.proj(self.feat(h, x_mask)) * x_mask
         z = torch.randn(x.size(0), 2, x.size(2), device=x.device, dtype=x.dtype) * noise_w
         for pre, feat, post in zip(reversed(self.flow_pre), reversed(self.flow_feat), reversed(self.flow_post)):
             z = torch.flip(z, [1])
@@ -163,17 +168,22 @@ class DurationFlowPredictor(nn.Module):
 class WaveNet(nn.Module):
     """Gated non-causal WaveNet over frames (the flow's coupling network)."""
 
-    def __init__(self, hidden, layers, kernel=5):
+    def __init__(self, hidden, layers, kernel=5, gin=0):
         super().__init__()
         self.hidden = hidden
+        self.cond = nn.Conv1d(gin, 2 * hidden * layers, 1) if gin else None
         self.inputs = nn.ModuleList([nn.Conv1d(hidden, 2 * hidden, kernel, padding=kernel // 2) for _ in range(layers)])
         self.res_skip = nn.ModuleList([nn.Conv1d(hidden, 2 * hidden if i < layers - 1 else hidden, 1)
                                        for i in range(layers)])
 
-    def forward(self, x, mask):
+    def forward(self, x, mask, speaker=None):
         out = torch.zeros_like(x)
+        cond = self.cond(speaker) if self.cond is not None else None
         for i, (conv, rs) in enumerate(zip(self.inputs, self.res_skip)):
-            a, b = torch.split(conv(x), self.hidden, 1)
+            h = conv(x)
+            if cond is not None:
+                h = h + cond[:, 2 * self.hidden * i:2 * self.hidden * (i + 1)]
+            a, b = torch.split(h, self.hidden, 1)
             y = rs(torch.tanh(a) * torch.sigmoid(b))
             if i < len(self.inputs) - 1:
                 x = (x + y[:, :self.hidden]) * mask
@@ -186,18 +196,18 @@ class WaveNet(nn.Module):
 class Flow(nn.Module):
     """Mean-only affine couplings with channel flips, run in reverse (latent prior -> decoder input)."""
 
-    def __init__(self, channels, layers, wn_layers):
+    def __init__(self, channels, layers, wn_layers, gin=0):
         super().__init__()
         self.half = channels // 2
         self.pre = nn.ModuleList([nn.Conv1d(self.half, channels, 1) for _ in range(layers)])
-        self.wn = nn.ModuleList([WaveNet(channels, wn_layers) for _ in range(layers)])
+        self.wn = nn.ModuleList([WaveNet(channels, wn_layers, gin=gin) for _ in range(layers)])
         self.post = nn.ModuleList([nn.Conv1d(channels, self.half, 1) for _ in range(layers)])
 
-    def forward(self, z, mask):
+    def forward(self, z, mask, speaker=None):
         for pre, wn, post in zip(reversed(self.pre), reversed(self.wn), reversed(self.post)):
             z = torch.flip(z, [1])
             z0, z1 = torch.split(z, self.half, 1)
-            m = post(wn(pre(z0) * mask, mask)) * mask
+            m = post(wn(pre(z0) * mask, mask, speaker)) * mask
             z = torch.cat([z0, (z1 - m) * mask], 1)
         return z
 
@@ -217,9 +227,10 @@ class ResBlock2(nn.Module):
 class Generator(nn.Module):
     """HiFi-GAN with "resblock 2", unmasked like Piper's."""
 
-    def __init__(self, latent, channels, rates, kernels):
+    def __init__(self, latent, channels, rates, kernels, gin=0):
         super().__init__()
         self.conv_pre = nn.Conv1d(latent, channels, 7, padding=3)
+        self.cond = nn.Conv1d(gin, channels, 1) if gin else None
         self.ups = nn.ModuleList()
         self.resblocks = nn.ModuleList()
         ch = channels
@@ -230,8 +241,10 @@ class Generator(nn.Module):
                 self.resblocks.append(ResBlock2(ch, rk, rd))
         self.conv_post = nn.Conv1d(ch, 1, 7, padding=3, bias=False)
 
-    def forward(self, x):
+    def forward(self, x, speaker=None):
         x = self.conv_pre(x)
+        if self.cond is not None:
+            x = x + self.cond(speaker)
         n = len(RES_KERNELS)
         for i, up in enumerate(self.ups):
             x = up(F.leaky_relu(x, 0.1))
@@ -241,21 +254,25 @@ class Generator(nn.Module):
 
 class PiperShapedVoice(nn.Module):
     def __init__(self, symbols=256, hidden=192, filt=768, heads=2, layers=6, flow_layers=4, flow_wn_layers=4,
-                 dp_filter=192, gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8)):
+                 dp_filter=192, gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8), speakers=1, gin=0):
         super().__init__()
         assert math.prod(gen_rates) == HOP
+        self.speakers = speakers
+        self.emb_g = nn.Embedding(speakers, gin) if speakers > 1 else None
+        gin = gin if speakers > 1 else 0
         self.enc_p = TextEncoder(symbols, hidden, filt, heads, layers)
-        self.dp = DurationFlowPredictor(hidden, dp_filter)
-        self.flow = Flow(hidden, flow_layers, flow_wn_layers)
-        self.dec = Generator(hidden, gen_channels, gen_rates, gen_kernels)
+        self.dp = DurationFlowPredictor(hidden, dp_filter, gin=gin)
+        self.flow = Flow(hidden, flow_layers, flow_wn_layers, gin=gin)
+        self.dec = Generator(hidden, gen_channels, gen_rates, gen_kernels, gin=gin)
 
-    def forward(self, input, input_lengths, scales):
+    def forward(self, input, input_lengths, scales, sid=None):
         noise_scale, length_scale, noise_w = scales[0], scales[1], scales[2]
         n = input.shape[1]
         x_mask = (torch.arange(n, device=input.device).unsqueeze(0) < input_lengths.unsqueeze(1)).unsqueeze(1)
         x_mask = x_mask.to(torch.float32)
         x, m_p, logs_p = self.enc_p(input, x_mask)
-        logw = self.dp(x, x_mask, noise_w)
+        speaker = self.emb_g(sid).unsqueeze(-1) if self.emb_g is not None else None  # [B, gin, 1]
+        logw = self.dp(x, x_mask, noise_w, speaker)
         w_ceil = torch.ceil(torch.exp(logw) * x_mask * length_scale)
         y_lengths = torch.clamp_min(torch.sum(w_ceil, [1, 2]), 1).long()
         t = y_lengths.max()
@@ -267,8 +284,8 @@ class PiperShapedVoice(nn.Module):
         m = torch.matmul(m_p, path)
         logs = torch.matmul(logs_p, path)
         z_p = m + torch.randn_like(m) * torch.exp(logs) * noise_scale
-        z = self.flow(z_p, y_mask)
-        return self.dec(z * y_mask).unsqueeze(1)  # [B,1,1,T*HOP]
+        z = self.flow(z_p, y_mask, speaker)
+        return self.dec(z * y_mask, speaker).unsqueeze(1)  # [B,1,1,T*HOP]
 
 
 def randomise(model):
@@ -284,6 +301,8 @@ def randomise(model):
         model.enc_p.emb.weight.normal_(0.0, 1.0 / math.sqrt(model.enc_p.hidden))
         model.enc_p.proj.weight.normal_(0.0, 0.3)
         model.dp.shift.fill_(-1.0)  # log-durations near 1: exp(1) = 2.7 frames per phoneme
+        if model.emb_g is not None:  # speakers that differ plainly, or mixing them in a batch would prove nothing
+            model.emb_g.weight.normal_(0.0, 1.0)
         for m in model.dec.modules():
             if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d)):
                 if isinstance(m, nn.Conv1d):
@@ -300,21 +319,24 @@ def export(model, out_path, dataset):
     ids = torch.randint(3, 150, (2, 30), dtype=torch.int64)
     lengths = torch.tensor([30, 21], dtype=torch.int64)
     scales = torch.tensor([0.667, 1.0, 0.8], dtype=torch.float32)
+    args, names, axes = (ids, lengths, scales), ["input", "input_lengths", "scales"], {
+        "input": {0: "batch_size", 1: "phonemes"}, "input_lengths": {0: "batch_size"}, "output": {0: "batch_size", 3: "time"}}
+    if model.speakers > 1:  # Piper's multi-speaker signature: a fourth input, one speaker id per item
+        args, names, axes = args + (torch.tensor([0, 1], dtype=torch.int64),), names + ["sid"], {**axes, "sid": {0: "batch_size"}}
     kwargs = {}
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kwargs["dynamo"] = False  # the TorchScript exporter names nodes like Piper's (/dec/conv_pre/Conv)
     with torch.no_grad():
-        torch.onnx.export(
-            model, (ids, lengths, scales), out_path, opset_version=OPSET,
-            input_names=["input", "input_lengths", "scales"], output_names=["output"],
-            dynamic_axes={"input": {0: "batch_size", 1: "phonemes"}, "input_lengths": {0: "batch_size"},
-                          "output": {0: "batch_size", 3: "time"}},
-            do_constant_folding=True, **kwargs)
+        torch.onnx.export(model, args, out_path, opset_version=OPSET, input_names=names, output_names=["output"],
+                          dynamic_axes=axes, do_constant_folding=True, **kwargs)
+    config = piper_config(dataset, "medium")
+    if model.speakers > 1:
+        config["num_speakers"] = model.speakers
+        config["speaker_id_map"] = {f"speaker{i}": i for i in range(model.speakers)}
     with open(out_path + ".json", "w") as f:
-        import json
-        json.dump(piper_config(dataset, "medium"), f, indent=2, ensure_ascii=False)
+        json.dump(config, f, indent=2, ensure_ascii=False)
         f.write("\n")
-    check_graph(out_path)
+    check_graph(out_path, names)
 
 
 def main():
@@ -322,10 +344,12 @@ def main():
     size = ap.add_mutually_exclusive_group(required=True)
     size.add_argument("--medium", action="store_true", help="Piper medium's layer sizes (speed measurements)")
     size.add_argument("--tiny", action="store_true", help="a few channels (engine tests)")
+    ap.add_argument("--speakers", type=int, default=1, help="more than 1: a multi-speaker voice (Piper's \"sid\" input)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     torch.manual_seed(1234)
-    model = PiperShapedVoice(**(MEDIUM if a.medium else TINY))
+    gin = (512 if a.medium else 8) if a.speakers > 1 else 0  # piper_train's gin_channels for multi-speaker voices
+    model = PiperShapedVoice(**(MEDIUM if a.medium else TINY), speakers=a.speakers, gin=gin)
     randomise(model)
     params = sum(p.numel() for p in model.parameters())
     print("params", params, "dec", sum(p.numel() for p in model.dec.parameters()),
