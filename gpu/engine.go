@@ -68,6 +68,10 @@ type Options struct {
 	// The acoustic part is small, sequential work with shape computations that a GPU provider runs slowly and
 	// with round trips to the host, while the CPU cores would otherwise idle ("" = DefaultAcousticDevice).
 	AcousticDevice Device
+	// AcousticGPUWorkers, with the acoustic part on the CPU, adds this many workers that run it on the GPU
+	// (a session each), taking batches as the CPU workers do: for a voice whose acoustic part keeps every core
+	// busy while the GPU has time to spare (0 = none).
+	AcousticGPUWorkers int
 	// NoPaddingMasks runs voices' decoders as exported, without the padding masks that Load adds to decoders
 	// that do not mask themselves, such as Piper's (mask.go): in
 	// a batch or a window, what lies beyond a sentence then leaks into its first and last samples, as in Piper's
@@ -214,6 +218,7 @@ type Engine struct {
 	decoderBatch      int
 	upsampling        Upsampling
 	acousticOnCPU     bool // split voices run their acoustic part on CPU sessions, one per worker
+	acousticCPU       int  // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
 	paddingMasks      bool // Load masks decoders' padding (mask.go)
 	logf              func(format string, args ...any)
 	stats             stageStats
@@ -282,7 +287,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	}
 	for name, v := range map[string]int{"Threads": opts.Threads, "MaxBatch": opts.MaxBatch, "QueueSize": opts.QueueSize,
 		"ThreadsPerSession": opts.ThreadsPerSession, "InFlight": opts.InFlight, "MaxBatchPhonemes": opts.MaxBatchPhonemes,
-		"DecoderMargin": opts.DecoderMargin, "DecoderBatch": opts.DecoderBatch} {
+		"DecoderMargin": opts.DecoderMargin, "DecoderBatch": opts.DecoderBatch, "AcousticGPUWorkers": opts.AcousticGPUWorkers} {
 		if v < 0 {
 			return nil, fmt.Errorf("gpu: option %s is %d; want 0 (default) or more", name, v)
 		}
@@ -333,6 +338,8 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		if cmp.Or(opts.AcousticDevice, DefaultAcousticDevice(device)) == DeviceCPU && device != DeviceCPU {
 			e.acousticOnCPU = true
 			e.workers = max(e.workers, threads)
+			e.acousticCPU = e.workers
+			e.workers += opts.AcousticGPUWorkers
 		}
 	}
 	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
@@ -492,11 +499,15 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	if e.acousticOnCPU {
 		acousticSessions, acousticDevice, acousticThreads = e.workers, DeviceCPU, 1
 	}
-	for range acousticSessions {
-		a, err := e.backend.newGraphRunner(voice.acoustic, voice.io.inputNames(), voice.acousticOutputs(), acousticDevice, acousticThreads)
+	for i := range acousticSessions {
+		device, threads := acousticDevice, acousticThreads
+		if e.acousticOnCPU && i >= e.acousticCPU { // AcousticGPUWorkers
+			device, threads = e.device, e.threadsPerSession
+		}
+		a, err := e.backend.newGraphRunner(voice.acoustic, voice.io.inputNames(), voice.acousticOutputs(), device, threads)
 		if err != nil {
 			s.close()
-			return nil, fmt.Errorf("acoustic session on %s: %w", acousticDevice, err)
+			return nil, fmt.Errorf("acoustic session on %s: %w", device, err)
 		}
 		s.acoustic = append(s.acoustic, a)
 	}

@@ -239,19 +239,27 @@ func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, 
 // per worker (as many workers as Threads) and the decoder on one GPU session, and the audio is unchanged. A VITS
 // voice's flow runs apart, on the GPU.
 func TestAcousticOnCPU(t *testing.T) {
-	for _, tt := range []struct{ name, path, sessions string }{
+	const piperAcoustic = "flow_in0+flow_in1+w_ceil"
+	for _, tt := range []struct {
+		name, path string
+		gpuWorkers int
+		sessions   string
+	}{
 		// First the CPU decoder that probes whether the voice masks its own padding (mask.go), then the engine's.
-		{"tiny", tinyVoicePath, "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
-		{"piper-shaped", piperShapedVoicePath, "[output@cpu/1 flow_in0+flow_in1+w_ceil@cpu/1 flow_in0+flow_in1+w_ceil@cpu/1 flow_in0+flow_in1+w_ceil@cpu/1 latent@webgpu/3 output@webgpu/3]"},
+		{"tiny", tinyVoicePath, 0, "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
+		{"piper-shaped", piperShapedVoicePath, 0, "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "latent@webgpu/3 output@webgpu/3]"},
+		{"piper-shaped, a GPU acoustic worker too", piperShapedVoicePath, 1,
+			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperAcoustic + "@webgpu/3 latent@webgpu/3 output@webgpu/3]"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { testAcousticOnCPU(t, tt.path, tt.sessions) })
+		t.Run(tt.name, func(t *testing.T) { testAcousticOnCPU(t, tt.path, tt.gpuWorkers, tt.sessions) })
 	}
 }
 
-func testAcousticOnCPU(t *testing.T, path, sessions string) {
+func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, sessions string) {
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 	b := &deviceRecorder{}
-	e, err := newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3, DecoderWindow: 16, DecoderBatch: 4}, b)
+	e, err := newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3, DecoderWindow: 16, DecoderBatch: 4,
+		AcousticGPUWorkers: gpuWorkers}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,8 +268,8 @@ func testAcousticOnCPU(t *testing.T, path, sessions string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(b.sessions); got != sessions || e.Workers() != 3 {
-		t.Errorf("sessions %s with %d workers, want %s with 3", got, e.Workers(), sessions)
+	if got := fmt.Sprint(b.sessions); got != sessions || e.Workers() != 3+gpuWorkers {
+		t.Errorf("sessions %s with %d workers, want %s with %d", got, e.Workers(), sessions, 3+gpuWorkers)
 	}
 	if m.split.window.margin != 13 {
 		t.Errorf("windows read %d frames of margin, want the tiny voice's decoder reach, 13", m.split.window.margin)

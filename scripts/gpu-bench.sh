@@ -168,6 +168,9 @@ run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256
 run pmv_flow      60 $V --concurrency 64 --requests 400 --warmup 8
 run pmv_flow_256  60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_flow_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batch 32 --max-batch-phonemes 4096
+run pmv_flow_gw1_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --acoustic-gpu-workers 1
+run pmv_flow_gw2_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --acoustic-gpu-workers 2
+run pmv_flow_w256_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-window 256 --decoder-batch 12
 run pmv_agpu_256_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --acoustic-device webgpu --max-batch 32 --max-batch-phonemes 8192
 run pmv_flow_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
 run pmv_flow_open 40 $V --rate 3.33 --requests 80 --warmup 4
