@@ -163,7 +163,6 @@ run pmv_cpu_vs_seq 100 $B --voice $pmv --device cpu --concurrency 32 --requests 
 run wg_default5   40 $D
 run wg_nomask5    40 $D --no-padding-masks
 run wg_10k        90 --texts samples/short.txt --device webgpu --concurrency 256 --requests 10000 --warmup 0
-run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 # Third session, second call: a VITS voice's flow cut out of the acoustic part and run on the GPU (whole batches).
 run pmv_flow      60 $V --concurrency 64 --requests 400 --warmup 8
 run pmv_flow_256  60 $V --concurrency 256 --requests 1000 --warmup 8
@@ -183,5 +182,7 @@ run cpu_w128_t1   30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --
 run cpu_w128_t16  30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 128 --decoder-batch 1
 run cpu_w64_t1    30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --decoder-window 64 --decoder-batch 2
 run cpu_w64_t16   30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 64 --decoder-batch 2
+# Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
+run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
 echo "results in $results"
