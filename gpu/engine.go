@@ -398,7 +398,9 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			name, cfg.NumSpeakers, inputSpeaker)
 	}
 	m := &Model{engine: e, name: name, cfg: cfg, io: io, maxBatch: e.maxBatch}
-	masks := e.paddingMasks && io.hasFrames
+	// Padding exists only in batches of several sentences and in decoder windows; one sentence at a time (the
+	// CPU's default) runs the voice as it is.
+	masks := e.paddingMasks && io.hasFrames && (e.maxBatch > 1 || e.window.frames > 0)
 	if masks {
 		self, err := e.decoderMasksItself(graph)
 		switch {

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -249,5 +250,28 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 			t.Errorf("sentence %d (speaker %d) in windows: %d samples, want %d; err %v", i, reqs[i].Speaker,
 				len(res.Audio), len(want[i]), res.Err)
 		}
+	}
+}
+
+// TestNoMasksWithoutPadding: one sentence at a time (the CPU's default) has no padding, so Load neither probes nor
+// masks the decoder; batches of several do.
+func TestNoMasksWithoutPadding(t *testing.T) {
+	needORT(t)
+	for _, tt := range []struct {
+		maxBatch int
+		want     string
+	}{{1, "[]"}, {2, "[output@cpu/1]"}} { // the probe's decoder session
+		b := &deviceRecorder{}
+		e, err := newEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: tt.maxBatch}, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Load("v", readVoice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050}); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(b.sessions); got != tt.want {
+			t.Errorf("MaxBatch %d: graph sessions %s, want %s", tt.maxBatch, got, tt.want)
+		}
+		e.Close()
 	}
 }
