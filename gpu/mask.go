@@ -159,7 +159,8 @@ func hasOutputPadding(node *onnx.NodeProto) bool {
 }
 
 // maskWholeGraph adds padding masks to a whole voice graph: the frame mask is worked out inside the graph from each
-// item's frame count (the sum of its rounded durations, as splitAudio counts them) and the latent's length. It returns the edited graph, or an error and the graph unchanged.
+// item's frame count (the sum of its rounded durations, as splitAudio counts them) and the latent's length. It
+// returns the edited graph, or an error.
 func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
 	var model onnx.ModelProto
 	if err := proto.Unmarshal(onnxModel, &model); err != nil {
