@@ -398,20 +398,7 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			name, cfg.NumSpeakers, inputSpeaker)
 	}
 	m := &Model{engine: e, name: name, cfg: cfg, io: io, maxBatch: e.maxBatch}
-	// Padding exists only in batches of several sentences and in decoder windows; one sentence at a time (the
-	// CPU's default) runs the voice as it is.
-	masks := e.paddingMasks && io.hasFrames && (e.maxBatch > 1 || e.window.frames > 0)
-	if masks {
-		self, err := e.decoderMasksItself(graph)
-		switch {
-		case errors.Is(err, errNoDecoder):
-			masks = false
-		case err != nil:
-			e.logf("gpu: voice %q: masking its decoder's padding, since probing whether it masks it itself failed: %v", name, err)
-		case self:
-			masks = false
-		}
-	}
+	masks := e.needsPaddingMasks(name, graph, io)
 	if e.window.frames > 0 {
 		split, err := e.loadSplit(name, graph, masks)
 		if err == nil {
@@ -438,11 +425,13 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 	if !io.hasFrames {
 		m.maxBatch = 1
 		e.logf("gpu: voice %q has no duration Ceil node; running it one sentence at a time (correct, slower)", name)
-	} else if !masks {
-	} else if masked, _, err := maskWholeGraph(graph); err == nil {
-		graph = masked
-	} else {
-		e.logf("gpu: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
+	}
+	if masks {
+		if masked, _, err := maskWholeGraph(graph); err == nil {
+			graph = masked
+		} else {
+			e.logf("gpu: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
+		}
 	}
 	if graph, err = e.rewriteUpsampling(name, graph); err != nil {
 		return nil, err
@@ -457,6 +446,24 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 		m.runners = append(m.runners, r)
 	}
 	return e.register(m)
+}
+
+// needsPaddingMasks says whether Load masks a voice's decoder (mask.go): only where there is padding (batches of
+// several sentences, decoder windows; one sentence at a time, the CPU's default, runs the voice as it is), and only
+// when the probe finds the decoder leaking it, or cannot tell.
+func (e *Engine) needsPaddingMasks(name string, graph []byte, io modelIO) bool {
+	if !e.paddingMasks || !io.hasFrames || (e.maxBatch <= 1 && e.window.frames == 0) {
+		return false
+	}
+	self, err := e.decoderMasksItself(graph)
+	switch {
+	case errors.Is(err, errNoDecoder):
+		return false
+	case err != nil:
+		e.logf("gpu: voice %q: masking its decoder's padding, since probing whether it masks it itself failed: %v", name, err)
+		return true
+	}
+	return !self
 }
 
 // rewriteUpsampling applies the engine's upsampling choice (see upsample.go) to a graph.
@@ -483,11 +490,12 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	if err != nil {
 		return nil, err
 	}
-	if !masks {
-	} else if masked, _, err := maskDecoderGraph(voice.decoder); err == nil {
-		voice.decoder, voice.decoderMasked = masked, true
-	} else {
-		e.logf("gpu: voice %q: no padding masks for its decoder (%v); the first and last samples of its sentences may differ slightly from running them alone", name, err)
+	if masks {
+		if masked, _, err := maskDecoderGraph(voice.decoder); err == nil {
+			voice.decoder, voice.decoderMasked = masked, true
+		} else {
+			e.logf("gpu: voice %q: no padding masks for its decoder (%v); the first and last samples of its sentences may differ slightly from running them alone", name, err)
+		}
 	}
 	if voice.acoustic, err = e.rewriteUpsampling(name, voice.acoustic); err != nil {
 		return nil, err
