@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -25,9 +24,6 @@ import (
 //
 // ttsgen's own voices mask every layer themselves, and there the masks only cost time (5-8% of CPU throughput). So
 // Load first probes the decoder (decoderMasksItself) and masks only a decoder whose padding leaks.
-
-// errNoDecoder: the graph has no VITS decoder that ttsgen knows how to find, so there is nothing to mask.
-var errNoDecoder = fmt.Errorf("no decoder node %q", decoderEntry)
 
 // Names of the tensors that maskConvolutions adds.
 const (
@@ -276,9 +272,6 @@ const (
 func (e *Engine) decoderMasksItself(graph []byte) (bool, error) {
 	voice, err := splitGraph(graph, false)
 	if err != nil {
-		if errors.Is(err, errNoDecoderEntry) {
-			return false, errNoDecoder
-		}
 		return false, err
 	}
 	channels, err := latentChannels(voice.decoder)

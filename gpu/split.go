@@ -14,7 +14,8 @@ import (
 // HiFi-GAN) reads: everything before it depends on the whole sentence, everything after it only on nearby frames.
 const decoderEntry = "/dec/conv_pre/Conv"
 
-var errNoDecoderEntry = fmt.Errorf("no decoder node %q to split at", decoderEntry)
+// errNoDecoder: the graph has no VITS decoder that ttsgen knows how to find (not split, nothing to mask).
+var errNoDecoder = fmt.Errorf("no decoder node %q", decoderEntry)
 
 // Tensor names of the split graphs.
 const (
@@ -99,7 +100,7 @@ func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
 		}
 	}
 	if latent == "" {
-		return nil, errNoDecoderEntry
+		return nil, errNoDecoder
 	}
 	ceil := durationCeil(graph)
 	if ceil == "" {
