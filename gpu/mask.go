@@ -36,12 +36,8 @@ const (
 // such layer keeps its length exactly (T x rate at each rate), which the masks rely on, and leaves the graph
 // untouched with an error otherwise. The graph's opset must be 13 or later (Unsqueeze with an axes input).
 func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked int, err error) {
-	rates := map[string]int{latent: 1}
-	type edit struct {
-		node *onnx.NodeProto
-		rate int
-	}
-	var edits []edit
+	rates := map[string]int{latent: 1}        // tensor -> samples per latent frame
+	convolutions := map[*onnx.NodeProto]int{} // -> the rate of its input
 	for _, node := range graph.GetNode() {
 		rate := 0
 		for _, in := range node.GetInput() {
@@ -80,19 +76,20 @@ func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked 
 				}
 				out = rate * stride
 			}
-			edits = append(edits, edit{node, rate})
+			convolutions[node] = rate
 		}
 		for _, name := range node.GetOutput() {
 			rates[name] = out
 		}
 	}
-	if len(edits) == 0 {
+	if len(convolutions) == 0 {
 		return 0, fmt.Errorf("no convolution reads the latent %q", latent)
 	}
 
 	var nodes []*onnx.NodeProto
 	maskAt := map[int]string{} // rate -> [B, 1, T*rate] mask tensor
 	maskedInput := map[string]string{}
+	haveShapes := false // the initializers every rate's mask shares
 	add := func(op, name string, inputs []string, attrs ...*onnx.AttributeProto) string {
 		out := maskPrefix + "/" + name
 		nodes = append(nodes, &onnx.NodeProto{Name: out, OpType: op, Input: inputs, Output: []string{out}, Attribute: attrs})
@@ -106,22 +103,20 @@ func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked 
 			maskAt[1] = frameMask
 			return frameMask
 		}
+		if !haveShapes {
+			graph.Initializer = append(graph.Initializer, intInit(maskPrefix+"/axis3", 3), intInit(maskPrefix+"/flat", 0, 1, -1))
+			haveShapes = true
+		}
 		// [B,1,T] -> [B,1,T,1] -> broadcast to [B,1,T,rate] -> [B,1,T*rate]: each frame's value repeated rate times.
 		r := fmt.Sprint(rate)
-		graph.Initializer = append(graph.Initializer,
-			intInit(maskPrefix+"/axis3", 3), intInit(maskPrefix+"/repeat"+r, 1, 1, 1, int64(rate)),
-			intInit(maskPrefix+"/flat", 0, 1, -1))
+		graph.Initializer = append(graph.Initializer, intInit(maskPrefix+"/repeat"+r, 1, 1, 1, int64(rate)))
 		column := add("Unsqueeze", "column"+r, []string{frameMask, maskPrefix + "/axis3"})
 		repeated := add("Expand", "repeated"+r, []string{column, maskPrefix + "/repeat" + r})
 		maskAt[rate] = add("Reshape", "rate"+r, []string{repeated, maskPrefix + "/flat"})
 		return maskAt[rate]
 	}
-	byNode := map[*onnx.NodeProto]int{}
-	for _, e := range edits {
-		byNode[e.node] = e.rate
-	}
 	for _, node := range graph.GetNode() {
-		rate, ok := byNode[node]
+		rate, ok := convolutions[node]
 		if !ok {
 			nodes = append(nodes, node)
 			continue

@@ -275,3 +275,35 @@ func TestNoMasksWithoutPadding(t *testing.T) {
 		e.Close()
 	}
 }
+
+// TestPaddingMasksNameEachTensorOnce: the edited decoder defines each initializer and node output once (ONNX
+// Runtime takes one of two same-named initializers silently).
+func TestPaddingMasksNameEachTensorOnce(t *testing.T) {
+	prepared, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited, _, err := maskWholeGraph(prepared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(edited, &model); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, init := range model.GetGraph().GetInitializer() {
+		if seen[init.GetName()] {
+			t.Errorf("initializer %q defined twice", init.GetName())
+		}
+		seen[init.GetName()] = true
+	}
+	for _, node := range model.GetGraph().GetNode() {
+		for _, out := range node.GetOutput() {
+			if seen[out] {
+				t.Errorf("tensor %q defined twice", out)
+			}
+			seen[out] = true
+		}
+	}
+}
