@@ -73,9 +73,9 @@ type Options struct {
 	// busy while the GPU has time to spare (0 = none).
 	AcousticGPUWorkers int
 	// NoPaddingMasks runs voices' decoders as exported, without the padding masks that Load adds to decoders
-	// that do not mask themselves, such as Piper's (mask.go): in
-	// a batch or a window, what lies beyond a sentence then leaks into its first and last samples, as in Piper's
-	// own batches. For measuring what the masks cost, and for a baseline run the way Piper runs.
+	// that do not mask themselves, such as Piper's (mask.go): in a batch or a window, what lies beyond a sentence
+	// then leaks into its first and last samples, as in Piper's own batches. For measuring what the masks cost,
+	// and for a baseline run the way Piper runs.
 	NoPaddingMasks bool
 	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
@@ -310,7 +310,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		logf:    logf,
 		now:     time.Now,
 		done:    make(chan struct{}),
-
+		// Masks are on unless turned off: an option's zero value is the default.
 		paddingMasks: !opts.NoPaddingMasks,
 	}
 	e.work = sync.NewCond(&e.mu)
