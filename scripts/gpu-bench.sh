@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The GPU-machine measurements recorded in BENCHMARKS.md. Run from the repository root on the team's H200 machine
 # (the `device` tool), after `scripts/device-bundle.sh` here, carrying .gpukit:   bash scripts/gpu-bench.sh [RUN...]
-# Each run is one `ttsgen bench --json`; everything lands in $OUT/gpu-bench/ (+ the log on stdout).
+# Each run is one `ttsgen bench --json`; everything lands in $OUT/gpu-bench.tgz (+ the log on stdout).
 set -u
 source .gpukit/env.sh >/dev/null 2>&1
-# Results go straight under $OUT (the device tool brings that folder back), so a call cut short by its time limit
-# still returns the runs that finished.
-results=${OUT:-/tmp}/gpu-bench && rm -rf "$results" && mkdir -p "$results"
+# The device tool brings back only a few files from $OUT, so the results travel as one archive, rewritten after
+# every run: a call cut short by its time limit still returns the runs that finished.
+results=/tmp/gpu-bench && rm -rf "$results" && mkdir -p "$results"
+pack() { tar czf "${OUT:-/tmp}/gpu-bench.tgz" -C "$results" .; }
 nvidia-smi -L > "$results/gpu.txt" 2>&1
 { nproc; lscpu; grep -m1 'model name' /proc/cpuinfo; } > "$results/cpu.txt" 2>&1
 summary() { python3 -c '
@@ -31,6 +32,7 @@ run() { # NAME LIMIT_SECONDS BENCH-ARGS...
   local rss=$!
   timeout "$limit" /tmp/gpukit/ttsgen.bin bench --json "$@" > "$results/$name.json" 2> "$results/$name.err"
   echo "   exit $? after $((SECONDS - start)) s"; kill $smi $rss 2>/dev/null
+  pack
   awk 'NR==1 || NR%10==0 {printf "   rss t=%ss total %d MiB largest %d MiB\n", $1, $2/1024, $3/1024}' "$results/$name.rss" | tail -n 12
   tail -n 3 "$results/$name.err" | cut -c1-300; summary "$results/$name.json"
   python3 -c '
@@ -185,4 +187,4 @@ run cpu_w64_t16   30 $B --device cpu --threads 16 --concurrency 32 --requests 96
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
-echo "results in $results"
+pack
