@@ -483,8 +483,8 @@ func (e *Engine) rewriteUpsampling(name string, graph []byte) ([]byte, error) {
 
 // loadSplit cuts a voice at the decoder's latent, masks the decoder's padding if told to (mask.go), and creates
 // sessions for the parts. With the acoustic part on the CPU, a voice's flow (a VITS voice's frame-rate layers
-// before the decoder) is cut out too and runs on the GPU: on the CPU it took 90% of a Piper medium voice's
-// acoustic time and capped the H200 at 322-441x real time (BENCHMARKS.md).
+// before the decoder) is cut out too and runs on the GPU: on the CPU it took half of a Piper medium voice's
+// acoustic time and capped the H200 at 441x real time; cut out, 709x (BENCHMARKS.md).
 func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, error) {
 	voice, err := splitGraph(graph, e.acousticOnCPU)
 	if err != nil {
