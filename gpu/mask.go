@@ -153,11 +153,8 @@ func hasOutputPadding(node *onnx.NodeProto) bool {
 // item's frame count (the sum of its rounded durations, as splitAudio counts them) and the latent's length. It
 // returns the edited graph, or an error.
 func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(onnxModel, &model); err != nil {
-		return nil, 0, fmt.Errorf("not an ONNX model: %w", err)
-	}
-	if err := needOpset(&model, 13); err != nil {
+	model, err := maskableModel(onnxModel)
+	if err != nil {
 		return nil, 0, err
 	}
 	graph := model.GetGraph()
@@ -214,7 +211,7 @@ func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	out, err := proto.Marshal(&model)
+	out, err := proto.Marshal(model)
 	if err != nil {
 		return nil, 0, fmt.Errorf("re-encoding graph with padding masks: %w", err)
 	}
@@ -224,11 +221,8 @@ func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
 // maskDecoderGraph adds padding masks to a split voice's decoder graph, which gets a second input, "frame_mask"
 // [B, 1, frames], that the caller fills for each window.
 func maskDecoderGraph(decoder []byte) ([]byte, int, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(decoder, &model); err != nil {
-		return nil, 0, fmt.Errorf("not an ONNX model: %w", err)
-	}
-	if err := needOpset(&model, 13); err != nil {
+	model, err := maskableModel(decoder)
+	if err != nil {
 		return nil, 0, err
 	}
 	graph := model.GetGraph()
@@ -237,20 +231,25 @@ func maskDecoderGraph(decoder []byte) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	graph.Input = append(graph.Input, floatTensor(inputFrameMask))
-	out, err := proto.Marshal(&model)
+	out, err := proto.Marshal(model)
 	if err != nil {
 		return nil, 0, fmt.Errorf("re-encoding decoder with padding masks: %w", err)
 	}
 	return out, masked, nil
 }
 
-func needOpset(model *onnx.ModelProto, least int64) error {
+// maskableModel decodes a graph for the mask edits, which need opset 13 or later (Unsqueeze with an axes input).
+func maskableModel(data []byte) (*onnx.ModelProto, error) {
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(data, &model); err != nil {
+		return nil, fmt.Errorf("not an ONNX model: %w", err)
+	}
 	for _, o := range model.GetOpsetImport() {
-		if (o.GetDomain() == "" || o.GetDomain() == "ai.onnx") && o.GetVersion() < least {
-			return fmt.Errorf("opset %d is older than %d", o.GetVersion(), least)
+		if (o.GetDomain() == "" || o.GetDomain() == "ai.onnx") && o.GetVersion() < 13 {
+			return nil, fmt.Errorf("opset %d is older than 13", o.GetVersion())
 		}
 	}
-	return nil
+	return &model, nil
 }
 
 // Probe sizes for decoderMasksItself: a short sentence, with more padding on each side than any decoder's reach.
