@@ -216,7 +216,36 @@ func cleanText(text string) string {
 	if strings.HasSuffix(text, "..") && !strings.HasSuffix(text, "...") {
 		text += " "
 	}
-	return text
+	return breakLongWords(text)
+}
+
+// maxWordBytes: libespeak-ng 1.51 smashes its stack on a word of about 200 bytes or more ("rrr...", "abab...";
+// found by FuzzPhonemize), in Piper too, killing the process. No word of a real language comes near 100 bytes, so
+// breakLongWords cuts longer runs of non-space characters into pieces of at most this many bytes.
+const maxWordBytes = 100
+
+// breakLongWords puts a space into every run of more than maxWordBytes non-space bytes, at a rune boundary.
+func breakLongWords(text string) string {
+	if len(text) <= maxWordBytes {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/maxWordBytes)
+	run := 0 // bytes of the current word so far
+	for _, r := range text {
+		n := utf8.RuneLen(r)
+		switch {
+		case isSpace(r):
+			run = 0
+		case run+n > maxWordBytes:
+			b.WriteByte(' ')
+			run = n
+		default:
+			run += n
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // isUnsafeRune reports the characters cleanText replaces by a space: NUL ends the C string early;

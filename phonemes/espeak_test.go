@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 // newTestEspeak initialises libespeak-ng with its default data, failing the test if it cannot.
@@ -201,5 +202,30 @@ func TestPhonemizeToIDs(t *testing.T) {
 		if len(missing) != 0 || !reflect.DeepEqual(ids, want[i]) {
 			t.Errorf("IDs(%q) = %v, missing %q\nwant %v", sentence, ids, missing, want[i])
 		}
+	}
+}
+
+// TestLongWords: libespeak-ng 1.51 smashes its stack on a word of ~200 bytes (the process dies; found by
+// FuzzPhonemize), so words longer than maxWordBytes are broken before it sees them; ordinary words are untouched.
+func TestLongWords(t *testing.T) {
+	e := newTestEspeak(t)
+	for _, text := range []string{"a." + strings.Repeat("ab", 100), strings.Repeat("r", 1000), strings.Repeat("é", 150) + " x"} {
+		sentences, err := e.Phonemize(text, "en-us")
+		if err != nil || len(sentences) == 0 {
+			t.Errorf("Phonemize(%d bytes): %q, %v", len(text), sentences, err)
+		}
+	}
+	word := strings.Repeat("é", 120) // 240 bytes of two-byte runes
+	got := breakLongWords("x " + word + " y")
+	for _, piece := range strings.Fields(got) {
+		if len(piece) > maxWordBytes || !utf8.ValidString(piece) {
+			t.Errorf("piece of %d bytes (valid UTF-8: %v) in %q", len(piece), utf8.ValidString(piece), got)
+		}
+	}
+	if strings.ReplaceAll(got, " ", "") != "x"+word+"y" {
+		t.Errorf("breaking lost or added characters: %q", got)
+	}
+	if text := "Supercalifragilisticexpialidocious, said Mary Poppins."; breakLongWords(text+strings.Repeat(" ", 80)) != text+strings.Repeat(" ", 80) {
+		t.Errorf("a text of ordinary words changed")
 	}
 }
