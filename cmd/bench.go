@@ -120,9 +120,9 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	return report.WriteTable(streams.Out)
 }
 
-// sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite, no padding
-// masks: one sentence has no padding), one
-// session using every core (what ONNX Runtime does by default), one sentence at a time, batch 1, whole sentences.
+// sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite; one
+// sentence at a time has no padding, so no padding masks either), one session using every core (what ONNX Runtime
+// does by default), one sentence at a time, batch 1, whole sentences.
 func sequentialEngine(o *gpu.Options) {
 	threads := o.Threads
 	if threads <= 0 {
@@ -130,7 +130,7 @@ func sequentialEngine(o *gpu.Options) {
 	}
 	o.Threads, o.ThreadsPerSession = threads, threads
 	o.MaxBatch, o.InFlight = 1, 1
-	o.Upsampling, o.DecoderWindow, o.NoPaddingMasks = gpu.UpsamplingConvTranspose, -1, true
+	o.Upsampling, o.DecoderWindow = gpu.UpsamplingConvTranspose, -1
 }
 
 // benchOnce runs one measured load on a fresh runtime (so the baseline and the engine don't share sessions).

@@ -36,51 +36,35 @@ const (
 // such layer keeps its length exactly (T x rate at each rate), which the masks rely on, and leaves the graph
 // untouched with an error otherwise. The graph's opset must be 13 or later (Unsqueeze with an axes input).
 func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked int, err error) {
-	rates := map[string]int{latent: 1}        // tensor -> samples per latent frame
 	convolutions := map[*onnx.NodeProto]int{} // -> the rate of its input
-	for _, node := range graph.GetNode() {
-		rate := 0
-		for _, in := range node.GetInput() {
-			rate = max(rate, rates[in])
+	err = walkDecoder(graph, latent, func(node *onnx.NodeProto, rate int) error {
+		op := node.GetOpType()
+		if op != "Conv" && op != "ConvTranspose" {
+			return nil
 		}
-		if rate == 0 {
-			continue
+		k, stride, dilation, padLeft, _ := convGeometry(node) // walkDecoder checked it
+		padRight := padLeft
+		for _, a := range node.GetAttribute() {
+			if a.GetName() == "pads" {
+				padRight = int(a.GetInts()[1])
+			}
 		}
-		out := rate
-		switch node.GetOpType() {
-		case "Conv", "ConvTranspose":
-			if rates[node.GetInput()[0]] != rate {
-				return 0, fmt.Errorf("%s %q: its weights depend on the latent", node.GetOpType(), node.GetName())
+		if op == "Conv" {
+			// Output length T + pads - (k-1)*dilation.
+			if stride != 1 || padLeft+padRight != (k-1)*dilation {
+				return fmt.Errorf("Conv %q changes the length (kernel %d, stride %d, dilation %d, pads %d+%d)",
+					node.GetName(), k, stride, dilation, padLeft, padRight)
 			}
-			k, stride, dilation, padLeft, err := convGeometry(node)
-			if err != nil {
-				return 0, err
-			}
-			padRight := padLeft
-			for _, a := range node.GetAttribute() {
-				if a.GetName() == "pads" {
-					padRight = int(a.GetInts()[1])
-				}
-			}
-			if node.GetOpType() == "Conv" {
-				// Output length T + pads - (k-1)*dilation.
-				if stride != 1 || padLeft+padRight != (k-1)*dilation {
-					return 0, fmt.Errorf("Conv %q changes the length (kernel %d, stride %d, dilation %d, pads %d+%d)",
-						node.GetName(), k, stride, dilation, padLeft, padRight)
-				}
-			} else {
-				// Output length (T-1)*stride + k - pads: T*stride when pads = k - stride.
-				if dilation != 1 || padLeft+padRight != k-stride || hasOutputPadding(node) {
-					return 0, fmt.Errorf("ConvTranspose %q does not upsample to exactly %d times the length (kernel %d, pads %d+%d)",
-						node.GetName(), stride, k, padLeft, padRight)
-				}
-				out = rate * stride
-			}
-			convolutions[node] = rate
+		} else if dilation != 1 || padLeft+padRight != k-stride || hasOutputPadding(node) {
+			// Output length (T-1)*stride + k - pads: T*stride when pads = k - stride.
+			return fmt.Errorf("ConvTranspose %q does not upsample to exactly %d times the length (kernel %d, pads %d+%d)",
+				node.GetName(), stride, k, padLeft, padRight)
 		}
-		for _, name := range node.GetOutput() {
-			rates[name] = out
-		}
+		convolutions[node] = rate
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	if len(convolutions) == 0 {
 		return 0, fmt.Errorf("no convolution reads the latent %q", latent)

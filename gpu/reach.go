@@ -21,69 +21,88 @@ func decoderReach(onnxModel []byte) (int, error) {
 	if err := proto.Unmarshal(onnxModel, &model); err != nil {
 		return 0, fmt.Errorf("not an ONNX model: %w", err)
 	}
-	type extent struct {
-		rate  int     // samples per latent frame
-		reach float64 // latent frames, one side
-	}
-	tracked := map[string]extent{}
+	latent := ""
 	for _, node := range model.GetGraph().GetNode() {
 		if node.GetName() == decoderEntry && len(node.GetInput()) > 0 {
-			tracked[node.GetInput()[0]] = extent{rate: 1}
+			latent = node.GetInput()[0]
 		}
 	}
-	if len(tracked) == 0 {
-		return 0, fmt.Errorf("no decoder node %q", decoderEntry)
+	if latent == "" {
+		return 0, errNoDecoder
 	}
-	for _, node := range model.GetGraph().GetNode() {
-		var in extent
-		found := false
+	reach := map[string]float64{latent: 0} // latent frames, one side
+	err := walkDecoder(model.GetGraph(), latent, func(node *onnx.NodeProto, rate int) error {
+		var in float64
 		for _, name := range node.GetInput() {
-			if e, ok := tracked[name]; ok {
-				in = extent{rate: max(in.rate, e.rate), reach: max(in.reach, e.reach)}
-				found = true
-			}
+			in = max(in, reach[name])
 		}
-		if !found {
-			continue
-		}
-		out := in
 		switch node.GetOpType() {
-		case "Conv", "ConvTranspose":
-			if x, ok := tracked[node.GetInput()[0]]; !ok || x.rate != in.rate {
-				// The weights or bias come from the latent: not a decoder this reads.
-				return 0, fmt.Errorf("%s %q: its weights depend on the latent", node.GetOpType(), node.GetName())
+		case "Conv":
+			k, stride, dilation, padLeft, _ := convGeometry(node)
+			if stride != 1 {
+				return fmt.Errorf("Conv %q has stride %d", node.GetName(), stride)
 			}
-			k, stride, dilation, padLeft, err := convGeometry(node)
-			if err != nil {
-				return 0, err
+			// Output sample n reads inputs n - padLeft .. n - padLeft + (k-1)*dilation.
+			in += float64(max(padLeft, (k-1)*dilation-padLeft)) / float64(rate)
+		case "ConvTranspose":
+			k, stride, dilation, padLeft, _ := convGeometry(node)
+			if dilation != 1 {
+				return fmt.Errorf("ConvTranspose %q has dilation %d", node.GetName(), dilation)
 			}
-			if node.GetOpType() == "Conv" {
-				if stride != 1 {
-					return 0, fmt.Errorf("Conv %q has stride %d", node.GetName(), stride)
-				}
-				// Output sample n reads inputs n - padLeft .. n - padLeft + (k-1)*dilation.
-				span := max(padLeft, (k-1)*dilation-padLeft)
-				out.reach += float64(span) / float64(in.rate)
-			} else {
-				if dilation != 1 {
-					return 0, fmt.Errorf("ConvTranspose %q has dilation %d", node.GetName(), dilation)
-				}
-				// Output sample n reads inputs t with t*stride + j - padLeft = n, j < k: t within
-				// (k-1-padLeft)/stride below n/stride and padLeft/stride above, plus one for rounding.
-				span := float64(max(k-1-padLeft, padLeft))/float64(stride) + 1
-				out.reach += span / float64(in.rate)
-				out.rate = in.rate * stride
-			}
+			// Output sample n reads inputs t with t*stride + j - padLeft = n, j < k: t within
+			// (k-1-padLeft)/stride below n/stride and padLeft/stride above, plus one for rounding.
+			in += (float64(max(k-1-padLeft, padLeft))/float64(stride) + 1) / float64(rate)
 		}
 		for _, name := range node.GetOutput() {
-			tracked[name] = out
+			reach[name] = in
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
-	final, ok := tracked[outputAudio]
+	final, ok := reach[outputAudio]
 	if !ok {
 		return 0, fmt.Errorf("the output %q does not depend on the decoder's latent", outputAudio)
 	}
-	return int(math.Ceil(final.reach - 1e-9)), nil
+	return int(math.Ceil(final - 1e-9)), nil
+}
+
+// walkDecoder calls visit, in graph order, for every node that reads a tensor computed from latent, with rate: the
+// samples per latent frame of its data (the largest among its inputs; the latent's is 1). A ConvTranspose's output
+// has its stride times the rate; every other node's keeps it. A convolution whose weights come from the latent, or
+// whose geometry is not a 1-D layer's, is an error, as is any error visit returns.
+func walkDecoder(graph *onnx.GraphProto, latent string, visit func(node *onnx.NodeProto, rate int) error) error {
+	rates := map[string]int{latent: 1}
+	for _, node := range graph.GetNode() {
+		rate := 0
+		for _, in := range node.GetInput() {
+			rate = max(rate, rates[in])
+		}
+		if rate == 0 {
+			continue
+		}
+		out := rate
+		if op := node.GetOpType(); op == "Conv" || op == "ConvTranspose" {
+			if rates[node.GetInput()[0]] != rate {
+				return fmt.Errorf("%s %q: its weights depend on the latent", op, node.GetName())
+			}
+			_, stride, _, _, err := convGeometry(node)
+			if err != nil {
+				return err
+			}
+			if op == "ConvTranspose" {
+				out = rate * stride
+			}
+		}
+		if err := visit(node, rate); err != nil {
+			return err
+		}
+		for _, name := range node.GetOutput() {
+			rates[name] = out
+		}
+	}
+	return nil
 }
 
 // convGeometry reads a 1-D Conv or ConvTranspose node's kernel size, stride, dilation and left padding.
