@@ -13,8 +13,18 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	m := batch[0].model
 	started := e.now()
 	in := packBatch(batch, m.io.hasSpeaker)
-	out, err := m.split.acoustic[worker%len(m.split.acoustic)].runGraph(acousticInputs(in, m.split.voice.io))
-	e.stats.record(stageAcoustic, batch, started, e.now())
+	inputs := acousticInputs(in, m.split.voice.io)
+	var out []tensor
+	var err error
+	if m.split.text != nil {
+		inputs, err = m.split.runText(worker, inputs)
+		e.stats.record(stageText, batch, started, e.now())
+	}
+	if err == nil {
+		acousticStart := e.now()
+		out, err = m.split.acoustic[worker%len(m.split.acoustic)].runGraph(inputs)
+		e.stats.record(stageAcoustic, batch, acousticStart, e.now())
+	}
 	if err == nil && m.split.flow != nil {
 		flowStart := e.now()
 		out, err = m.split.runFlow(worker, out)
@@ -45,6 +55,33 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 		}
 	}
 	e.work.Broadcast()
+}
+
+// runText runs the text part of a voice whose acoustic part was cut at the durations (text.go) on the voice's
+// inputs, and returns the inputs of the rest of the acoustic part: the text part's outputs, then the voice inputs
+// that the rest reads itself.
+func (s *splitModel) runText(worker int, voiceInputs []tensor) ([]tensor, error) {
+	cut := s.voice.text
+	byName := map[string]tensor{}
+	for i, name := range s.voice.io.inputNames() {
+		byName[name] = voiceInputs[i]
+	}
+	in := make([]tensor, len(cut.textInputs))
+	for i, name := range cut.textInputs {
+		in[i] = byName[name]
+	}
+	out, err := s.text[worker%len(s.text)].runGraph(in)
+	if err != nil {
+		return nil, fmt.Errorf("text part: %w", err)
+	}
+	for i, name := range cut.boundary {
+		byName[name] = out[i]
+	}
+	next := make([]tensor, len(cut.expandInput))
+	for i, name := range cut.expandInput {
+		next[i] = byName[name]
+	}
+	return next, nil
 }
 
 // flowFrameStep: the flow runs on whole batches, whose frame count changes from run to run; rounding it up to a
@@ -211,7 +248,14 @@ func (e *Engine) warmUp(m *Model) error {
 	if m.io.hasSpeaker {
 		in.speakers = []int64{0}
 	}
-	out, err := m.split.acoustic[0].runGraph(acousticInputs(in, m.split.voice.io))
+	inputs := acousticInputs(in, m.split.voice.io)
+	var err error
+	if m.split.text != nil {
+		if inputs, err = m.split.runText(0, inputs); err != nil {
+			return err
+		}
+	}
+	out, err := m.split.acoustic[0].runGraph(inputs)
 	if err != nil {
 		return fmt.Errorf("acoustic part: %w", err)
 	}

@@ -68,6 +68,11 @@ type Options struct {
 	// The acoustic part is small, sequential work with shape computations that a GPU provider runs slowly and
 	// with round trips to the host, while the CPU cores would otherwise idle ("" = DefaultAcousticDevice).
 	AcousticDevice Device
+	// TextDevice is where split voices with the acoustic part on the CPU run its token-rate part, the text encoder
+	// and duration predictor (text.go): "cpu" keeps the whole acoustic part on the CPU; the engine's GPU device
+	// cuts the acoustic part at the durations, runs the text part there on whole batches and the rest (expanding
+	// to frames) on the CPU ("" = DefaultTextDevice).
+	TextDevice Device
 	// AcousticGPUWorkers, with the acoustic part on the CPU, adds this many workers that run it on the GPU
 	// (a session each), taking batches as the CPU workers do: for a voice whose acoustic part keeps every core
 	// busy while the GPU has time to spare (0 = none).
@@ -109,6 +114,12 @@ func DefaultAcousticDevice(d Device) Device {
 		return DeviceCPU
 	}
 	return d
+}
+
+// DefaultTextDevice is where split voices run their text part (see Options.TextDevice) on device d unless told
+// otherwise.
+func DefaultTextDevice(d Device) Device {
+	return DeviceCPU
 }
 
 // DefaultUpsampling is the upsampling each device runs unless told otherwise: polyphase everywhere, measured faster
@@ -182,13 +193,14 @@ type splitModel struct {
 	voice    *splitVoice
 	window   windowing     // the engine's window size, with this voice's margin
 	acoustic []graphRunner // like Model.runners
+	text     []graphRunner // none, or like decoder: the text part, when voice.text is set
 	flow     []graphRunner // none, or like decoder
 	decoder  []graphRunner
 }
 
 func (s *splitModel) close() error {
 	var errs []error
-	for _, r := range slices.Concat(s.acoustic, s.flow, s.decoder) {
+	for _, r := range slices.Concat(s.acoustic, s.text, s.flow, s.decoder) {
 		errs = append(errs, r.close())
 	}
 	return errors.Join(errs...)
@@ -219,6 +231,7 @@ type Engine struct {
 	upsampling        Upsampling
 	acousticOnCPU     bool // split voices run their acoustic part on CPU sessions, one per worker
 	acousticCPU       int  // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
+	textOnGPU         bool // with acousticOnCPU: split voices' text part runs on the GPU (text.go)
 	paddingMasks      bool // Load masks decoders' padding (mask.go)
 	logf              func(format string, args ...any)
 	stats             stageStats
@@ -295,6 +308,9 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	if opts.AcousticDevice != "" && opts.AcousticDevice != DeviceCPU && opts.AcousticDevice != opts.Device {
 		return nil, fmt.Errorf("gpu: acoustic device %q: it runs on the engine's device or on cpu", opts.AcousticDevice)
 	}
+	if opts.TextDevice != "" && opts.TextDevice != DeviceCPU && opts.TextDevice != opts.Device {
+		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device or on cpu", opts.TextDevice)
+	}
 	switch opts.Upsampling {
 	case UpsamplingDefault, UpsamplingConvTranspose, UpsamplingPolyphase:
 	default:
@@ -340,6 +356,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 			e.workers = max(e.workers, threads)
 			e.acousticCPU = e.workers
 			e.workers += opts.AcousticGPUWorkers
+			e.textOnGPU = cmp.Or(opts.TextDevice, DefaultTextDevice(device)) != DeviceCPU
 		}
 	}
 	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
@@ -503,6 +520,13 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	if voice.decoder, err = e.rewriteUpsampling(name, voice.decoder); err != nil {
 		return nil, err
 	}
+	if e.textOnGPU {
+		if cut, err := cutText(voice.acoustic); err == nil {
+			voice.text, voice.acoustic = cut, cut.expand
+		} else {
+			e.logf("gpu: voice %q runs its text encoder on the CPU: its acoustic part cannot be cut at the durations: %v", name, err)
+		}
+	}
 	s := &splitModel{voice: voice}
 	decoderInputs := voice.decoderInputNames()
 	acousticSessions, acousticDevice, acousticThreads := e.sessionsPerModel, e.device, e.threadsPerSession
@@ -514,12 +538,22 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		if e.acousticOnCPU && i >= e.acousticCPU { // AcousticGPUWorkers
 			device, threads = e.device, e.threadsPerSession
 		}
-		a, err := e.backend.newGraphRunner(voice.acoustic, voice.io.inputNames(), voice.acousticOutputs(), device, threads)
+		a, err := e.backend.newGraphRunner(voice.acoustic, voice.acousticInputNames(), voice.acousticOutputs(), device, threads)
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("acoustic session on %s: %w", device, err)
 		}
 		s.acoustic = append(s.acoustic, a)
+	}
+	if voice.text != nil {
+		for range e.sessionsPerModel {
+			t, err := e.backend.newGraphRunner(voice.text.text, voice.text.textInputs, voice.text.boundary, e.device, e.threadsPerSession)
+			if err != nil {
+				s.close()
+				return nil, fmt.Errorf("text part session: %w", err)
+			}
+			s.text = append(s.text, t)
+		}
 	}
 	if voice.flow != nil {
 		for range e.sessionsPerModel {

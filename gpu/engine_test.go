@@ -510,6 +510,14 @@ func TestWorkerLayout(t *testing.T) {
 	if _, err := newEngine(Options{MaxBatch: -1}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "MaxBatch is -1") {
 		t.Errorf("negative MaxBatch: err %v", err)
 	}
+	for _, opts := range []Options{
+		{Device: DeviceCPU, AcousticDevice: DeviceWebGPU},
+		{Device: DeviceWebGPU, TextDevice: DeviceCUDA},
+	} {
+		if _, err := newEngine(opts, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "it runs on the engine's device or on cpu") {
+			t.Errorf("%+v: err %v, want a part placed on a device the engine does not use refused", opts, err)
+		}
+	}
 }
 
 func TestLoadInspectsTheGraph(t *testing.T) {

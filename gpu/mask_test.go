@@ -187,7 +187,7 @@ func TestDecoderMasksItself(t *testing.T) {
 // on the speaker. Sentences of different speakers batched together, or decoded in shared windows after a flow run
 // on the GPU, must each come back as that speaker's batch-1 audio.
 func TestMultiSpeakerPiperVoice(t *testing.T) {
-	const path = "../testdata/piper-shaped-voice/tiny-vits-3speakers.onnx"
+	const path = piperShaped3VoicePath
 	needORT(t)
 	cfg := ModelConfig{SampleRate: 22050, NumSpeakers: 3}
 	load := func(e *Engine, err error) (*Engine, *Model) {

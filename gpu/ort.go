@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -202,6 +203,16 @@ func runSession(session *ort.DynamicAdvancedSession, serial *sync.Mutex, inputs,
 	return session.Run(inputs, outputs)
 }
 
+// destroyOutputs frees the values a Run created. A failed Run can leave a typed nil in the slice (onnxruntime_go
+// stores what it failed to create, such as a tensor of rank 0), which must be skipped, not destroyed.
+func destroyOutputs(outputs []ort.Value) {
+	for _, v := range outputs {
+		if v != nil && !reflect.ValueOf(v).IsNil() {
+			v.Destroy()
+		}
+	}
+}
+
 // ortRunner runs one ORT session. ORT allows concurrent Run calls on a session, and run keeps all its tensors
 // local, so it is safe from several goroutines.
 type ortRunner struct {
@@ -242,13 +253,7 @@ func (r *ortRunner) run(in batchInput) (batchOutput, error) {
 		return batchOutput{}, err
 	}
 	outputs := make([]ort.Value, len(r.io.outputNames()))
-	defer func() {
-		for _, v := range outputs {
-			if v != nil {
-				v.Destroy()
-			}
-		}
-	}()
+	defer destroyOutputs(outputs)
 	if err := runSession(r.session, r.serial, inputs, outputs); err != nil {
 		return batchOutput{}, fmt.Errorf("running batch of %d x %d phonemes: %w", b, l, err)
 	}
@@ -319,23 +324,20 @@ func (r *ortGraphRunner) runGraph(inputs []tensor) ([]tensor, error) {
 		values = append(values, v)
 	}
 	outputs := make([]ort.Value, r.outputs)
-	defer func() {
-		for _, v := range outputs {
-			if v != nil {
-				v.Destroy()
-			}
-		}
-	}()
+	defer destroyOutputs(outputs)
 	if err := runSession(r.session, r.serial, values, outputs); err != nil {
 		return nil, fmt.Errorf("running graph: %w", err)
 	}
 	out := make([]tensor, len(outputs))
 	for i, v := range outputs {
-		t, ok := v.(*ort.Tensor[float32])
-		if !ok {
-			return nil, fmt.Errorf("output %d is %T, want a float32 tensor", i, v)
+		switch t := v.(type) {
+		case *ort.Tensor[float32]:
+			out[i] = tensor{shape: slices.Clone([]int64(t.GetShape())), f32: slices.Clone(t.GetData())}
+		case *ort.Tensor[int64]:
+			out[i] = tensor{shape: slices.Clone([]int64(t.GetShape())), i64: slices.Clone(t.GetData())}
+		default:
+			return nil, fmt.Errorf("output %d is %T, want a float32 or int64 tensor", i, v)
 		}
-		out[i] = tensor{shape: slices.Clone([]int64(t.GetShape())), f32: slices.Clone(t.GetData())}
 	}
 	return out, nil
 }

@@ -16,8 +16,10 @@ const (
 	tinyVoicePath = "../testdata/tiny-voice/tiny.onnx"
 	// A random voice with a Piper VITS graph (unmasked decoder, flow, relative attention): voices/train/piper_shape.py.
 	piperShapedVoicePath = "../testdata/piper-shaped-voice/tiny-vits.onnx"
-	testVoicePath        = "../../shared/data/piper-test-voice/test_voice.onnx" // the team's shared folder, beside the checkout
-	tinyHop              = 256
+	// The same with 3 speakers: "sid" conditions its duration predictor, flow and decoder.
+	piperShaped3VoicePath = "../testdata/piper-shaped-voice/tiny-vits-3speakers.onnx"
+	testVoicePath         = "../../shared/data/piper-test-voice/test_voice.onnx" // the team's shared folder, beside the checkout
+	tinyHop               = 256
 )
 
 // deterministic scales: with no noise a sentence's audio depends only on its phonemes.

@@ -33,6 +33,9 @@ type splitVoice struct {
 	// runs on whole sentences, like the acoustic part, but at the frame rate: the part worth a GPU.
 	flow       []byte
 	flowInputs []string
+	// text, when the acoustic graph was cut at the durations too (text.go): acoustic is then the expansion, whose
+	// inputs are text.expandInput.
+	text *textCut
 	// decoderSpeaker: the decoder graph also reads "sid" (Piper's multi-speaker VITS conditions its decoder).
 	decoderSpeaker bool
 	// decoderMasked: the decoder graph also reads "frame_mask" [B,1,frames] (see mask.go).
@@ -45,6 +48,14 @@ func (sv *splitVoice) acousticOutputs() []string {
 		return append(slices.Clone(sv.flowInputs), outputFrames)
 	}
 	return []string{outputLatent, outputFrames}
+}
+
+// acousticInputNames are the acoustic graph's inputs: the voice's, or the expansion's after a text cut.
+func (sv *splitVoice) acousticInputNames() []string {
+	if sv.text != nil {
+		return sv.text.expandInput
+	}
+	return sv.io.inputNames()
 }
 
 // decoderInputNames are the decoder graph's inputs, in the order decoderInputs gives their tensors.
@@ -190,6 +201,12 @@ func flowInputs(graph *onnx.GraphProto) []string {
 // inputs and initializers that the kept nodes do not read are dropped, so that ONNX Runtime asks only for what the
 // part needs.
 func subgraph(model *onnx.ModelProto, outputs map[string]string, sources map[string]string) ([]byte, error) {
+	return subgraphTyped(model, outputs, sources, nil)
+}
+
+// subgraphTyped is subgraph with the element types of new inputs and outputs taken from types (by their names in
+// model); a name types lacks is float.
+func subgraphTyped(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32) ([]byte, error) {
 	graph := model.GetGraph()
 	producer := map[string]int{}
 	for i, node := range graph.GetNode() {
@@ -243,7 +260,7 @@ func subgraph(model *onnx.ModelProto, outputs map[string]string, sources map[str
 	}
 	slices.SortFunc(sourceNames, func(a, b string) int { return strings.Compare(sources[a], sources[b]) })
 	for _, name := range sourceNames {
-		cut.Input = append(cut.Input, floatTensor(sources[name]))
+		cut.Input = append(cut.Input, typedTensor(sources[name], types[name]))
 	}
 	for _, in := range graph.GetInput() {
 		if needed[in.GetName()] {
@@ -271,13 +288,21 @@ func subgraph(model *onnx.ModelProto, outputs map[string]string, sources map[str
 			cut.Node = append(cut.Node, &onnx.NodeProto{Name: "ttsgen_" + newName, OpType: "Identity",
 				Input: []string{name}, Output: []string{newName}})
 		}
-		cut.Output = append(cut.Output, floatTensor(newName))
+		cut.Output = append(cut.Output, typedTensor(newName, types[name]))
 	}
 	return proto.Marshal(&onnx.ModelProto{IrVersion: model.GetIrVersion(), OpsetImport: model.GetOpsetImport(),
 		ProducerName: "ttsgen", Graph: cut})
 }
 
 func floatTensor(name string) *onnx.ValueInfoProto {
+	return typedTensor(name, int32(onnx.TensorProto_FLOAT))
+}
+
+// typedTensor declares a tensor of the given element type (0: float).
+func typedTensor(name string, elemType int32) *onnx.ValueInfoProto {
+	if elemType == 0 {
+		elemType = int32(onnx.TensorProto_FLOAT)
+	}
 	return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
-		TensorType: &onnx.TypeProto_Tensor{ElemType: int32(onnx.TensorProto_FLOAT)}}}}
+		TensorType: &onnx.TypeProto_Tensor{ElemType: elemType}}}}
 }

@@ -240,26 +240,31 @@ func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, 
 // voice's flow runs apart, on the GPU.
 func TestAcousticOnCPU(t *testing.T) {
 	const piperAcoustic = "flow_in0+flow_in1+w_ceil"
+	const piperText = "text:/Ceil_output_0+text:/Gather_output_0+text:/enc_p/Split_output_0+text:/enc_p/Split_output_1"
 	for _, tt := range []struct {
 		name, path string
 		gpuWorkers int
+		text       Device
 		sessions   string
 	}{
 		// First the CPU decoder that probes whether the voice masks its own padding (mask.go), then the engine's.
-		{"tiny", tinyVoicePath, 0, "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
-		{"piper-shaped", piperShapedVoicePath, 0, "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "latent@webgpu/3 output@webgpu/3]"},
-		{"piper-shaped, a GPU acoustic worker too", piperShapedVoicePath, 1,
+		{"tiny", tinyVoicePath, 0, "", "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
+		{"piper-shaped", piperShapedVoicePath, 0, "", "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "latent@webgpu/3 output@webgpu/3]"},
+		{"piper-shaped, a GPU acoustic worker too", piperShapedVoicePath, 1, "",
 			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperAcoustic + "@webgpu/3 latent@webgpu/3 output@webgpu/3]"},
+		// The text encoder and duration predictor on the GPU, the expansion to frames on the CPU (text.go).
+		{"piper-shaped, text part on the GPU", piperShapedVoicePath, 0, DeviceWebGPU,
+			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperText + "@webgpu/3 latent@webgpu/3 output@webgpu/3]"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { testAcousticOnCPU(t, tt.path, tt.gpuWorkers, tt.sessions) })
+		t.Run(tt.name, func(t *testing.T) { testAcousticOnCPU(t, tt.path, tt.gpuWorkers, tt.text, tt.sessions) })
 	}
 }
 
-func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, sessions string) {
+func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, sessions string) {
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 	b := &deviceRecorder{}
 	e, err := newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3, DecoderWindow: 16, DecoderBatch: 4,
-		AcousticGPUWorkers: gpuWorkers}, b)
+		AcousticGPUWorkers: gpuWorkers, TextDevice: text}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,6 +303,13 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, sessions strin
 		if d := maxAbsDiff(res.Audio, audio[i]); d > 1e-4 {
 			t.Errorf("sentence %d differs from whole-sentence audio by %g", i, d)
 		}
+	}
+	stages := map[string]int{}
+	for _, st := range e.Stats() {
+		stages[st.Stage] = st.Items
+	}
+	if want := map[bool]int{true: len(sentences)}[text != ""]; stages[stageText] != want || stages[stageAcoustic] != len(sentences) {
+		t.Errorf("stages %v: want %d sentences through the text part and %d through the acoustic part", stages, want, len(sentences))
 	}
 }
 

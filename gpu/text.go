@@ -1,0 +1,287 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
+)
+
+// The acoustic part of a VITS voice does two kinds of work. At the token rate, fixed by the phoneme ids alone:
+// the text encoder (a transformer, in Piper's voices) and the duration predictor. At the frame rate, shaped by
+// the predicted durations: expanding the text encoder's statistics to frames and drawing the latent. The first is
+// most of the arithmetic (a Piper medium voice's encoder is ~1.3 G multiply-adds for a 6-second sentence, ~60x
+// real time per CPU core) and has shapes a GPU provider knows before it starts; the second is cheap but its
+// shapes come from the durations, which a GPU provider would have to read back mid-run. So, with the acoustic
+// part on the CPU, the engine can cut it once more, at the durations (cutText): the text part runs on the GPU,
+// and the expansion, on the CPU, reads what the text part gives it.
+
+// textCut is a split voice's acoustic graph cut at the durations.
+type textCut struct {
+	text        []byte   // the token-rate part: the voice's inputs (those it reads, textInputs) -> boundary
+	textInputs  []string // graph inputs the text part reads, in the voice's order
+	boundary    []string // tensors the text part hands the expansion, in order
+	expand      []byte   // the frame-rate part: expandInputs -> the acoustic graph's outputs
+	expandInput []string // boundary, then the voice's inputs that the expansion reads itself
+}
+
+// cutText cuts an acoustic graph (see splitGraph) at the output of its duration Ceil node: the expansion is every
+// node that depends on the rounded durations, and the text part everything else the outputs need. The tensors
+// the expansion reads from the text part (the encoder's statistics, the masks, the durations, the scales as
+// gathered) become the text part's outputs. Such a tensor must be float32 or int64, the types a run hands
+// back; any other (a boolean mask, say) is recomputed in the expansion from what it was made of, as is a tensor
+// computed from constants alone.
+func cutText(acoustic []byte) (*textCut, error) {
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(acoustic, &model); err != nil {
+		return nil, fmt.Errorf("not an ONNX model: %w", err)
+	}
+	graph := model.GetGraph()
+	ceil := durationCeil(graph)
+	if ceil == "" {
+		return nil, errors.New("no duration Ceil node")
+	}
+	types := tensorTypes(graph)
+	constant := map[string]bool{}
+	for _, init := range graph.GetInitializer() {
+		constant[init.GetName()] = true
+	}
+	inputs := graph.InputNames()
+	producer := map[string]*onnx.NodeProto{}
+	for _, node := range graph.GetNode() {
+		for _, out := range node.GetOutput() {
+			producer[out] = node
+		}
+	}
+
+	// The expansion: the nodes downstream of the durations (the graph is topologically sorted), then what must be
+	// recomputed there.
+	expand := map[*onnx.NodeProto]bool{}
+	derived := map[string]bool{ceil: true}
+	for _, node := range graph.GetNode() {
+		for _, in := range node.GetInput() {
+			if derived[in] {
+				expand[node] = true
+			}
+		}
+		if expand[node] {
+			for _, out := range node.GetOutput() {
+				derived[out] = true
+			}
+		}
+	}
+	if len(expand) == 0 {
+		return nil, errors.New("nothing reads the durations")
+	}
+	var boundary []string
+	for {
+		boundary = boundary[:0]
+		var pull *onnx.NodeProto
+		for _, node := range graph.GetNode() {
+			if !expand[node] {
+				continue
+			}
+			for _, in := range node.GetInput() {
+				p := producer[in]
+				if in == "" || constant[in] || slices.Contains(inputs, in) || expand[p] || slices.Contains(boundary, in) {
+					continue
+				}
+				if p == nil {
+					return nil, fmt.Errorf("node %q reads %q, which nothing produces", node.GetName(), in)
+				}
+				t := types[in]
+				if fromConstants(p, constant) || (t != int32(onnx.TensorProto_FLOAT) && t != int32(onnx.TensorProto_INT64)) {
+					pull = p
+					break
+				}
+				boundary = append(boundary, in)
+			}
+			if pull != nil {
+				break
+			}
+		}
+		if pull == nil {
+			break
+		}
+		expand[pull] = true
+	}
+
+	// A boundary tensor crosses with a leading axis of 1 added: some are scalars (a scale gathered from "scales"),
+	// and onnxruntime_go cannot hand back a tensor of rank 0.
+	slices.Sort(boundary) // subgraph orders the expansion's inputs so
+	cut := &textCut{}
+	textOutputs := map[string]string{}
+	sources := map[string]string{}
+	for _, name := range boundary {
+		textOutputs[name], sources[name] = name, name
+		cut.boundary = append(cut.boundary, textBoundaryPrefix+name)
+	}
+	var err error
+	if cut.text, err = subgraphTyped(&model, textOutputs, nil, types); err != nil {
+		return nil, fmt.Errorf("cutting the text part: %w", err)
+	}
+	if cut.text, err = addLeadingAxis(cut.text, sources); err != nil {
+		return nil, fmt.Errorf("cutting the text part: %w", err)
+	}
+	outputs := map[string]string{}
+	for _, name := range graph.OutputNames() {
+		outputs[name] = name
+	}
+	if cut.expand, err = subgraphTyped(&model, outputs, sources, types); err != nil {
+		return nil, fmt.Errorf("cutting the expansion: %w", err)
+	}
+	if cut.expand, err = addLeadingAxis(cut.expand, sources); err != nil {
+		return nil, fmt.Errorf("cutting the expansion: %w", err)
+	}
+	// subgraph orders its inputs: the sources by name, then the graph inputs it reads; the runs follow that.
+	for _, part := range []struct {
+		graph []byte
+		names *[]string
+	}{{cut.text, &cut.textInputs}, {cut.expand, &cut.expandInput}} {
+		var m onnx.ModelProto
+		if err := proto.Unmarshal(part.graph, &m); err != nil {
+			return nil, err
+		}
+		*part.names = m.GetGraph().InputNames()
+	}
+	if !slices.Equal(cut.expandInput[:len(cut.boundary)], cut.boundary) {
+		return nil, fmt.Errorf("expansion inputs %v do not start with the boundary %v", cut.expandInput, cut.boundary)
+	}
+	return cut, nil
+}
+
+// textBoundaryPrefix names a boundary tensor as it crosses from the text part to the expansion.
+const textBoundaryPrefix = "text:"
+
+// addLeadingAxis edits a part cut by cutText where the tensors named in crossing cross the cut. In the text part
+// each such output X becomes "text:X", X with a leading axis of 1 (Unsqueeze); in the expansion each such input X
+// becomes "text:X", with a Squeeze giving X back.
+func addLeadingAxis(part []byte, crossing map[string]string) ([]byte, error) {
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(part, &model); err != nil {
+		return nil, err
+	}
+	graph := model.GetGraph()
+	// Opset 13 moved Unsqueeze's and Squeeze's axes from an attribute to an input.
+	axesInput := false
+	for _, op := range model.GetOpsetImport() {
+		if (op.GetDomain() == "" || op.GetDomain() == "ai.onnx") && op.GetVersion() >= 13 {
+			axesInput = true
+		}
+	}
+	const axes = "ttsgen_text_axis0"
+	node := func(op, in, out string) *onnx.NodeProto {
+		n := &onnx.NodeProto{Name: "ttsgen_" + op + "_" + out, OpType: op, Input: []string{in}, Output: []string{out}}
+		if axesInput {
+			n.Input = append(n.Input, axes)
+		} else {
+			n.Attribute = []*onnx.AttributeProto{{Name: "axes", Type: onnx.AttributeProto_INTS, Ints: []int64{0}}}
+		}
+		return n
+	}
+	if axesInput {
+		graph.Initializer = append(graph.Initializer, &onnx.TensorProto{Name: axes, Dims: []int64{1},
+			DataType: int32(onnx.TensorProto_INT64), Int64Data: []int64{0}})
+	}
+	for _, out := range graph.GetOutput() {
+		if _, ok := crossing[out.GetName()]; ok {
+			crossed := textBoundaryPrefix + out.GetName()
+			graph.Node = append(graph.Node, node("Unsqueeze", out.GetName(), crossed))
+			out.Name = crossed
+		}
+	}
+	var squeezes []*onnx.NodeProto
+	for _, in := range graph.GetInput() {
+		if _, ok := crossing[in.GetName()]; ok {
+			crossed := textBoundaryPrefix + in.GetName()
+			squeezes = append(squeezes, node("Squeeze", crossed, in.GetName()))
+			in.Name = crossed
+		}
+	}
+	graph.Node = append(squeezes, graph.Node...)
+	return proto.Marshal(&model)
+}
+
+// fromConstants says whether node computes from initializers alone (a Constant, an Identity of a shared weight):
+// the expansion recomputes such a tensor rather than have the text part hand it over.
+func fromConstants(node *onnx.NodeProto, constant map[string]bool) bool {
+	for _, in := range node.GetInput() {
+		if in != "" && !constant[in] {
+			return false
+		}
+	}
+	return true
+}
+
+// tensorTypes works out the element type of every tensor of graph that the rules below know, from its inputs,
+// initializers and nodes in order: enough for the shape and arithmetic operators of a voice's acoustic part.
+// Unknown tensors are absent (0).
+func tensorTypes(graph *onnx.GraphProto) map[string]int32 {
+	types := map[string]int32{}
+	for _, in := range slices.Concat(graph.GetInput(), graph.GetValueInfo()) {
+		if tt := in.GetType().GetTensorType(); tt != nil {
+			types[in.GetName()] = tt.GetElemType()
+		}
+	}
+	for _, init := range graph.GetInitializer() {
+		types[init.GetName()] = init.GetDataType()
+	}
+	attrType := func(node *onnx.NodeProto, name string, otherwise int32) int32 {
+		for _, a := range node.GetAttribute() {
+			if a.GetName() == name {
+				if a.GetT() != nil {
+					return a.GetT().GetDataType()
+				}
+				return int32(a.GetI())
+			}
+		}
+		return otherwise
+	}
+	first := func(node *onnx.NodeProto) int32 {
+		for _, in := range node.GetInput() {
+			if in != "" {
+				return types[in]
+			}
+		}
+		return 0
+	}
+	for _, node := range graph.GetNode() {
+		var t int32
+		switch node.GetOpType() {
+		case "Shape", "Size", "NonZero", "ArgMax", "ArgMin":
+			t = int32(onnx.TensorProto_INT64)
+		case "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf":
+			t = int32(onnx.TensorProto_BOOL)
+		case "Cast":
+			t = attrType(node, "to", 0)
+		case "Constant":
+			t = attrType(node, "value", 0)
+		case "ConstantOfShape":
+			t = attrType(node, "value", int32(onnx.TensorProto_FLOAT))
+		case "RandomNormal", "RandomUniform":
+			t = attrType(node, "dtype", int32(onnx.TensorProto_FLOAT))
+		case "RandomNormalLike", "RandomUniformLike":
+			t = attrType(node, "dtype", first(node))
+		case "Where":
+			if len(node.GetInput()) > 1 {
+				t = types[node.GetInput()[1]]
+			}
+		default:
+			t = first(node)
+		}
+		if t == 0 {
+			continue
+		}
+		for i, out := range node.GetOutput() {
+			// The second output of TopK is indices; other multi-output operators here (Split) share a type.
+			if node.GetOpType() == "TopK" && i == 1 {
+				types[out] = int32(onnx.TensorProto_INT64)
+				continue
+			}
+			types[out] = t
+		}
+	}
+	return types
+}

@@ -1,0 +1,156 @@
+package gpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestCutText: a voice's acoustic part cut at the durations hands over exactly the token-rate tensors the rest
+// reads (for Piper's graph: the durations, the noise scale, the encoder's means and log-scales), and the text
+// part followed by the expansion gives the acoustic part's outputs for batches of several sentences.
+func TestCutText(t *testing.T) {
+	needORT(t)
+	for _, tt := range []struct {
+		name, path string
+		boundary   string
+		expandSid  bool
+	}{
+		{"piper-shaped", piperShapedVoicePath, "[/Ceil_output_0 /Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1]", false},
+		{"piper-shaped, 3 speakers", piperShaped3VoicePath, "[/Ceil_output_0 /Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1]", true},
+		{"tiny", tinyVoicePath, "[/Ceil_output_0 /Mul_5_output_0 /enc/Mul_1_output_0 /enc/blocks.1/Mul_3_output_0]", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			graph, io, err := prepareGraph(readVoice(t, tt.path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sv, err := splitGraph(graph, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut, err := cutText(sv.acoustic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var crossed []string
+			for _, name := range cut.boundary {
+				crossed = append(crossed, strings.TrimPrefix(name, textBoundaryPrefix))
+			}
+			if got := fmt.Sprint(crossed); got != tt.boundary {
+				t.Errorf("boundary %s, want %s", got, tt.boundary)
+			}
+			if got := slices.Contains(cut.expandInput, inputSpeaker); got != tt.expandSid {
+				t.Errorf("expansion inputs %v: reads sid %v, want %v", cut.expandInput, got, tt.expandSid)
+			}
+			if got := fmt.Sprint(cut.textInputs); got != fmt.Sprint(io.inputNames()) {
+				t.Errorf("text part inputs %s, want the voice's %v", got, io.inputNames())
+			}
+
+			b := ortBackend{}
+			whole, err := b.newGraphRunner(sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer whole.close()
+			text, err := b.newGraphRunner(cut.text, cut.textInputs, cut.boundary, DeviceCPU, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer text.close()
+			expand, err := b.newGraphRunner(cut.expand, cut.expandInput, sv.acousticOutputs(), DeviceCPU, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer expand.close()
+			sm := &splitModel{voice: &splitVoice{io: io, text: cut}, text: []graphRunner{text}}
+
+			rng := rand.New(rand.NewPCG(5, 6))
+			in := batchInput{size: 3, width: 30, lengths: []int64{30, 12, 21}, scales: deterministic}
+			for i := range in.size {
+				in.ids = append(in.ids, sentence(rng, int(in.lengths[i]))...)
+				in.ids = append(in.ids, make([]int64, in.width-int(in.lengths[i]))...)
+			}
+			if io.hasSpeaker {
+				in.speakers = []int64{2, 0, 1}
+			}
+			want, err := whole.runGraph(acousticInputs(in, io))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mid, err := sm.runText(0, acousticInputs(in, io))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := expand.runGraph(mid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if !slices.Equal(got[i].shape, want[i].shape) {
+					t.Fatalf("output %d has shape %v, want %v", i, got[i].shape, want[i].shape)
+				}
+				if d := maxAbsDiff(got[i].f32, want[i].f32); d > 1e-5 {
+					t.Errorf("output %d differs from the uncut acoustic part by %g", i, d)
+				}
+			}
+		})
+	}
+}
+
+// TestCutTextBoundaryTypes: what crosses must be float32 or int64; a boolean tensor the expansion reads is
+// recomputed there from what it was made of, and a tensor made of constants alone is not handed over.
+func TestCutTextBoundaryTypes(t *testing.T) {
+	f := int32(onnx.TensorProto_FLOAT)
+	graph := &onnx.GraphProto{
+		Input: []*onnx.ValueInfoProto{typedTensor("x", f), typedTensor("lengths", int32(onnx.TensorProto_INT64))},
+		Initializer: []*onnx.TensorProto{
+			{Name: "half", DataType: f, Dims: []int64{1}, FloatData: []float32{0.5}},
+		},
+		Node: []*onnx.NodeProto{
+			{Name: "enc", OpType: "Exp", Input: []string{"x"}, Output: []string{"h"}},
+			{Name: "/Ceil", OpType: "Ceil", Input: []string{"h"}, Output: []string{"w"}},
+			{Name: "positive", OpType: "Greater", Input: []string{"h", "half"}, Output: []string{"mask"}},
+			{Name: "weight", OpType: "Identity", Input: []string{"half"}, Output: []string{"shared"}},
+			{Name: "shape", OpType: "Shape", Input: []string{"h"}, Output: []string{"hshape"}},
+			{Name: "sum", OpType: "CumSum", Input: []string{"w", "lengths"}, Output: []string{"ends"}},
+			{Name: "pick", OpType: "Where", Input: []string{"mask", "ends", "shared"}, Output: []string{"y"}},
+			{Name: "shape_y", OpType: "Reshape", Input: []string{"y", "hshape"}, Output: []string{"z"}},
+		},
+		Output: []*onnx.ValueInfoProto{typedTensor("z", f)},
+	}
+	model, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := cutText(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// h crosses (the boolean mask is recomputed from it and from the initializer), w crosses, the shape crosses as
+	// int64; "shared" (an Identity of a weight) does not.
+	if got, want := fmt.Sprint(cut.boundary), "[text:h text:hshape text:w]"; got != want {
+		t.Errorf("boundary %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(cut.expandInput), "[text:h text:hshape text:w lengths]"; got != want {
+		t.Errorf("expansion inputs %s, want %s", got, want)
+	}
+	var text onnx.ModelProto
+	if err := proto.Unmarshal(cut.text, &text); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range text.GetGraph().GetOutput() {
+		want := f
+		if out.GetName() == "text:hshape" {
+			want = int32(onnx.TensorProto_INT64)
+		}
+		if got := out.GetType().GetTensorType().GetElemType(); got != want {
+			t.Errorf("text part output %s declared as type %d, want %d", out.GetName(), got, want)
+		}
+	}
+}
