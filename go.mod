@@ -10,6 +10,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/spf13/viper v1.21.0
+	github.com/x448/float16 v0.8.4
 	github.com/yalue/onnxruntime_go v1.27.0
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.44.0

@@ -73,6 +73,11 @@ type Options struct {
 	// cuts the acoustic part at the durations, runs the text part there on whole batches and the rest (expanding
 	// to frames) on the CPU ("" = DefaultTextDevice).
 	TextDevice Device
+	// Precision is the arithmetic of split voices' frame-rate parts on a GPU, the flow and the decoder: "fp16"
+	// rewrites them at Load to compute in float16 (half.go; their inputs and outputs stay float32), for a GPU
+	// whose provider has float16 kernels, such as WebGPU with shader-f16 ("" = fp32). A graph the rewrite refuses
+	// stays float32, with a Logf note. Ignored on the CPU, whose provider lacks float16 kernels.
+	Precision Precision
 	// AcousticGPUWorkers, with the acoustic part on the CPU, adds this many workers that run it on the GPU
 	// (a session each), taking batches as the CPU workers do: for a voice whose acoustic part keeps every core
 	// busy while the GPU has time to spare (0 = none).
@@ -86,6 +91,14 @@ type Options struct {
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
 	ProfilePrefix string
 }
+
+// Precision is the arithmetic of a voice's frame-rate parts on a GPU; see Options.Precision.
+type Precision string
+
+const (
+	PrecisionFloat32 Precision = "fp32"
+	PrecisionFloat16 Precision = "fp16"
+)
 
 // Upsampling is how a voice's decoder upsamples; see Options.Upsampling.
 type Upsampling string
@@ -232,6 +245,7 @@ type Engine struct {
 	acousticOnCPU     bool // split voices run their acoustic part on CPU sessions, one per worker
 	acousticCPU       int  // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
 	textOnGPU         bool // with acousticOnCPU: split voices' text part runs on the GPU (text.go)
+	half              bool // split voices' flow and decoder compute in float16 (half.go)
 	paddingMasks      bool // Load masks decoders' padding (mask.go)
 	logf              func(format string, args ...any)
 	stats             stageStats
@@ -311,6 +325,11 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	if opts.TextDevice != "" && opts.TextDevice != DeviceCPU && opts.TextDevice != opts.Device {
 		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device or on cpu", opts.TextDevice)
 	}
+	switch opts.Precision {
+	case "", PrecisionFloat32, PrecisionFloat16:
+	default:
+		return nil, fmt.Errorf("gpu: unknown precision %q (want %s or %s)", opts.Precision, PrecisionFloat32, PrecisionFloat16)
+	}
 	switch opts.Upsampling {
 	case UpsamplingDefault, UpsamplingConvTranspose, UpsamplingPolyphase:
 	default:
@@ -330,6 +349,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		paddingMasks: !opts.NoPaddingMasks,
 	}
 	e.work = sync.NewCond(&e.mu)
+	e.half = opts.Precision == PrecisionFloat16 && device != DeviceCPU
 	e.upsampling = cmp.Or(opts.Upsampling, DefaultUpsampling(device))
 	threads := cmp.Or(opts.Threads, runtime.NumCPU())
 	if device == DeviceCPU {
@@ -519,6 +539,21 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	}
 	if voice.decoder, err = e.rewriteUpsampling(name, voice.decoder); err != nil {
 		return nil, err
+	}
+	if e.half {
+		for _, part := range []struct {
+			name  string
+			graph *[]byte
+		}{{"flow", &voice.flow}, {"decoder", &voice.decoder}} {
+			if *part.graph == nil {
+				continue
+			}
+			if half, err := halfPrecision(*part.graph); err == nil {
+				*part.graph = half
+			} else {
+				e.logf("gpu: voice %q: its %s stays float32: %v", name, part.name, err)
+			}
+		}
 	}
 	if e.textOnGPU {
 		if cut, err := cutText(voice.acoustic); err == nil {

@@ -138,3 +138,87 @@ func probeGraph() ([]byte, error) {
 	}
 	return proto.Marshal(model)
 }
+
+// elemTypes works out the element type of every tensor of graph that the rules below know, from its inputs,
+// initializers and nodes in order (ONNX keeps nodes topologically sorted): enough for the shape and arithmetic
+// operators of a voice graph. Unknown tensors are absent (0).
+func elemTypes(graph *onnx.GraphProto) map[string]int32 {
+	types := map[string]int32{}
+	for _, in := range slices.Concat(graph.GetInput(), graph.GetValueInfo()) {
+		if tt := in.GetType().GetTensorType(); tt != nil {
+			types[in.GetName()] = tt.GetElemType()
+		}
+	}
+	for _, init := range graph.GetInitializer() {
+		types[init.GetName()] = init.GetDataType()
+	}
+	attrType := func(node *onnx.NodeProto, name string, otherwise int32) int32 {
+		for _, a := range node.GetAttribute() {
+			if a.GetName() == name {
+				if a.GetT() != nil {
+					return a.GetT().GetDataType()
+				}
+				return int32(a.GetI())
+			}
+		}
+		return otherwise
+	}
+	first := func(node *onnx.NodeProto) int32 {
+		for _, in := range node.GetInput() {
+			if in != "" {
+				return types[in]
+			}
+		}
+		return 0
+	}
+	for _, node := range graph.GetNode() {
+		var t int32
+		switch node.GetOpType() {
+		case "Shape", "Size", "NonZero", "ArgMax", "ArgMin":
+			t = int32(onnx.TensorProto_INT64)
+		case "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf":
+			t = int32(onnx.TensorProto_BOOL)
+		case "Cast":
+			t = attrType(node, "to", 0)
+		case "Constant":
+			for _, a := range node.GetAttribute() {
+				switch a.GetName() {
+				case "value":
+					t = a.GetT().GetDataType()
+				case "sparse_value":
+					t = a.GetSparseTensor().GetValues().GetDataType()
+				case "value_float", "value_floats":
+					t = int32(onnx.TensorProto_FLOAT)
+				case "value_int", "value_ints":
+					t = int32(onnx.TensorProto_INT64)
+				case "value_string", "value_strings":
+					t = int32(onnx.TensorProto_STRING)
+				}
+			}
+		case "ConstantOfShape":
+			t = attrType(node, "value", int32(onnx.TensorProto_FLOAT))
+		case "RandomNormal", "RandomUniform":
+			t = attrType(node, "dtype", int32(onnx.TensorProto_FLOAT))
+		case "RandomNormalLike", "RandomUniformLike":
+			t = attrType(node, "dtype", first(node))
+		case "Where":
+			if len(node.GetInput()) > 1 {
+				t = types[node.GetInput()[1]]
+			}
+		default:
+			t = first(node)
+		}
+		if t == 0 {
+			continue
+		}
+		for i, out := range node.GetOutput() {
+			// The second output of TopK is indices; other multi-output operators here (Split) share a type.
+			if node.GetOpType() == "TopK" && i == 1 {
+				types[out] = int32(onnx.TensorProto_INT64)
+				continue
+			}
+			types[out] = t
+		}
+	}
+	return types
+}

@@ -80,7 +80,9 @@ func tinyEngine(t *testing.T, opts Options) (*Engine, *Model) {
 func voiceEngine(t *testing.T, path string, opts Options) (*Engine, *Model) {
 	t.Helper()
 	needORT(t)
-	opts.Device = DeviceCPU
+	if opts.Device == "" { // only TestOnDevice names a GPU
+		opts.Device = DeviceCPU
+	}
 	e, err := NewEngine(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func cutText(acoustic []byte) (*textCut, error) {
 	if ceil == "" {
 		return nil, errors.New("no duration Ceil node")
 	}
-	types := tensorTypes(graph)
+	types := elemTypes(graph)
 	constant := map[string]bool{}
 	for _, init := range graph.GetInitializer() {
 		constant[init.GetName()] = true
@@ -213,75 +213,4 @@ func fromConstants(node *onnx.NodeProto, constant map[string]bool) bool {
 		}
 	}
 	return true
-}
-
-// tensorTypes works out the element type of every tensor of graph that the rules below know, from its inputs,
-// initializers and nodes in order: enough for the shape and arithmetic operators of a voice's acoustic part.
-// Unknown tensors are absent (0).
-func tensorTypes(graph *onnx.GraphProto) map[string]int32 {
-	types := map[string]int32{}
-	for _, in := range slices.Concat(graph.GetInput(), graph.GetValueInfo()) {
-		if tt := in.GetType().GetTensorType(); tt != nil {
-			types[in.GetName()] = tt.GetElemType()
-		}
-	}
-	for _, init := range graph.GetInitializer() {
-		types[init.GetName()] = init.GetDataType()
-	}
-	attrType := func(node *onnx.NodeProto, name string, otherwise int32) int32 {
-		for _, a := range node.GetAttribute() {
-			if a.GetName() == name {
-				if a.GetT() != nil {
-					return a.GetT().GetDataType()
-				}
-				return int32(a.GetI())
-			}
-		}
-		return otherwise
-	}
-	first := func(node *onnx.NodeProto) int32 {
-		for _, in := range node.GetInput() {
-			if in != "" {
-				return types[in]
-			}
-		}
-		return 0
-	}
-	for _, node := range graph.GetNode() {
-		var t int32
-		switch node.GetOpType() {
-		case "Shape", "Size", "NonZero", "ArgMax", "ArgMin":
-			t = int32(onnx.TensorProto_INT64)
-		case "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf":
-			t = int32(onnx.TensorProto_BOOL)
-		case "Cast":
-			t = attrType(node, "to", 0)
-		case "Constant":
-			t = attrType(node, "value", 0)
-		case "ConstantOfShape":
-			t = attrType(node, "value", int32(onnx.TensorProto_FLOAT))
-		case "RandomNormal", "RandomUniform":
-			t = attrType(node, "dtype", int32(onnx.TensorProto_FLOAT))
-		case "RandomNormalLike", "RandomUniformLike":
-			t = attrType(node, "dtype", first(node))
-		case "Where":
-			if len(node.GetInput()) > 1 {
-				t = types[node.GetInput()[1]]
-			}
-		default:
-			t = first(node)
-		}
-		if t == 0 {
-			continue
-		}
-		for i, out := range node.GetOutput() {
-			// The second output of TopK is indices; other multi-output operators here (Split) share a type.
-			if node.GetOpType() == "TopK" && i == 1 {
-				types[out] = int32(onnx.TensorProto_INT64)
-				continue
-			}
-			types[out] = t
-		}
-	}
-	return types
 }
