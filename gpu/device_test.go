@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -39,22 +38,17 @@ func TestOnDevice(t *testing.T) {
 				{"windows and batches, fp16", Options{Device: device, TextDevice: device, Precision: PrecisionFloat16}, 0.05, 30},
 			} {
 				e, m := voiceEngine(t, v.path, tt.opts)
-				results := make([]<-chan Result, len(sentences))
-				for i, ids := range sentences {
-					results[i] = e.Submit(context.Background(), m, Request{IDs: ids, Scales: deterministic})
-				}
-				for i, ch := range results {
-					res := <-ch
-					if res.Err != nil || len(res.Audio) != len(audio[i]) {
-						t.Fatalf("%s: sentence %d: %d samples (want %d), err %v", tt.name, i, len(res.Audio), len(audio[i]), res.Err)
+				for i, got := range submitTogether(t, e, m, sentences) {
+					if len(got) != len(audio[i]) {
+						t.Fatalf("%s: sentence %d: %d samples, want %d", tt.name, i, len(got), len(audio[i]))
 					}
 					var signal, noise float64
 					for k, x := range audio[i] {
-						d := float64(res.Audio[k] - x)
+						d := float64(got[k] - x)
 						signal, noise = signal+float64(x)*float64(x), noise+d*d
 					}
 					snr := 10 * math.Log10(signal/max(noise, 1e-30))
-					d := maxAbsDiff(res.Audio, audio[i])
+					d := maxAbsDiff(got, audio[i])
 					t.Logf("%s: sentence %d (%d ids): max difference %.2g, SNR %.1f dB", tt.name, i, len(sentences[i]), d, snr)
 					if d > tt.maxDiff || snr < tt.minSNR {
 						t.Errorf("%s: sentence %d: max difference %.2g (allowed %.2g), SNR %.1f dB (want >= %.0f)", tt.name, i, d, tt.maxDiff, snr, tt.minSNR)

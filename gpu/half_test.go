@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"context"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -557,16 +556,8 @@ func TestHalfPrecisionRefuses(t *testing.T) {
 // graphs (their weights float16) and its audio stays that of the float32 voice; a CPU engine ignores it.
 func TestHalfPrecisionEngine(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, err := newEngine(Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16, DecoderBatch: 4,
-		TextDevice: DeviceWebGPU, Precision: PrecisionFloat16}, &deviceRecorder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	m, err := e.Load("piper-shaped", readVoice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
+		DecoderBatch: 4, TextDevice: DeviceWebGPU, Precision: PrecisionFloat16})
 	for name, graph := range map[string][]byte{"flow": m.split.voice.flow, "decoder": m.split.voice.decoder} {
 		var model onnx.ModelProto
 		if err := proto.Unmarshal(graph, &model); err != nil {
@@ -581,12 +572,11 @@ func TestHalfPrecisionEngine(t *testing.T) {
 		}
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(3, 4)), 4, func(i int) int { return 6 + 9*i })
-	for i, ids := range sentences {
-		res := <-e.Submit(context.Background(), m, Request{IDs: ids, Scales: deterministic})
-		if res.Err != nil || len(res.Audio) != len(audio[i]) {
-			t.Fatalf("sentence %d: %d samples (want %d), err %v", i, len(res.Audio), len(audio[i]), res.Err)
+	for i, got := range submitTogether(t, e, m, sentences) {
+		if len(got) != len(audio[i]) {
+			t.Fatalf("sentence %d: %d samples, want %d", i, len(got), len(audio[i]))
 		}
-		if d := maxAbsDiff(res.Audio, audio[i]); d > 5e-3 {
+		if d := maxAbsDiff(got, audio[i]); d > 5e-3 {
 			t.Errorf("sentence %d differs from the float32 voice by %g", i, d)
 		}
 	}

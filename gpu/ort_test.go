@@ -125,6 +125,25 @@ func aloneReference(t *testing.T, e *Engine, m *Model, rng *rand.Rand, n int, le
 	return sentences, audio
 }
 
+// submitTogether submits every sentence to e at once (so that they share batches and decoder runs), without
+// noise, and returns their audio in order; a failed request fails the test.
+func submitTogether(t *testing.T, e *Engine, m *Model, sentences [][]int64) [][]float32 {
+	t.Helper()
+	results := make([]<-chan Result, len(sentences))
+	for i, ids := range sentences {
+		results[i] = e.Submit(context.Background(), m, Request{IDs: ids, Scales: deterministic})
+	}
+	audio := make([][]float32, len(sentences))
+	for i, ch := range results {
+		res := <-ch
+		if res.Err != nil {
+			t.Fatalf("sentence %d (%d ids): %v", i, len(sentences[i]), res.Err)
+		}
+		audio[i] = res.Audio
+	}
+	return audio
+}
+
 // TestBatchedMatchesAlone checks what batching must not change: a sentence padded in a batch with longer and
 // shorter ones gives the samples it gives alone, and its length is its predicted frames x 256.
 func TestBatchedMatchesAlone(t *testing.T) {

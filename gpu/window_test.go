@@ -235,6 +235,23 @@ func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, 
 	return b.ortBackend.newGraphRunner(graph, inputs, outputs, DeviceCPU, 1)
 }
 
+// gpuLayoutEngine starts an engine laid out for the GPU that opts names, its sessions all on the CPU (see
+// deviceRecorder), and loads the voice at path.
+func gpuLayoutEngine(t *testing.T, path string, opts Options) (*Engine, *Model, *deviceRecorder) {
+	t.Helper()
+	b := &deviceRecorder{}
+	e, err := newEngine(opts, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	m, err := e.Load("voice", readVoice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, m, b
+}
+
 // TestAcousticOnCPU: with AcousticDevice cpu a GPU engine runs the acoustic part on one single-thread CPU session
 // per worker (as many workers as Threads) and the decoder on one GPU session, and the audio is unchanged. A VITS
 // voice's flow runs apart, on the GPU.
@@ -262,17 +279,8 @@ func TestAcousticOnCPU(t *testing.T) {
 
 func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, sessions string) {
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
-	b := &deviceRecorder{}
-	e, err := newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3, DecoderWindow: 16, DecoderBatch: 4,
-		AcousticGPUWorkers: gpuWorkers, TextDevice: text}, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	m, err := e.Load("tiny", readVoice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, m, b := gpuLayoutEngine(t, path, Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3, DecoderWindow: 16,
+		DecoderBatch: 4, AcousticGPUWorkers: gpuWorkers, TextDevice: text})
 	if got := fmt.Sprint(b.sessions); got != sessions || e.Workers() != 3+gpuWorkers {
 		t.Errorf("sessions %s with %d workers, want %s with %d", got, e.Workers(), sessions, 3+gpuWorkers)
 	}
@@ -291,16 +299,11 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 		t.Errorf("warm-up ran the decoder at %s windows, want [1 2 4] (every run size up to DecoderBatch 4)", got)
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(13, 14)), 6, func(i int) int { return 4 + 7*i })
-	results := make([]<-chan Result, len(sentences))
-	for i, ids := range sentences {
-		results[i] = e.Submit(context.Background(), m, Request{IDs: ids, Scales: deterministic})
-	}
-	for i, ch := range results {
-		res := <-ch
-		if res.Err != nil || len(res.Audio) != len(audio[i]) {
-			t.Fatalf("sentence %d: %d samples (want %d), err %v", i, len(res.Audio), len(audio[i]), res.Err)
+	for i, got := range submitTogether(t, e, m, sentences) {
+		if len(got) != len(audio[i]) {
+			t.Fatalf("sentence %d: %d samples, want %d", i, len(got), len(audio[i]))
 		}
-		if d := maxAbsDiff(res.Audio, audio[i]); d > 1e-4 {
+		if d := maxAbsDiff(got, audio[i]); d > 1e-4 {
 			t.Errorf("sentence %d differs from whole-sentence audio by %g", i, d)
 		}
 	}
