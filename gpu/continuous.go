@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -17,8 +18,9 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	var out []tensor
 	var err error
 	if m.split.text != nil {
-		inputs, err = m.split.runText(worker, inputs)
-		e.stats.record(stageText, batch, started, e.now())
+		var onCPU bool
+		inputs, onCPU, err = m.split.runText(worker, inputs)
+		e.stats.record(map[bool]string{false: stageText, true: stageTextCPU}[onCPU], batch, started, e.now())
 	}
 	if err == nil {
 		acousticStart := e.now()
@@ -59,8 +61,9 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 
 // runText runs the text part of a voice whose acoustic part was cut at the durations (text.go) on the voice's
 // inputs, and returns the inputs of the rest of the acoustic part: the text part's outputs, then the voice inputs
-// that the rest reads itself.
-func (s *splitModel) runText(worker int, voiceInputs []tensor) ([]tensor, error) {
+// that the rest reads itself. With TextDevice auto it runs on the GPU if the GPU is free, else on the worker's
+// CPU session (onCPU).
+func (s *splitModel) runText(worker int, voiceInputs []tensor) (next []tensor, onCPU bool, err error) {
 	cut := s.voice.text
 	byName := map[string]tensor{}
 	for i, name := range s.voice.io.inputNames() {
@@ -70,18 +73,27 @@ func (s *splitModel) runText(worker int, voiceInputs []tensor) ([]tensor, error)
 	for i, name := range cut.textInputs {
 		in[i] = byName[name]
 	}
-	out, err := s.text[worker%len(s.text)].runGraph(in)
+	gpu := s.text[worker%len(s.text)]
+	var out []tensor
+	if worker < len(s.textCPU) {
+		if out, err = gpu.tryRunGraph(in); errors.Is(err, errDeviceBusy) {
+			onCPU = true
+			out, err = s.textCPU[worker].runGraph(in)
+		}
+	} else {
+		out, err = gpu.runGraph(in)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("text part: %w", err)
+		return nil, onCPU, fmt.Errorf("text part: %w", err)
 	}
 	for i, name := range cut.boundary {
 		byName[name] = out[i]
 	}
-	next := make([]tensor, len(cut.expandInput))
+	next = make([]tensor, len(cut.expandInput))
 	for i, name := range cut.expandInput {
 		next[i] = byName[name]
 	}
-	return next, nil
+	return next, onCPU, nil
 }
 
 // flowFrameStep: the flow runs on whole batches, whose frame count changes from run to run; rounding it up to a
@@ -251,7 +263,7 @@ func (e *Engine) warmUp(m *Model) error {
 	inputs := acousticInputs(in, m.split.voice.io)
 	var err error
 	if m.split.text != nil {
-		if inputs, err = m.split.runText(0, inputs); err != nil {
+		if inputs, _, err = m.split.runText(0, inputs); err != nil {
 			return err
 		}
 	}

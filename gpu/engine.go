@@ -71,7 +71,9 @@ type Options struct {
 	// TextDevice is where split voices with the acoustic part on the CPU run its token-rate part, the text encoder
 	// and duration predictor (text.go): "cpu" keeps the whole acoustic part on the CPU; the engine's GPU device
 	// cuts the acoustic part at the durations, runs the text part there on whole batches and the rest (expanding
-	// to frames) on the CPU ("" = DefaultTextDevice).
+	// to frames) on the CPU; "auto" runs a batch's text part on the GPU when the GPU is free at that moment and on
+	// the worker's CPU session otherwise, so that whichever of the two has time to spare takes it ("" =
+	// DefaultTextDevice).
 	TextDevice Device
 	// Precision is the arithmetic of split voices' frame-rate parts on a GPU, the flow and the decoder: "fp16"
 	// rewrites them at Load to compute in float16 (half.go; their inputs and outputs stay float32), for a GPU
@@ -207,13 +209,14 @@ type splitModel struct {
 	window   windowing     // the engine's window size, with this voice's margin
 	acoustic []graphRunner // like Model.runners
 	text     []graphRunner // none, or like decoder: the text part, when voice.text is set
+	textCPU  []graphRunner // with TextDevice auto: the text part on the CPU, one per CPU acoustic worker
 	flow     []graphRunner // none, or like decoder
 	decoder  []graphRunner
 }
 
 func (s *splitModel) close() error {
 	var errs []error
-	for _, r := range slices.Concat(s.acoustic, s.text, s.flow, s.decoder) {
+	for _, r := range slices.Concat(s.acoustic, s.text, s.textCPU, s.flow, s.decoder) {
 		errs = append(errs, r.close())
 	}
 	return errors.Join(errs...)
@@ -242,11 +245,11 @@ type Engine struct {
 	marginSet         bool      // Options.DecoderMargin was given: every voice uses it
 	decoderBatch      int
 	upsampling        Upsampling
-	acousticOnCPU     bool // split voices run their acoustic part on CPU sessions, one per worker
-	acousticCPU       int  // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
-	textOnGPU         bool // with acousticOnCPU: split voices' text part runs on the GPU (text.go)
-	half              bool // split voices' flow and decoder compute in float16 (half.go)
-	paddingMasks      bool // Load masks decoders' padding (mask.go)
+	acousticOnCPU     bool   // split voices run their acoustic part on CPU sessions, one per worker
+	acousticCPU       int    // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
+	text              Device // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
+	half              bool   // split voices' flow and decoder compute in float16 (half.go)
+	paddingMasks      bool   // Load masks decoders' padding (mask.go)
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -322,8 +325,8 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	if opts.AcousticDevice != "" && opts.AcousticDevice != DeviceCPU && opts.AcousticDevice != opts.Device {
 		return nil, fmt.Errorf("gpu: acoustic device %q: it runs on the engine's device or on cpu", opts.AcousticDevice)
 	}
-	if opts.TextDevice != "" && opts.TextDevice != DeviceCPU && opts.TextDevice != opts.Device {
-		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device or on cpu", opts.TextDevice)
+	if opts.TextDevice != "" && opts.TextDevice != DeviceCPU && opts.TextDevice != DeviceAuto && opts.TextDevice != opts.Device {
+		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device, on cpu, or auto", opts.TextDevice)
 	}
 	switch opts.Precision {
 	case "", PrecisionFloat32, PrecisionFloat16:
@@ -376,7 +379,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 			e.workers = max(e.workers, threads)
 			e.acousticCPU = e.workers
 			e.workers += opts.AcousticGPUWorkers
-			e.textOnGPU = cmp.Or(opts.TextDevice, DefaultTextDevice(device)) != DeviceCPU
+			e.text = cmp.Or(opts.TextDevice, DefaultTextDevice(device))
 		}
 	}
 	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
@@ -555,7 +558,7 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 			}
 		}
 	}
-	if e.textOnGPU {
+	if e.text != "" && e.text != DeviceCPU {
 		if cut, err := cutText(voice.acoustic); err == nil {
 			voice.text, voice.acoustic = cut, cut.expand
 		} else {
@@ -588,6 +591,16 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 				return nil, fmt.Errorf("text part session: %w", err)
 			}
 			s.text = append(s.text, t)
+		}
+		if e.text == DeviceAuto {
+			for range e.acousticCPU {
+				t, err := e.backend.newGraphRunner(voice.text.text, voice.text.textInputs, voice.text.boundary, DeviceCPU, 1)
+				if err != nil {
+					s.close()
+					return nil, fmt.Errorf("text part session on cpu: %w", err)
+				}
+				s.textCPU = append(s.textCPU, t)
+			}
 		}
 	}
 	if voice.flow != nil {

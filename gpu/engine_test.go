@@ -514,7 +514,7 @@ func TestWorkerLayout(t *testing.T) {
 		{Device: DeviceCPU, AcousticDevice: DeviceWebGPU},
 		{Device: DeviceWebGPU, TextDevice: DeviceCUDA},
 	} {
-		if _, err := newEngine(opts, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "it runs on the engine's device or on cpu") {
+		if _, err := newEngine(opts, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "it runs on the engine's device") {
 			t.Errorf("%+v: err %v, want a part placed on a device the engine does not use refused", opts, err)
 		}
 	}

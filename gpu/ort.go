@@ -196,12 +196,24 @@ func runLock(d Device) *sync.Mutex {
 
 // runSession runs session, holding serial (if any) for the device's sake.
 func runSession(session *ort.DynamicAdvancedSession, serial *sync.Mutex, inputs, outputs []ort.Value) error {
+	return runSessionIf(session, serial, false, inputs, outputs)
+}
+
+// runSessionIf is runSession that, with try, runs only if serial is free at once, else returns errDeviceBusy.
+func runSessionIf(session *ort.DynamicAdvancedSession, serial *sync.Mutex, try bool, inputs, outputs []ort.Value) error {
 	if serial != nil {
-		serial.Lock()
+		if !try {
+			serial.Lock()
+		} else if !serial.TryLock() {
+			return errDeviceBusy
+		}
 		defer serial.Unlock()
 	}
 	return session.Run(inputs, outputs)
 }
+
+// errDeviceBusy: tryRunGraph found the device running something else.
+var errDeviceBusy = errors.New("device busy")
 
 // destroyOutputs frees the values a Run created. A failed Run can leave a typed nil in the slice (onnxruntime_go
 // stores what it failed to create, such as a tensor of rank 0), which must be skipped, not destroyed.
@@ -304,6 +316,15 @@ type ortGraphRunner struct {
 }
 
 func (r *ortGraphRunner) runGraph(inputs []tensor) ([]tensor, error) {
+	return r.run(inputs, false)
+}
+
+func (r *ortGraphRunner) tryRunGraph(inputs []tensor) ([]tensor, error) {
+	return r.run(inputs, true)
+}
+
+// run runs the session on inputs; with try, only if its device is free at once (else errDeviceBusy).
+func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 	values := make([]ort.Value, 0, len(inputs))
 	defer func() {
 		for _, v := range values {
@@ -325,7 +346,10 @@ func (r *ortGraphRunner) runGraph(inputs []tensor) ([]tensor, error) {
 	}
 	outputs := make([]ort.Value, r.outputs)
 	defer destroyOutputs(outputs)
-	if err := runSession(r.session, r.serial, values, outputs); err != nil {
+	if err := runSessionIf(r.session, r.serial, try, values, outputs); err != nil {
+		if err == errDeviceBusy {
+			return nil, err
+		}
 		return nil, fmt.Errorf("running graph: %w", err)
 	}
 	out := make([]tensor, len(outputs))

@@ -9,6 +9,7 @@ import (
 const (
 	stageWhole    = "whole"    // whole sentences through the voice graph
 	stageText     = "text"     // the text part of a split voice's acoustic part, when it runs apart (on the GPU)
+	stageTextCPU  = "text-cpu" // the same on a CPU session (TextDevice auto, when the GPU was busy)
 	stageAcoustic = "acoustic" // the acoustic part of a split voice (what is left of it after the text part)
 	stageFlow     = "flow"     // the flow of a split voice, when it runs apart (on the GPU)
 	stageDecoder  = "decoder"  // decoder windows of a split voice
@@ -17,7 +18,7 @@ const (
 // StageStats sums up the device runs of one stage since the engine started: what a tuning run needs to see where
 // the time goes.
 type StageStats struct {
-	Stage string `json:"stage"` // "whole", "text", "acoustic", "flow" or "decoder"
+	Stage string `json:"stage"` // "whole", "text", "text-cpu", "acoustic", "flow" or "decoder"
 	Runs  int    `json:"runs"`
 	Items int    `json:"items"` // sentences (whole, acoustic) or windows (decoder) run
 	// Units is the real work in those runs: phonemes for whole and acoustic runs, frames for decoder windows;

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"google.golang.org/protobuf/proto"
@@ -83,7 +84,7 @@ func TestCutText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mid, err := sm.runText(0, acousticInputs(in, io))
+			mid, _, err := sm.runText(0, acousticInputs(in, io))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,5 +153,58 @@ func TestCutTextBoundaryTypes(t *testing.T) {
 		if got := out.GetType().GetTensorType().GetElemType(); got != want {
 			t.Errorf("text part output %s declared as type %d, want %d", out.GetName(), got, want)
 		}
+	}
+}
+
+// TestTextDeviceAuto: with TextDevice auto a batch's text part runs on the GPU when the GPU is free and on the
+// worker's CPU session when it is busy, with the same audio either way.
+func TestTextDeviceAuto(t *testing.T) {
+	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	e, m, b := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
+		DecoderBatch: 4, TextDevice: DeviceAuto})
+	if got := strings.Count(fmt.Sprint(b.sessions), "text:/Ceil_output_0"); got != 3 || len(m.split.textCPU) != 2 {
+		t.Fatalf("sessions %v: want the text part on the GPU and on one CPU session per worker (2)", b.sessions)
+	}
+	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(7, 8)), 4, func(i int) int { return 5 + 8*i })
+	check := func(stage string, i int, got []float32) {
+		t.Helper()
+		if len(got) != len(audio[i]) || maxAbsDiff(got, audio[i]) > 1e-4 {
+			t.Errorf("text part on %s: sentence %d: %d samples (want %d), difference %g", stage, i, len(got),
+				len(audio[i]), maxAbsDiff(got, audio[i]))
+		}
+	}
+	items := func() map[string]int {
+		n := map[string]int{}
+		for _, st := range e.Stats() {
+			n[st.Stage] = st.Items
+		}
+		return n
+	}
+
+	// The GPU busy (its lock held) while the sentences' text parts run: they all go to the CPU sessions; the flow
+	// and decoder then wait for the GPU.
+	webgpuRuns.Lock()
+	done := make(chan [][]float32)
+	go func() { done <- submitTogether(t, e, m, sentences) }()
+	for deadline := time.Now().Add(10 * time.Second); items()[stageAcoustic] < len(sentences); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			webgpuRuns.Unlock()
+			t.Fatalf("acoustic part not done with the GPU busy: stages %v", items())
+		}
+	}
+	webgpuRuns.Unlock()
+	for i, got := range <-done {
+		check("the CPU", i, got)
+	}
+	if n := items(); n[stageTextCPU] != len(sentences) || n[stageText] != 0 {
+		t.Errorf("with the GPU busy: stages %v, want every text part (%d) on the CPU", n, len(sentences))
+	}
+
+	// One sentence at a time, nothing else running: the GPU is free, and takes each.
+	for i, ids := range sentences {
+		check("the GPU", i, submitTogether(t, e, m, [][]int64{ids})[0])
+	}
+	if n := items(); n[stageText] != len(sentences) {
+		t.Errorf("with the GPU free: stages %v, want %d text parts on the GPU", n, len(sentences))
 	}
 }

@@ -15,6 +15,8 @@ type tensor struct {
 // it must be safe from several goroutines.
 type graphRunner interface {
 	runGraph(inputs []tensor) ([]tensor, error)
+	// tryRunGraph is runGraph if the runner's device is free at once, else errDeviceBusy without running.
+	tryRunGraph(inputs []tensor) ([]tensor, error)
 	close() error
 }
 

@@ -232,7 +232,11 @@ func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, 
 	b.mu.Lock()
 	b.sessions = append(b.sessions, fmt.Sprintf("%s@%s/%d", strings.Join(outputs, "+"), d, threads))
 	b.mu.Unlock()
-	return b.ortBackend.newGraphRunner(graph, inputs, outputs, DeviceCPU, 1)
+	r, err := b.ortBackend.newGraphRunner(graph, inputs, outputs, DeviceCPU, 1)
+	if err == nil {
+		r.(*ortGraphRunner).serial = runLock(d) // a GPU's runs take turns, as on the device
+	}
+	return r, err
 }
 
 // gpuLayoutEngine starts an engine laid out for the GPU that opts names, its sessions all on the CPU (see

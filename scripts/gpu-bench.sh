@@ -41,6 +41,16 @@ r=json.load(open(sys.argv[1])); u=[int(l.split(",")[0]) for l in open(sys.argv[2
 st=" ".join("%s %d runs %d items %.1fs pad %.0f%%" % (s["stage"],s["runs"],s["items"],s["seconds"],100*(1-s["units"]/max(1,s["padded"]))) for s in r.get("stages") or [])
 print("   cpu %.1f s (%.1f cores)  gpu util mean %.0f%% (%d samples)  %s" % (r["cpu_seconds"], r["cpu_seconds"]/r["wall_seconds"], sum(u)/max(1,len(u)), len(u), st))' "$results/$name.json" "$results/$name.gpu.csv" 2>/dev/null
 }
+check() { # NAME LIMIT_SECONDS TEST-PATTERN: the engine's device-only tests (gpu/device_test.go), verbose
+  local name=$1 limit=$2 pattern=$3
+  if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
+  echo "== $name: gpu.test -test.run $pattern"
+  local start=$SECONDS
+  (cd gpu && TTSGEN_TEST_DEVICE=webgpu TTSGEN_TEST_PIPER_MEDIUM=${pmv:-} timeout "$limit" /tmp/gpukit/gpu.test \
+    -test.run "$pattern" -test.v -test.count 1) > "$results/$name.txt" 2>&1
+  echo "   exit $? after $((SECONDS - start)) s"; pack
+  grep -E -- "^(--- |ok|FAIL|PASS)|    --- |Error|SNR" "$results/$name.txt" | cut -c1-200 | tail -n 40
+}
 # A random voice with the decoder of Piper's "high" quality (HiFi-GAN V1, 512 channels; voices/train/export.py
 # --piper-high-decoder; the second session called it Piper-medium-shaped by mistake), made here with the machine's
 # PyTorch when a run names it: for speed only.
@@ -184,6 +194,34 @@ run cpu_w128_t1   30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --
 run cpu_w128_t16  30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 128 --decoder-batch 1
 run cpu_w64_t1    30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --decoder-window 64 --decoder-batch 2
 run cpu_w64_t16   30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 64 --decoder-batch 2
+# Fourth session: the text part (encoder, durations) on the GPU, float16 flow and decoder, and on-device checks.
+check dev_check 240 TestOnDevice
+run pmv_base_256   60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_text_256   60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu
+run pmv_text16_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16
+run pmv_16_256     60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_text16_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --max-batch 32 --max-batch-phonemes 4096
+run pmv_text16_mb32_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --max-batch 32 --max-batch-phonemes 4096 --decoder-batch 48
+run pmv_text16_mb64_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --max-batch 64 --max-batch-phonemes 8192 --decoder-batch 48
+run pmv_16_d48     60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-batch 48
+run pmv_16_mb32_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-batch 48 --max-batch 32 --max-batch-phonemes 4096
+# Fourth session, third call: the text part on the GPU when it is free (--text-device auto), float16, bigger runs.
+F="$V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --max-batch 32 --max-batch-phonemes 4096 --decoder-batch 48"
+run pmv_a_cpu      60 $F --text-device cpu
+run pmv_a_gpu      60 $F --text-device webgpu
+run pmv_a_auto     60 $F --text-device auto
+run pmv_a_auto_mb64 60 $F --text-device auto --max-batch 64 --max-batch-phonemes 8192
+run pmv_a_auto_fp32 60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batch 32 --max-batch-phonemes 4096 --text-device auto
+run pmv_a_auto_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device auto --precision fp16
+run wg_def16_d48   60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --decoder-batch 48
+run wg_def16_d48_auto 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --decoder-batch 48 --text-device auto
+run pmv_a_auto_3k  90 $F --text-device auto --requests 3000
+run pmv_text16_w256 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --decoder-window 256 --decoder-batch 12
+run pmv_text_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu
+run pmv_text16_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu --precision fp16
+run wg_default7    60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
+run wg_default7_16 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
+run pmv_text16_2k  90 $V --concurrency 256 --requests 3000 --warmup 8 --text-device webgpu --precision fp16
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
