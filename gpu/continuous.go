@@ -20,7 +20,11 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	if m.split.text != nil {
 		var onCPU bool
 		inputs, onCPU, err = m.split.runText(worker, inputs)
-		e.stats.record(map[bool]string{false: stageText, true: stageTextCPU}[onCPU], batch, started, e.now())
+		stage := stageText
+		if onCPU {
+			stage = stageTextCPU
+		}
+		e.stats.record(stage, batch, started, e.now())
 	}
 	if err == nil {
 		acousticStart := e.now()

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -196,11 +198,12 @@ func runLock(d Device) *sync.Mutex {
 
 // runSession runs session, holding serial (if any) for the device's sake.
 func runSession(session *ort.DynamicAdvancedSession, serial *sync.Mutex, inputs, outputs []ort.Value) error {
-	return runSessionIf(session, serial, false, inputs, outputs)
+	return runSessionIf(session, serial, false, nil, inputs, outputs)
 }
 
 // runSessionIf is runSession that, with try, runs only if serial is free at once, else returns errDeviceBusy.
-func runSessionIf(session *ort.DynamicAdvancedSession, serial *sync.Mutex, try bool, inputs, outputs []ort.Value) error {
+// held, when not nil, adds the nanoseconds serial was held.
+func runSessionIf(session *ort.DynamicAdvancedSession, serial *sync.Mutex, try bool, held *atomic.Int64, inputs, outputs []ort.Value) error {
 	if serial != nil {
 		if !try {
 			serial.Lock()
@@ -208,6 +211,10 @@ func runSessionIf(session *ort.DynamicAdvancedSession, serial *sync.Mutex, try b
 			return errDeviceBusy
 		}
 		defer serial.Unlock()
+		if held != nil {
+			start := time.Now()
+			defer func() { held.Add(int64(time.Since(start))) }()
+		}
 	}
 	return session.Run(inputs, outputs)
 }
@@ -312,8 +319,11 @@ func (b ortBackend) newGraphRunner(graph []byte, inputs, outputs []string, d Dev
 type ortGraphRunner struct {
 	session *ort.DynamicAdvancedSession
 	outputs int
-	serial  *sync.Mutex // nil, or the device's lock (see runLock)
+	serial  *sync.Mutex  // nil, or the device's lock (see runLock)
+	held    atomic.Int64 // nanoseconds its runs held serial: the device's time, waiting for it excluded
 }
+
+func (r *ortGraphRunner) deviceTime() time.Duration { return time.Duration(r.held.Load()) }
 
 func (r *ortGraphRunner) runGraph(inputs []tensor) ([]tensor, error) {
 	return r.run(inputs, false)
@@ -346,7 +356,7 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 	}
 	outputs := make([]ort.Value, r.outputs)
 	defer destroyOutputs(outputs)
-	if err := runSessionIf(r.session, r.serial, try, values, outputs); err != nil {
+	if err := runSessionIf(r.session, r.serial, try, &r.held, values, outputs); err != nil {
 		if err == errDeviceBusy {
 			return nil, err
 		}

@@ -28,6 +28,9 @@ type StageStats struct {
 	// Seconds is the workers' time in runs, from handing the tensors over to having the output back (waiting
 	// for a serialised device included); it can exceed wall time when runs overlap.
 	Seconds float64 `json:"seconds"`
+	// DeviceSeconds is the time the stage's runs held a serialised device (WebGPU runs one at a time): its
+	// share of the device, with the waits for it left out. Absent for stages that ran on the CPU.
+	DeviceSeconds float64 `json:"device_seconds,omitempty"`
 }
 
 type stageStats struct {
@@ -72,6 +75,32 @@ func (s *stageStats) recordWindows(n, rows, frames, span int, start, end time.Ti
 // Stats reports the device runs of each stage so far, in the order stages first ran.
 func (e *Engine) Stats() []StageStats {
 	e.stats.mu.Lock()
-	defer e.stats.mu.Unlock()
-	return append([]StageStats(nil), e.stats.stages...)
+	stages := append([]StageStats(nil), e.stats.stages...)
+	e.stats.mu.Unlock()
+	held := map[string]time.Duration{}
+	e.mu.Lock()
+	for _, m := range e.models {
+		if m.split != nil {
+			for stage, t := range m.split.deviceTimes() {
+				held[stage] += t - m.split.warmUpDeviceTimes[stage]
+			}
+		}
+	}
+	e.mu.Unlock()
+	for i := range stages {
+		stages[i].DeviceSeconds = held[stages[i].Stage].Seconds()
+	}
+	return stages
+}
+
+// deviceTimes is how long each stage's sessions of a split voice have held a serialised device.
+func (s *splitModel) deviceTimes() map[string]time.Duration {
+	held := map[string]time.Duration{}
+	for stage, runners := range map[string][]graphRunner{stageText: s.text, stageAcoustic: s.acoustic,
+		stageFlow: s.flow, stageDecoder: s.decoder} {
+		for _, r := range runners {
+			held[stage] += r.deviceTime()
+		}
+	}
+	return held
 }

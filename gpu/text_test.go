@@ -207,4 +207,10 @@ func TestTextDeviceAuto(t *testing.T) {
 	if n := items(); n[stageText] != len(sentences) {
 		t.Errorf("with the GPU free: stages %v, want %d text parts on the GPU", n, len(sentences))
 	}
+	// The time the GPU stages held the device, Load's warm-up left out, is within their runs' time.
+	for _, st := range e.Stats() {
+		if gpu := st.Stage != stageAcoustic && st.Stage != stageTextCPU; gpu != (st.DeviceSeconds > 0) || st.DeviceSeconds > st.Seconds {
+			t.Errorf("stage %s: %.4f s holding the GPU in %.4f s of runs", st.Stage, st.DeviceSeconds, st.Seconds)
+		}
+	}
 }

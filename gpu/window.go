@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"time"
 )
 
 // tensor is a dense tensor crossing the runner boundary: float32 or int64, row-major.
@@ -17,6 +18,8 @@ type graphRunner interface {
 	runGraph(inputs []tensor) ([]tensor, error)
 	// tryRunGraph is runGraph if the runner's device is free at once, else errDeviceBusy without running.
 	tryRunGraph(inputs []tensor) ([]tensor, error)
+	// deviceTime is how long its runs have held a serialised device (0 for a device that runs several at once).
+	deviceTime() time.Duration
 	close() error
 }
 

@@ -269,9 +269,9 @@ func TestAcousticOnCPU(t *testing.T) {
 		sessions   string
 	}{
 		// First the CPU decoder that probes whether the voice masks its own padding (mask.go), then the engine's.
-		{"tiny", tinyVoicePath, 0, "", "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
-		{"piper-shaped", piperShapedVoicePath, 0, "", "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "latent@webgpu/3 output@webgpu/3]"},
-		{"piper-shaped, a GPU acoustic worker too", piperShapedVoicePath, 1, "",
+		{"tiny", tinyVoicePath, 0, DeviceCPU, "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
+		{"piper-shaped", piperShapedVoicePath, 0, DeviceCPU, "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "latent@webgpu/3 output@webgpu/3]"},
+		{"piper-shaped, a GPU acoustic worker too", piperShapedVoicePath, 1, DeviceCPU,
 			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperAcoustic + "@webgpu/3 latent@webgpu/3 output@webgpu/3]"},
 		// The text encoder and duration predictor on the GPU, the expansion to frames on the CPU (text.go).
 		{"piper-shaped, text part on the GPU", piperShapedVoicePath, 0, DeviceWebGPU,
@@ -314,32 +314,43 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 	stages := map[string]int{}
 	for _, st := range e.Stats() {
 		stages[st.Stage] = st.Items
+		// The device's share: the "GPU" stages hold its lock, the CPU's do not (with GPU acoustic workers, either).
+		onGPU := st.Stage != stageAcoustic
+		if onGPU != (st.DeviceSeconds > 0) && (onGPU || gpuWorkers == 0) {
+			t.Errorf("stage %s: %.4f s holding the GPU", st.Stage, st.DeviceSeconds)
+		}
 	}
-	if want := map[bool]int{true: len(sentences)}[text != ""]; stages[stageText] != want || stages[stageAcoustic] != len(sentences) {
+	if want := map[bool]int{true: len(sentences)}[text != DeviceCPU]; stages[stageText] != want || stages[stageAcoustic] != len(sentences) {
 		t.Errorf("stages %v: want %d sentences through the text part and %d through the acoustic part", stages, want, len(sentences))
 	}
 }
 
-// TestDeviceDefaults: a WebGPU engine runs decoder windows with the acoustic part on the CPU unless told
-// otherwise (what measured fastest on the H200); a CPU engine runs whole sentences; -1 turns windows off.
+// TestDeviceDefaults: a WebGPU engine runs decoder windows with the acoustic part on the CPU and its text part
+// wherever has time (auto) unless told otherwise (what measured fastest on the H200), twice the windows per run in
+// float16; a CPU engine runs whole sentences; -1 turns windows off.
 func TestDeviceDefaults(t *testing.T) {
 	for _, tt := range []struct {
 		opts                 Options
 		window, margin, runs int
 		acousticOnCPU        bool
+		text                 Device
 	}{
-		{Options{Device: DeviceWebGPU, Threads: 4}, 128, 12, 24, true},
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: -1}, 0, 0, 0, false},
-		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 128, 12, 24, false},
-		{Options{Device: DeviceCPU, Threads: 4}, 0, 0, 0, false},
+		{Options{Device: DeviceWebGPU, Threads: 4}, 128, 12, 24, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 128, 12, 48, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, DecoderBatch: 8}, 128, 12, 8, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: -1}, 0, 0, 0, false, ""},
+		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 128, 12, 24, false, ""},
+		{Options{Device: DeviceCPU, Threads: 4}, 0, 0, 0, false, ""},
 	} {
 		e, err := newEngine(tt.opts, &deviceRecorder{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.window.frames != tt.window || e.window.margin != tt.margin || e.decoderBatch != tt.runs || e.acousticOnCPU != tt.acousticOnCPU {
-			t.Errorf("%+v: window %d margin %d, %d per run, acoustic on cpu %v; want %d %d %d %v", tt.opts,
-				e.window.frames, e.window.margin, e.decoderBatch, e.acousticOnCPU, tt.window, tt.margin, tt.runs, tt.acousticOnCPU)
+		if e.window.frames != tt.window || e.window.margin != tt.margin || e.decoderBatch != tt.runs ||
+			e.acousticOnCPU != tt.acousticOnCPU || e.text != tt.text {
+			t.Errorf("%+v: window %d margin %d, %d per run, acoustic on cpu %v, text part on %q; want %d %d %d %v %q", tt.opts,
+				e.window.frames, e.window.margin, e.decoderBatch, e.acousticOnCPU, e.text, tt.window, tt.margin, tt.runs,
+				tt.acousticOnCPU, tt.text)
 		}
 		if e.upsampling != UpsamplingPolyphase {
 			t.Errorf("%+v: upsampling %q, want polyphase", tt.opts, e.upsampling)

@@ -38,7 +38,7 @@ run() { # NAME LIMIT_SECONDS BENCH-ARGS...
   python3 -c '
 import json,sys
 r=json.load(open(sys.argv[1])); u=[int(l.split(",")[0]) for l in open(sys.argv[2]) if l.strip()]
-st=" ".join("%s %d runs %d items %.1fs pad %.0f%%" % (s["stage"],s["runs"],s["items"],s["seconds"],100*(1-s["units"]/max(1,s["padded"]))) for s in r.get("stages") or [])
+st=" ".join("%s %d runs %d items %.1fs (device %.1fs) pad %.0f%%" % (s["stage"],s["runs"],s["items"],s["seconds"],s.get("device_seconds",0),100*(1-s["units"]/max(1,s["padded"]))) for s in r.get("stages") or [])
 print("   cpu %.1f s (%.1f cores)  gpu util mean %.0f%% (%d samples)  %s" % (r["cpu_seconds"], r["cpu_seconds"]/r["wall_seconds"], sum(u)/max(1,len(u)), len(u), st))' "$results/$name.json" "$results/$name.gpu.csv" 2>/dev/null
 }
 check() { # NAME LIMIT_SECONDS TEST-PATTERN: the engine's device-only tests (gpu/device_test.go), verbose
@@ -216,6 +216,16 @@ run pmv_a_auto_first 40 --texts samples/short.txt --voice $pmv --device webgpu -
 run wg_def16_d48   60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --decoder-batch 48
 run wg_def16_d48_auto 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --decoder-batch 48 --text-device auto
 run pmv_a_auto_3k  90 $F --text-device auto --requests 3000
+# Fourth session, fourth call: where the GPU's time goes (device seconds per stage), and fewer, bigger decoder runs.
+G="$V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --max-batch 32 --max-batch-phonemes 4096"
+run pmv_b_auto     60 $G
+run pmv_b_d64      60 $G --decoder-batch 64
+run pmv_b_w256     60 $G --decoder-window 256 --decoder-batch 24
+run pmv_b_w192     60 $G --decoder-window 192 --decoder-batch 32
+run pmv_b_fp32     60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batch 32 --max-batch-phonemes 4096
+run pmv_b_defaults 60 $V --concurrency 256 --requests 1000 --warmup 8
+run wg_b_def16_mb32 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --max-batch 32 --max-batch-phonemes 4096
+run wg_b_def16     60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
 run pmv_text16_w256 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --decoder-window 256 --decoder-batch 12
 run pmv_text_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu
 run pmv_text16_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu --precision fp16
