@@ -187,27 +187,57 @@ func (b ortBackend) newRunner(graph []byte, io modelIO, d Device, threads int) (
 // two sessions running at once (the acoustic and decoder halves of a split voice) crashed inside ONNX Runtime 1.30
 // on the H200 (SIGSEGV in Run; see BENCHMARKS.md). Packing and unpacking batches on the CPU still overlap the device.
 // Process-wide like the ORT environment and the device it guards.
-var webgpuRuns sync.Mutex
+var webgpuRuns deviceLock
 
-func runLock(d Device) *sync.Mutex {
+func runLock(d Device) *deviceLock {
 	if d == DeviceWebGPU {
 		return &webgpuRuns
 	}
 	return nil
 }
 
+// deviceLock serialises a device's runs, and knows whether anyone holds it or waits for it: a run that may go
+// elsewhere (TextDevice auto) takes the device only when it is idle, not just between two runs of a queue.
+type deviceLock struct {
+	mu    sync.Mutex
+	users atomic.Int32 // goroutines holding or waiting for mu
+}
+
+func (l *deviceLock) Lock() {
+	l.users.Add(1)
+	l.mu.Lock()
+}
+
+func (l *deviceLock) Unlock() {
+	l.mu.Unlock()
+	l.users.Add(-1)
+}
+
+// TryLockIdle takes the lock only if nobody holds it or waits for it, and says whether it did.
+func (l *deviceLock) TryLockIdle() bool {
+	if l.users.Load() != 0 {
+		return false
+	}
+	l.users.Add(1)
+	if !l.mu.TryLock() {
+		l.users.Add(-1)
+		return false
+	}
+	return true
+}
+
 // runSession runs session, holding serial (if any) for the device's sake.
-func runSession(session *ort.DynamicAdvancedSession, serial *sync.Mutex, inputs, outputs []ort.Value) error {
+func runSession(session *ort.DynamicAdvancedSession, serial *deviceLock, inputs, outputs []ort.Value) error {
 	return runSessionIf(session, serial, false, nil, inputs, outputs)
 }
 
-// runSessionIf is runSession that, with try, runs only if serial is free at once, else returns errDeviceBusy.
-// held, when not nil, adds the nanoseconds serial was held.
-func runSessionIf(session *ort.DynamicAdvancedSession, serial *sync.Mutex, try bool, held *atomic.Int64, inputs, outputs []ort.Value) error {
+// runSessionIf is runSession that, with try, runs only if the device is idle (see TryLockIdle), else returns
+// errDeviceBusy. held, when not nil, adds the nanoseconds serial was held.
+func runSessionIf(session *ort.DynamicAdvancedSession, serial *deviceLock, try bool, held *atomic.Int64, inputs, outputs []ort.Value) error {
 	if serial != nil {
 		if !try {
 			serial.Lock()
-		} else if !serial.TryLock() {
+		} else if !serial.TryLockIdle() {
 			return errDeviceBusy
 		}
 		defer serial.Unlock()
@@ -237,7 +267,7 @@ func destroyOutputs(outputs []ort.Value) {
 type ortRunner struct {
 	session *ort.DynamicAdvancedSession
 	io      modelIO
-	serial  *sync.Mutex // nil, or the device's lock (see runLock)
+	serial  *deviceLock // nil, or the device's lock (see runLock)
 }
 
 func (r *ortRunner) run(in batchInput) (batchOutput, error) {
@@ -319,7 +349,7 @@ func (b ortBackend) newGraphRunner(graph []byte, inputs, outputs []string, d Dev
 type ortGraphRunner struct {
 	session *ort.DynamicAdvancedSession
 	outputs int
-	serial  *sync.Mutex  // nil, or the device's lock (see runLock)
+	serial  *deviceLock  // nil, or the device's lock (see runLock)
 	held    atomic.Int64 // nanoseconds its runs held serial: the device's time, waiting for it excluded
 }
 

@@ -214,3 +214,36 @@ func TestTextDeviceAuto(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceLockIdle: a run that may go elsewhere takes the device only when nobody holds it or waits for it; a
+// free lock with a queue behind it (between two runs) is not idle.
+func TestDeviceLockIdle(t *testing.T) {
+	var l deviceLock
+	if !l.TryLockIdle() {
+		t.Fatal("an idle device refused")
+	}
+	if l.TryLockIdle() {
+		t.Fatal("a held device taken again")
+	}
+	waiting := make(chan struct{})
+	go func() {
+		close(waiting)
+		l.Lock() // queues behind the holder
+		l.Unlock()
+	}()
+	<-waiting
+	for l.users.Load() != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	l.mu.Unlock() // the holder lets go, as Unlock does, before its count drops: the waiter is still queued
+	if l.TryLockIdle() {
+		t.Error("device taken while a run was queued for it")
+	}
+	l.users.Add(-1)
+	for l.users.Load() != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if !l.TryLockIdle() {
+		t.Error("an idle device refused after the queue drained")
+	}
+}

@@ -226,6 +226,14 @@ run pmv_b_fp32     60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batc
 run pmv_b_defaults 60 $V --concurrency 256 --requests 1000 --warmup 8
 run wg_b_def16_mb32 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --max-batch 32 --max-batch-phonemes 4096
 run wg_b_def16     60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
+# Fifth call: auto takes the GPU only when nobody holds or waits for it (deviceLock.TryLockIdle).
+run pmv_c_auto     60 $G
+run pmv_c_cpu      60 $G --text-device cpu
+run pmv_c_16       60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_c_auto_d64 60 $G --decoder-batch 64
+run pmv_c_defaults 60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_c_first    40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
+run pmv_c_auto_3k  90 $G --requests 3000
 run pmv_text16_w256 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --decoder-window 256 --decoder-batch 12
 run pmv_text_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu
 run pmv_text16_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu --precision fp16
