@@ -195,8 +195,9 @@ func TestTakeBatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &Engine{maxBatchPhonemes: tt.budget}
-			m1, m2 := &Model{name: "one", maxBatch: tt.maxBatch}, &Model{name: "two", maxBatch: tt.maxBatch}
+			e := &Engine{}
+			m1 := &Model{name: "one", maxBatch: tt.maxBatch, maxBatchPhonemes: tt.budget}
+			m2 := &Model{name: "two", maxBatch: tt.maxBatch, maxBatchPhonemes: tt.budget}
 			index := map[*item]int{}
 			for i, q := range tt.queue {
 				it := &item{model: m1, req: Request{IDs: ids(int64(i), q.length), Scales: q.scales}}

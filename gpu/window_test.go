@@ -288,6 +288,11 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 	if got := fmt.Sprint(b.sessions); got != sessions || e.Workers() != 3+gpuWorkers {
 		t.Errorf("sessions %s with %d workers, want %s with %d", got, e.Workers(), sessions, 3+gpuWorkers)
 	}
+	// Acoustic batches carry no decoder: they take the split budget, not the whole-sentence one.
+	if m.maxBatch != DefaultSplitGPUMaxBatch || m.maxBatchPhonemes != DefaultSplitGPUMaxBatchPhonemes {
+		t.Errorf("acoustic batches of %d sentences, %d phonemes; want %d, %d", m.maxBatch, m.maxBatchPhonemes,
+			DefaultSplitGPUMaxBatch, DefaultSplitGPUMaxBatchPhonemes)
+	}
 	if m.split.window.margin != 13 {
 		t.Errorf("windows read %d frames of margin, want the tiny voice's decoder reach, 13", m.split.window.margin)
 	}
@@ -336,7 +341,7 @@ func TestDeviceDefaults(t *testing.T) {
 		text                 Device
 	}{
 		{Options{Device: DeviceWebGPU, Threads: 4}, 128, 12, 24, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 128, 12, 48, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 128, 12, 64, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, DecoderBatch: 8}, 128, 12, 8, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: -1}, 0, 0, 0, false, ""},
 		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 128, 12, 24, false, ""},
