@@ -234,6 +234,13 @@ run pmv_c_auto_d64 60 $G --decoder-batch 64
 run pmv_c_defaults 60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_c_first    40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
 run pmv_c_auto_3k  90 $G --requests 3000
+# Sixth call: the new defaults (text part auto, 32-sentence acoustic batches, 64 windows per float16 decoder run).
+run pmv_d_16       90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
+run pmv_d_32       60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_d_first16  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
+run pmv_d_first32  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
+run wg_d_def       60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
+run wg_d_def16     60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
 run pmv_text16_w256 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --decoder-window 256 --decoder-batch 12
 run pmv_text_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu
 run pmv_text16_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu --precision fp16
