@@ -78,6 +78,16 @@
 // runs on the GPU over each acoustic batch (frames padded to a multiple of 64, which the flow masks): on the CPU it
 // made a Piper medium voice CPU-bound at 322-441x real time on the H200; cut out, 709x (256 concurrent requests).
 //
+// That left the text encoder (a transformer in Piper's voices, ~98% of what remained on the CPU) keeping every core
+// busy. So Load also cuts the acoustic part at the durations (text.go): the token-rate part, whose shapes the
+// phoneme ids fix, can run on the GPU over whole batches, and the expansion to frames (a few ms, shapes from the
+// durations) stays on the CPU. With TextDevice auto, the default on WebGPU, a worker runs its batch's text part on
+// the GPU when no run holds or waits for the device and on its own CPU session otherwise, so that whichever of the
+// two has time takes it. Every WebGPU run is timed while it holds the device (StageStats.DeviceSeconds): on the H200
+// the device's time adds up to the wall time, the GPU itself 35-50% busy, so the serialised runs are the limit.
+// Precision fp16 (half.go) runs the flow and decoder in float16 there: 20% less device time per decoder window and
+// twice the windows per run; a Piper medium graph 900-1,031x real time against 689-796x in float32 (BENCHMARKS.md).
+//
 // It is the default on WebGPU, with the acoustic part on CPU sessions (AcousticDevice): on the H200 the acoustic
 // part took as much GPU time as the decoder (small sequential operators, host round trips for shapes and noise)
 // though it is 8% of the work on a CPU, and beside the decoder windows on the GPU it costs nothing there. Measured
