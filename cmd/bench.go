@@ -79,7 +79,6 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)
 	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU (default: cpu on webgpu)`)
 	f.StringVar((*string)(&o.tuning.TextDevice), "text-device", "", `engine tuning: with the acoustic part on the CPU, "webgpu" runs its text encoder and duration predictor on the GPU and only the expansion to frames on the CPU; "auto" on the GPU when it is free, else on the CPU (default: cpu)`)
-	f.StringVar((*string)(&o.tuning.Precision), "precision", "", `engine tuning: "fp16" runs split voices' flow and decoder in float16 on the GPU (default: fp32)`)
 	f.IntVar(&o.tuning.AcousticGPUWorkers, "acoustic-gpu-workers", 0, "engine tuning: with the acoustic part on the CPU, this many more workers run it on the GPU")
 	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
 	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")
@@ -97,10 +96,10 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	if o.rate > 0 {
 		load.Concurrency = 0
 	}
-	// The tuning flags fill every engine option but the three the settings give (device, threads, warnings).
+	// The tuning flags fill every engine option but those the settings give (device, threads, precision, warnings).
 	tuned := func(opts *gpu.Options) {
 		t := o.tuning
-		t.Device, t.Threads, t.Logf = opts.Device, opts.Threads, opts.Logf
+		t.Device, t.Threads, t.Precision, t.Logf = opts.Device, opts.Threads, opts.Precision, opts.Logf
 		*opts = t
 	}
 	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
@@ -124,7 +123,7 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 
 // sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite; one
 // sentence at a time has no padding, so no padding masks either), one session using every core (what ONNX Runtime
-// does by default), one sentence at a time, batch 1, whole sentences.
+// does by default), one sentence at a time, batch 1, whole sentences, float32.
 func sequentialEngine(o *gpu.Options) {
 	threads := o.Threads
 	if threads <= 0 {
@@ -133,6 +132,7 @@ func sequentialEngine(o *gpu.Options) {
 	o.Threads, o.ThreadsPerSession = threads, threads
 	o.MaxBatch, o.InFlight = 1, 1
 	o.Upsampling, o.DecoderWindow = gpu.UpsamplingConvTranspose, -1
+	o.Precision = gpu.PrecisionFloat32
 }
 
 // benchOnce runs one measured load on a fresh runtime (so the baseline and the engine don't share sessions).

@@ -92,9 +92,14 @@ func TestUsageErrors(t *testing.T) {
 func TestUnknownDeviceIsAUsageError(t *testing.T) {
 	isolate(t)
 	needORT(t)
-	r := run(t, "", "synth", "hi", "-o", filepath.Join(t.TempDir(), "x.wav"), "--device", "tpu")
-	if r.code != ExitUsage || !strings.Contains(r.errOut, `unknown --device "tpu"`) {
-		t.Errorf("exit %d, stderr %q", r.code, r.errOut)
+	for _, tt := range []struct{ flag, value, want string }{
+		{"--device", "tpu", `unknown --device "tpu"`},
+		{"--precision", "fp8", `unknown --precision "fp8" (want fp32 or fp16)`},
+	} {
+		r := run(t, "", "synth", "hi", "-o", filepath.Join(t.TempDir(), "x.wav"), tt.flag, tt.value)
+		if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) {
+			t.Errorf("%s %s: exit %d, stderr %q", tt.flag, tt.value, r.code, r.errOut)
+		}
 	}
 }
 

@@ -38,7 +38,8 @@ func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning
 	if err := gpu.Init(lib); err != nil {
 		return nil, fmt.Errorf("starting ONNX Runtime: %w", err)
 	}
-	opts := gpu.Options{Device: gpu.Device(s.device()), Threads: s.threads(), Logf: con.Warnf}
+	opts := gpu.Options{Device: gpu.Device(s.device()), Threads: s.threads(), Precision: gpu.Precision(s.precision()),
+		Logf: con.Warnf}
 	for _, t := range tune {
 		t(&opts)
 	}
@@ -46,6 +47,11 @@ func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning
 	case gpu.DeviceAuto, gpu.DeviceCPU, gpu.DeviceWebGPU, gpu.DeviceCUDA:
 	default:
 		return nil, usageErrorf("unknown --device %q (want auto, cpu, webgpu or cuda)", opts.Device)
+	}
+	switch opts.Precision {
+	case gpu.PrecisionFloat32, gpu.PrecisionFloat16:
+	default:
+		return nil, usageErrorf("unknown --precision %q (want fp32 or fp16)", opts.Precision)
 	}
 	eng, err := gpu.NewEngine(opts)
 	if err != nil {

@@ -28,6 +28,7 @@ var settingKeys = []struct{ key, def, help string }{
 	{"voices_dir", "", "folder of installed voices (default: $XDG_DATA_HOME/ttsgen/voices or ~/.local/share/ttsgen/voices)"},
 	{"device", "auto", "where models run: auto, cpu, webgpu or cuda (auto tries GPUs, falls back to CPU with a warning)"},
 	{"espeak_data", "", "folder that contains espeak-ng's espeak-ng-data (default: the library's own)"},
+	{"precision", "fp32", "arithmetic of a voice's flow and decoder on a GPU: fp32 (Piper's own output, to 1e-6) or fp16 (20-35% faster through WebGPU, within 43-52 dB SNR of fp32)"},
 }
 
 func newSettings() *settings { return &settings{v: viper.New()} }
@@ -83,6 +84,7 @@ func keysOf(ks []struct{ key, def, help string }) []string {
 
 func (s *settings) device() string     { return strings.ToLower(s.v.GetString("device")) }
 func (s *settings) threads() int       { return s.v.GetInt("threads") }
+func (s *settings) precision() string  { return strings.ToLower(s.v.GetString("precision")) }
 func (s *settings) quiet() bool        { return s.v.GetBool("quiet") }
 func (s *settings) espeakData() string { return s.v.GetString("espeak_data") }
 
