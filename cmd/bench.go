@@ -82,7 +82,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.IntVar(&o.tuning.AcousticGPUWorkers, "acoustic-gpu-workers", 0, "engine tuning: with the acoustic part on the CPU, this many more workers run it on the GPU")
 	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
 	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")
-	f.StringToStringVar(&o.tuning.ProviderOptions, "provider-option", nil, "engine tuning: `KEY=VALUE` for the GPU provider (repeatable); ep.webgpuexecutionprovider.NAME keys go to the session configuration, where WebGPU reads them")
+	f.StringToStringVar(&o.tuning.ProviderOptions, "provider-option", nil, "engine tuning: `KEY=VALUE` for the GPU provider (repeatable); ep.webgpuexecutionprovider.NAME keys go to the GPU sessions' configuration, where WebGPU reads them, and session.NAME keys (ONNX Runtime's session options, e.g. session.set_denormal_as_zero=1) to every session's")
 	return cmd
 }
 

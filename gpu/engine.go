@@ -61,8 +61,9 @@ type Options struct {
 	// at Load as polyphase Convs, the same sums through the provider's fast Conv kernel ("" = the device's default).
 	Upsampling Upsampling
 	// ProviderOptions are passed to the GPU execution provider on top of the engine's own; ignored on cpu. Keys
-	// spelled as ONNX Runtime session configuration ("ep.webgpuexecutionprovider.validationMode") go there, which
-	// is where ORT 1.30's WebGPU provider reads its options.
+	// spelled as ONNX Runtime session configuration go there: "ep.webgpuexecutionprovider.validationMode" (where
+	// ORT 1.30's WebGPU provider reads its options) for the GPU sessions, "session.*" (such as
+	// "session.set_denormal_as_zero") for every session, the CPU's included.
 	ProviderOptions map[string]string
 	// AcousticDevice is where split voices run their acoustic part: "cpu" on a GPU engine runs it on CPU sessions
 	// (one per worker, one thread each, with as many workers as Threads) and only the decoder windows on the GPU.

@@ -86,14 +86,12 @@ func (b ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, 
 			return fail("turning on the profiler", err)
 		}
 	}
-	if d != DeviceCPU {
-		// A provider option spelled as ONNX Runtime's session configuration key ("ep.<provider>executionprovider.<name>")
-		// goes there: some providers read their options only from the session configuration.
-		for k, v := range b.providerOptions {
-			if strings.HasPrefix(k, "ep.") {
-				if err := opts.AddSessionConfigEntry(k, v); err != nil {
-					return fail(fmt.Sprintf("setting session configuration %s=%s", k, v), err)
-				}
+	// An option spelled as ONNX Runtime's session configuration key goes there: "ep.<provider>executionprovider.<name>"
+	// for the GPU sessions (some providers read their options only from there), "session.<name>" for every session.
+	for k, v := range b.providerOptions {
+		if (d != DeviceCPU && strings.HasPrefix(k, "ep.")) || strings.HasPrefix(k, "session.") {
+			if err := opts.AddSessionConfigEntry(k, v); err != nil {
+				return fail(fmt.Sprintf("setting session configuration %s=%s", k, v), err)
 			}
 		}
 	}
@@ -126,7 +124,7 @@ func (b ortBackend) sessionOptions(d Device, threads int) (*ort.SessionOptions, 
 // keys excepted: sessionOptions sets them).
 func (b ortBackend) withProviderOptions(own map[string]string) map[string]string {
 	for k, v := range b.providerOptions {
-		if !strings.HasPrefix(k, "ep.") {
+		if !strings.HasPrefix(k, "ep.") && !strings.HasPrefix(k, "session.") {
 			own[k] = v
 		}
 	}

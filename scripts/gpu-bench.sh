@@ -51,6 +51,24 @@ check() { # NAME LIMIT_SECONDS TEST-PATTERN: the engine's device-only tests (gpu
   echo "   exit $? after $((SECONDS - start)) s"; pack
   grep -E -- "^(--- |ok|FAIL|PASS)|    --- |Error|SNR" "$results/$name.txt" | cut -c1-200 | tail -n 40
 }
+smoke() { # NAME LIMIT_SECONDS: the commands a user runs, on the GPU, with the results' WAV lengths
+  local name=$1 limit=$2
+  if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
+  echo "== $name"
+  local out=/tmp/smoke && rm -rf "$out" && mkdir -p "$out"
+  head -n 20 samples/bench.txt > "$out/book.txt"
+  {
+    timeout "$limit" /tmp/gpukit/ttsgen.bin synth --device webgpu --precision fp16 -o "$out/hello16.wav" < samples/hello.txt; echo "synth fp16 exit $?"
+    timeout "$limit" /tmp/gpukit/ttsgen.bin synth --device webgpu -o "$out/hello32.wav" < samples/hello.txt; echo "synth fp32 exit $?"
+    timeout "$limit" /tmp/gpukit/ttsgen.bin batch "$out/book.txt" -o "$out/pmv" --voice "$pmv" --device webgpu --precision fp16 -q; echo "batch pmv fp16 exit $?"
+    cat "$out/pmv/results.jsonl"
+    python3 -c '
+import wave,sys,glob
+for f in sorted(glob.glob(sys.argv[1]+"/**/*.wav", recursive=True)):
+    w=wave.open(f); print("%s %.2f s at %d Hz" % (f, w.getnframes()/w.getframerate(), w.getframerate()))' "$out"
+  } > "$results/$name.txt" 2>&1
+  pack; cat "$results/$name.txt" | cut -c1-200
+}
 # A random voice with the decoder of Piper's "high" quality (HiFi-GAN V1, 512 channels; voices/train/export.py
 # --piper-high-decoder; the second session called it Piper-medium-shaped by mistake), made here with the machine's
 # PyTorch when a run names it: for speed only.
@@ -241,6 +259,9 @@ run pmv_d_first16  40 --texts samples/short.txt --voice $pmv --device webgpu --c
 run pmv_d_first32  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
 run wg_d_def       60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_d_def16     60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
+# Seventh call: the commands a user runs, on the GPU; one more sample of the float16 defaults.
+smoke smoke_cli 60
+run pmv_e_16       60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 run pmv_text16_w256 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --decoder-window 256 --decoder-batch 12
 run pmv_text_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu
 run pmv_text16_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu --precision fp16
