@@ -86,7 +86,7 @@
 // two has time takes it. Every WebGPU run is timed while it holds the device (StageStats.DeviceSeconds): on the H200
 // the device's time adds up to the wall time, the GPU itself 35-50% busy, so the serialised runs are the limit.
 // Precision fp16 (half.go) runs the flow and decoder in float16 there: 20% less device time per decoder window and
-// twice the windows per run; a Piper medium graph 900-1,031x real time against 689-796x in float32 (BENCHMARKS.md).
+// twice the windows per run; a Piper medium graph 787-1,031x real time against 689-796x in float32 (BENCHMARKS.md).
 //
 // It is the default on WebGPU, with the acoustic part on CPU sessions (AcousticDevice): on the H200 the acoustic
 // part took as much GPU time as the decoder (small sequential operators, host round trips for shapes and noise)
