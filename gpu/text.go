@@ -23,7 +23,7 @@ type textCut struct {
 	text        []byte   // the token-rate part: the voice's inputs (those it reads, textInputs) -> boundary
 	textInputs  []string // graph inputs the text part reads, in the voice's order
 	boundary    []string // tensors the text part hands the expansion, in order
-	expand      []byte   // the frame-rate part: expandInputs -> the acoustic graph's outputs
+	expand      []byte   // the frame-rate part: expandInput -> the acoustic graph's outputs
 	expandInput []string // boundary, then the voice's inputs that the expansion reads itself
 }
 
