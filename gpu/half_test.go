@@ -572,14 +572,7 @@ func TestHalfPrecisionEngine(t *testing.T) {
 		}
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(3, 4)), 4, func(i int) int { return 6 + 9*i })
-	for i, got := range submitTogether(t, e, m, sentences) {
-		if len(got) != len(audio[i]) {
-			t.Fatalf("sentence %d: %d samples, want %d", i, len(got), len(audio[i]))
-		}
-		if d := maxAbsDiff(got, audio[i]); d > 5e-3 {
-			t.Errorf("sentence %d differs from the float32 voice by %g", i, d)
-		}
-	}
+	sameAudio(t, "the float32 voice", submitTogether(t, e, m, sentences), audio, 5e-3)
 	cpu, err := newEngine(Options{Device: DeviceCPU, Threads: 1, Precision: PrecisionFloat16}, &deviceRecorder{})
 	if err != nil {
 		t.Fatal(err)

@@ -144,6 +144,19 @@ func submitTogether(t *testing.T, e *Engine, m *Model, sentences [][]int64) [][]
 	return audio
 }
 
+// sameAudio checks each sentence's audio against its reference: the same length, and no sample further than tol.
+func sameAudio(t *testing.T, reference string, got, want [][]float32, tol float64) {
+	t.Helper()
+	for i := range want {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("sentence %d: %d samples, want %d", i, len(got[i]), len(want[i]))
+		}
+		if d := maxAbsDiff(got[i], want[i]); d > tol {
+			t.Errorf("sentence %d differs from %s by %g", i, reference, d)
+		}
+	}
+}
+
 // TestBatchedMatchesAlone checks what batching must not change: a sentence padded in a batch with longer and
 // shorter ones gives the samples it gives alone, and its length is its predicted frames x 256.
 func TestBatchedMatchesAlone(t *testing.T) {

@@ -308,14 +308,7 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 		t.Errorf("warm-up ran the decoder at %s windows, want [1 2 4] (every run size up to DecoderBatch 4)", got)
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(13, 14)), 6, func(i int) int { return 4 + 7*i })
-	for i, got := range submitTogether(t, e, m, sentences) {
-		if len(got) != len(audio[i]) {
-			t.Fatalf("sentence %d: %d samples, want %d", i, len(got), len(audio[i]))
-		}
-		if d := maxAbsDiff(got, audio[i]); d > 1e-4 {
-			t.Errorf("sentence %d differs from whole-sentence audio by %g", i, d)
-		}
-	}
+	sameAudio(t, "whole-sentence audio", submitTogether(t, e, m, sentences), audio, 1e-4)
 	stages := map[string]int{}
 	for _, st := range e.Stats() {
 		stages[st.Stage] = st.Items
