@@ -78,7 +78,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
 	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)
 	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU (default: cpu on webgpu)`)
-	f.StringVar((*string)(&o.tuning.TextDevice), "text-device", "", `engine tuning: with the acoustic part on the CPU, "webgpu" runs its text encoder and duration predictor on the GPU and only the expansion to frames on the CPU; "auto" on the GPU when it is free, else on the CPU (default: cpu)`)
+	f.StringVar((*string)(&o.tuning.TextDevice), "text-device", "", `engine tuning: with the acoustic part on the CPU, "webgpu" runs its text encoder and duration predictor on the GPU and only the expansion to frames on the CPU; "auto" on the GPU when it is idle, else on the CPU (default: auto on webgpu)`)
 	f.IntVar(&o.tuning.AcousticGPUWorkers, "acoustic-gpu-workers", 0, "engine tuning: with the acoustic part on the CPU, this many more workers run it on the GPU")
 	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
 	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")

@@ -267,7 +267,9 @@ func (e *Engine) warmUp(m *Model) error {
 	inputs := acousticInputs(in, m.split.voice.io)
 	var err error
 	if m.split.text != nil {
-		if inputs, _, err = m.split.runText(0, inputs); err != nil {
+		// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is the
+		// GPU's run that is warmed up and checked.
+		if inputs, _, err = m.split.runText(len(m.split.textCPU), inputs); err != nil {
 			return err
 		}
 	}

@@ -83,7 +83,7 @@
 // phoneme ids fix, can run on the GPU over whole batches, and the expansion to frames (a few ms, shapes from the
 // durations) stays on the CPU. With TextDevice auto, the default on WebGPU, a worker runs its batch's text part on
 // the GPU when no run holds or waits for the device and on its own CPU session otherwise, so that whichever of the
-// two has time takes it. Every WebGPU run is timed while it holds the device (StageStats.DeviceSeconds): on the H200
+// two has time takes it. A split voice's WebGPU runs are timed while they hold the device (StageStats.DeviceSeconds): on the H200
 // the device's time adds up to the wall time, the GPU itself 35-50% busy, so the serialised runs are the limit.
 // Precision fp16 (half.go) runs the flow and decoder in float16 there: 20% less device time per decoder window and
 // twice the windows per run; a Piper medium graph 787-1,031x real time against 689-796x in float32 (BENCHMARKS.md).

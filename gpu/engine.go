@@ -29,7 +29,7 @@ var ErrClosed = errors.New("gpu: engine closed")
 type Options struct {
 	Device    Device
 	Threads   int                              // CPU threads to use in total (0 = runtime.NumCPU())
-	MaxBatch  int                              // cap on items per device batch (0 = DefaultCPUMaxBatch on cpu, DefaultGPUMaxBatch on a GPU, DefaultSplitGPUMaxBatch for split voices' acoustic batches there)
+	MaxBatch  int                              // cap on items per device batch (0 = DefaultCPUMaxBatch on cpu, DefaultGPUMaxBatch on a GPU, DefaultSplitGPUMaxBatch there for split voices' acoustic batches run on the CPU)
 	QueueSize int                              // bounded queue; Submit blocks (backpressure) when full, until ctx is done (0 = 4 x workers x MaxBatch, at least 64)
 	Logf      func(format string, args ...any) // warnings (e.g. GPU fallback); nil = silent
 
@@ -41,7 +41,8 @@ type Options struct {
 	InFlight int
 	// MaxBatchPhonemes caps batch size x longest phoneme sequence in a batch: the padded input, and so
 	// (roughly) the audio and activation memory one run needs (0 = DefaultCPUMaxBatchPhonemes,
-	// DefaultGPUMaxBatchPhonemes, or DefaultSplitGPUMaxBatchPhonemes for split voices' acoustic batches on a GPU).
+	// DefaultGPUMaxBatchPhonemes, or DefaultSplitGPUMaxBatchPhonemes on a GPU engine for split voices' acoustic
+	// batches run on the CPU).
 	// A single sentence longer than the cap still runs, alone.
 	MaxBatchPhonemes int
 
@@ -60,10 +61,10 @@ type Options struct {
 	// Upsampling chooses how the decoder's ConvTranspose layers run (see upsample.go): as they are, or rewritten
 	// at Load as polyphase Convs, the same sums through the provider's fast Conv kernel ("" = the device's default).
 	Upsampling Upsampling
-	// ProviderOptions are passed to the GPU execution provider on top of the engine's own; ignored on cpu. Keys
-	// spelled as ONNX Runtime session configuration go there: "ep.webgpuexecutionprovider.validationMode" (where
+	// ProviderOptions are passed to the GPU execution provider on top of the engine's own (not to CPU sessions).
+	// Keys spelled as ONNX Runtime session configuration go there instead: "ep.webgpuexecutionprovider.*" (where
 	// ORT 1.30's WebGPU provider reads its options) for the GPU sessions, "session.*" (such as
-	// "session.set_denormal_as_zero") for every session, the CPU's included.
+	// "session.set_denormal_as_zero") for every session, a CPU engine's included.
 	ProviderOptions map[string]string
 	// AcousticDevice is where split voices run their acoustic part: "cpu" on a GPU engine runs it on CPU sessions
 	// (one per worker, one thread each, with as many workers as Threads) and only the decoder windows on the GPU.
@@ -80,7 +81,8 @@ type Options struct {
 	// Precision is the arithmetic of split voices' frame-rate parts on a GPU, the flow and the decoder: "fp16"
 	// rewrites them at Load to compute in float16 (half.go; their inputs and outputs stay float32), for a GPU
 	// whose provider has float16 kernels, such as WebGPU with shader-f16 ("" = fp32). A graph the rewrite refuses
-	// stays float32, with a Logf note. Ignored on the CPU, whose provider lacks float16 kernels.
+	// stays float32, with a Logf note. Ignored on the CPU, whose provider lacks float16 kernels, and wherever
+	// voices run whole sentences (decoder windows off: DecoderWindow -1, or CUDA's default).
 	Precision Precision
 	// AcousticGPUWorkers, with the acoustic part on the CPU, adds this many workers that run it on the GPU
 	// (a session each), taking batches as the CPU workers do: for a voice whose acoustic part keeps every core
@@ -347,12 +349,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 			return nil, fmt.Errorf("gpu: option %s is %d; want 0 (default) or more", name, v)
 		}
 	}
-	if opts.AcousticDevice != "" && opts.AcousticDevice != DeviceCPU && opts.AcousticDevice != opts.Device {
-		return nil, fmt.Errorf("gpu: acoustic device %q: it runs on the engine's device or on cpu", opts.AcousticDevice)
-	}
-	if opts.TextDevice != "" && opts.TextDevice != DeviceCPU && opts.TextDevice != DeviceAuto && opts.TextDevice != opts.Device {
-		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device, on cpu, or auto", opts.TextDevice)
-	}
+
 	switch opts.Precision {
 	case "", PrecisionFloat32, PrecisionFloat16:
 	default:
@@ -366,6 +363,13 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	device, err := selectDevice(opts.Device, b, logf)
 	if err != nil {
 		return nil, err
+	}
+	// Compared with the device in use, so that "auto" that found WebGPU takes "webgpu" parts.
+	if opts.AcousticDevice != "" && opts.AcousticDevice != DeviceCPU && opts.AcousticDevice != device {
+		return nil, fmt.Errorf("gpu: acoustic device %q: it runs on the engine's device (%s) or on cpu", opts.AcousticDevice, device)
+	}
+	if opts.TextDevice != "" && opts.TextDevice != DeviceCPU && opts.TextDevice != DeviceAuto && opts.TextDevice != device {
+		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device (%s), on cpu, or auto", opts.TextDevice, device)
 	}
 	e := &Engine{
 		backend: b,
@@ -593,14 +597,12 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 			}
 		}
 	}
+	s := &splitModel{voice: voice}
 	if e.text != "" && e.text != DeviceCPU {
-		if cut, err := cutText(voice.acoustic); err == nil {
-			voice.text, voice.acoustic = cut, cut.expand
-		} else {
-			e.logf("gpu: voice %q runs its text encoder on the CPU: its acoustic part cannot be cut at the durations: %v", name, err)
+		if err := e.loadText(s); err != nil {
+			e.logf("gpu: voice %q runs its text encoder on the CPU: %v", name, err)
 		}
 	}
-	s := &splitModel{voice: voice}
 	decoderInputs := voice.decoderInputNames()
 	acousticSessions, acousticDevice, acousticThreads := e.sessionsPerModel, e.device, e.threadsPerSession
 	if e.acousticOnCPU {
@@ -617,26 +619,6 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 			return nil, fmt.Errorf("acoustic session on %s: %w", device, err)
 		}
 		s.acoustic = append(s.acoustic, a)
-	}
-	if voice.text != nil {
-		for range e.sessionsPerModel {
-			t, err := e.backend.newGraphRunner(voice.text.text, voice.text.textInputs, voice.text.boundary, e.device, e.threadsPerSession)
-			if err != nil {
-				s.close()
-				return nil, fmt.Errorf("text part session: %w", err)
-			}
-			s.text = append(s.text, t)
-		}
-		if e.text == DeviceAuto {
-			for range e.acousticCPU {
-				t, err := e.backend.newGraphRunner(voice.text.text, voice.text.textInputs, voice.text.boundary, DeviceCPU, 1)
-				if err != nil {
-					s.close()
-					return nil, fmt.Errorf("text part session on cpu: %w", err)
-				}
-				s.textCPU = append(s.textCPU, t)
-			}
-		}
 	}
 	if voice.flow != nil {
 		for range e.sessionsPerModel {
@@ -657,6 +639,45 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		s.decoder = append(s.decoder, d)
 	}
 	return s, nil
+}
+
+// loadText cuts a split voice's acoustic part at the durations (text.go) and creates the text part's sessions: on
+// the GPU, and with TextDevice auto one on the CPU per CPU acoustic worker too, where the GPU's runs are serialised
+// (elsewhere a GPU run never finds the device busy). It leaves s as it was if either fails.
+func (e *Engine) loadText(s *splitModel) error {
+	cut, err := cutText(s.voice.acoustic)
+	if err != nil {
+		return fmt.Errorf("its acoustic part cannot be cut at the durations: %w", err)
+	}
+	var gpu, cpu []graphRunner
+	fail := func(what string, err error) error {
+		closeGraphRunners(slices.Concat(gpu, cpu))
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	for range e.sessionsPerModel {
+		t, err := e.backend.newGraphRunner(cut.text, cut.textInputs, cut.boundary, e.device, e.threadsPerSession)
+		if err != nil {
+			return fail("text part session on "+string(e.device), err)
+		}
+		gpu = append(gpu, t)
+	}
+	if e.text == DeviceAuto && runLock(e.device) != nil {
+		for range e.acousticCPU {
+			t, err := e.backend.newGraphRunner(cut.text, cut.textInputs, cut.boundary, DeviceCPU, 1)
+			if err != nil {
+				return fail("text part session on cpu", err)
+			}
+			cpu = append(cpu, t)
+		}
+	}
+	s.voice.text, s.voice.acoustic, s.text, s.textCPU = cut, cut.expand, gpu, cpu
+	return nil
+}
+
+func closeGraphRunners(runners []graphRunner) {
+	for _, r := range runners {
+		r.close()
+	}
 }
 
 func (e *Engine) register(m *Model) (*Model, error) {

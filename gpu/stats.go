@@ -29,7 +29,8 @@ type StageStats struct {
 	// for a serialised device included); it can exceed wall time when runs overlap.
 	Seconds float64 `json:"seconds"`
 	// DeviceSeconds is the time the stage's runs held a serialised device (WebGPU runs one at a time): its
-	// share of the device, with the waits for it left out. Absent for stages that ran on the CPU.
+	// share of the device, with the waits for it left out. Kept for split voices' stages; absent for stages that
+	// ran on the CPU, for whole sentences, and on a device whose runs are not serialised (CUDA).
 	DeviceSeconds float64 `json:"device_seconds,omitempty"`
 }
 

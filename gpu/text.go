@@ -122,7 +122,7 @@ func cutText(acoustic []byte) (*textCut, error) {
 	if cut.text, err = subgraphTyped(&model, textOutputs, nil, types); err != nil {
 		return nil, fmt.Errorf("cutting the text part: %w", err)
 	}
-	if cut.text, err = addLeadingAxis(cut.text, sources); err != nil {
+	if cut.text, err = addLeadingAxis(cut.text, sources, true); err != nil {
 		return nil, fmt.Errorf("cutting the text part: %w", err)
 	}
 	outputs := map[string]string{}
@@ -132,7 +132,7 @@ func cutText(acoustic []byte) (*textCut, error) {
 	if cut.expand, err = subgraphTyped(&model, outputs, sources, types); err != nil {
 		return nil, fmt.Errorf("cutting the expansion: %w", err)
 	}
-	if cut.expand, err = addLeadingAxis(cut.expand, sources); err != nil {
+	if cut.expand, err = addLeadingAxis(cut.expand, sources, false); err != nil {
 		return nil, fmt.Errorf("cutting the expansion: %w", err)
 	}
 	// subgraph orders its inputs: the sources by name, then the graph inputs it reads; the runs follow that.
@@ -156,9 +156,10 @@ func cutText(acoustic []byte) (*textCut, error) {
 const textBoundaryPrefix = "text:"
 
 // addLeadingAxis edits a part cut by cutText where the tensors named in crossing cross the cut. In the text part
-// each such output X becomes "text:X", X with a leading axis of 1 (Unsqueeze); in the expansion each such input X
-// becomes "text:X", with a Squeeze giving X back.
-func addLeadingAxis(part []byte, crossing map[string]string) ([]byte, error) {
+// (textPart) each such output X becomes "text:X", X with a leading axis of 1 (Unsqueeze); in the expansion each
+// such input X becomes "text:X", with a Squeeze giving X back. Only that side is edited: a crossing tensor may also
+// be one of the expansion's own outputs (a voice whose Ceil writes "w_ceil" itself), which stays as it is.
+func addLeadingAxis(part []byte, crossing map[string]string, textPart bool) ([]byte, error) {
 	var model onnx.ModelProto
 	if err := proto.Unmarshal(part, &model); err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func addLeadingAxis(part []byte, crossing map[string]string) ([]byte, error) {
 			DataType: int32(onnx.TensorProto_INT64), Int64Data: []int64{0}})
 	}
 	for _, out := range graph.GetOutput() {
-		if _, ok := crossing[out.GetName()]; ok {
+		if _, ok := crossing[out.GetName()]; ok && textPart {
 			crossed := textBoundaryPrefix + out.GetName()
 			graph.Node = append(graph.Node, node("Unsqueeze", out.GetName(), crossed))
 			out.Name = crossed
@@ -194,7 +195,7 @@ func addLeadingAxis(part []byte, crossing map[string]string) ([]byte, error) {
 	}
 	var squeezes []*onnx.NodeProto
 	for _, in := range graph.GetInput() {
-		if _, ok := crossing[in.GetName()]; ok {
+		if _, ok := crossing[in.GetName()]; ok && !textPart {
 			crossed := textBoundaryPrefix + in.GetName()
 			squeezes = append(squeezes, node("Squeeze", crossed, in.GetName()))
 			in.Name = crossed

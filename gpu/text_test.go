@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -19,15 +20,22 @@ func TestCutText(t *testing.T) {
 	needORT(t)
 	for _, tt := range []struct {
 		name, path string
+		edit       func(*testing.T, []byte) []byte // nil: the voice as it is
 		boundary   string
 		expandSid  bool
 	}{
-		{"piper-shaped", piperShapedVoicePath, "[/Ceil_output_0 /Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1]", false},
-		{"piper-shaped, 3 speakers", piperShaped3VoicePath, "[/Ceil_output_0 /Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1]", true},
-		{"tiny", tinyVoicePath, "[/Ceil_output_0 /Mul_5_output_0 /enc/Mul_1_output_0 /enc/blocks.1/Mul_3_output_0]", false},
+		{"piper-shaped", piperShapedVoicePath, nil, "[/Ceil_output_0 /Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1]", false},
+		{"piper-shaped, 3 speakers", piperShaped3VoicePath, nil, "[/Ceil_output_0 /Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1]", true},
+		{"tiny", tinyVoicePath, nil, "[/Ceil_output_0 /Mul_5_output_0 /enc/Mul_1_output_0 /enc/blocks.1/Mul_3_output_0]", false},
+		// The durations crossing the cut are also one of the acoustic part's outputs.
+		{"piper-shaped, Ceil writing w_ceil itself", piperShapedVoicePath, ceilWritesFrames, "[/Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1 w_ceil]", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			graph, io, err := prepareGraph(readVoice(t, tt.path))
+			voice := readVoice(t, tt.path)
+			if tt.edit != nil {
+				voice = tt.edit(t, voice)
+			}
+			graph, io, err := prepareGraph(voice)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,6 +110,36 @@ func TestCutText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ceilWritesFrames renames a voice's duration Ceil output to "w_ceil" and makes it a graph output, as an exporter
+// asked for that output by name would write it.
+func ceilWritesFrames(t *testing.T, voice []byte) []byte {
+	t.Helper()
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(voice, &model); err != nil {
+		t.Fatal(err)
+	}
+	graph := model.GetGraph()
+	ceil := durationCeil(graph)
+	for _, node := range graph.GetNode() {
+		for i, name := range node.Input {
+			if name == ceil {
+				node.Input[i] = outputFrames
+			}
+		}
+		for i, name := range node.Output {
+			if name == ceil {
+				node.Output[i] = outputFrames
+			}
+		}
+	}
+	graph.Output = append(graph.Output, floatTensor(outputFrames))
+	edited, err := proto.Marshal(&model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return edited
 }
 
 // TestCutTextBoundaryTypes: what crosses must be float32 or int64; a boolean tensor the expansion reads is
@@ -246,4 +284,39 @@ func TestDeviceLockIdle(t *testing.T) {
 	if !l.TryLockIdle() {
 		t.Error("an idle device refused after the queue drained")
 	}
+}
+
+// textSessionFails is deviceRecorder with every text-part session failing to start.
+type textSessionFails struct{ deviceRecorder }
+
+func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error) {
+	if strings.HasPrefix(outputs[0], textBoundaryPrefix) {
+		return nil, errors.New("no session for you")
+	}
+	return b.deviceRecorder.newGraphRunner(graph, inputs, outputs, d, threads)
+}
+
+// TestTextSessionFails: a text part whose session does not start leaves the voice split as before, its whole
+// acoustic part on the CPU, with a note saying why; the audio is unchanged.
+func TestTextSessionFails(t *testing.T) {
+	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	var notes []string
+	e, err := newEngine(Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16, DecoderBatch: 4, TextDevice: DeviceAuto,
+		Logf: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }}, &textSessionFails{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m, err := e.Load("voice", readVoice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.split == nil || m.split.voice.text != nil || m.split.text != nil || m.split.textCPU != nil {
+		t.Fatalf("split %v: want the voice split with no text part", m.split != nil)
+	}
+	if got := strings.Join(notes, "\n"); !strings.Contains(got, `voice "voice" runs its text encoder on the CPU: text part session on webgpu: no session for you`) {
+		t.Errorf("notes %q: want why the text part stayed on the CPU", got)
+	}
+	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(9, 10)), 3, func(i int) int { return 5 + 6*i })
+	sameAudio(t, "one sentence alone", submitTogether(t, e, m, sentences), audio, 1e-4)
 }

@@ -275,7 +275,7 @@ func TestAcousticOnCPU(t *testing.T) {
 			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperAcoustic + "@webgpu/3 latent@webgpu/3 output@webgpu/3]"},
 		// The text encoder and duration predictor on the GPU, the expansion to frames on the CPU (text.go).
 		{"piper-shaped, text part on the GPU", piperShapedVoicePath, 0, DeviceWebGPU,
-			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperText + "@webgpu/3 latent@webgpu/3 output@webgpu/3]"},
+			"[output@cpu/1 " + piperText + "@webgpu/3 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "latent@webgpu/3 output@webgpu/3]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { testAcousticOnCPU(t, tt.path, tt.gpuWorkers, tt.text, tt.sessions) })
 	}
