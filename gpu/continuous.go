@@ -65,8 +65,8 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 
 // runText runs the text part of a voice whose acoustic part was cut at the durations (text.go) on the voice's
 // inputs, and returns the inputs of the rest of the acoustic part: the text part's outputs, then the voice inputs
-// that the rest reads itself. With TextDevice auto it runs on the GPU if the GPU is free, else on the worker's
-// CPU session (onCPU).
+// that the rest reads itself. With TextDevice auto a CPU worker runs it on the GPU if no run holds or waits for
+// the device, else on its own CPU session (onCPU); other workers wait for the GPU.
 func (s *splitModel) runText(worker int, voiceInputs []tensor) (next []tensor, onCPU bool, err error) {
 	cut := s.voice.text
 	byName := map[string]tensor{}
