@@ -240,11 +240,7 @@ type splitModel struct {
 }
 
 func (s *splitModel) close() error {
-	var errs []error
-	for _, r := range slices.Concat(s.acoustic, s.text, s.textCPU, s.flow, s.decoder) {
-		errs = append(errs, r.close())
-	}
-	return errors.Join(errs...)
+	return closeGraphRunners(slices.Concat(s.acoustic, s.text, s.textCPU, s.flow, s.decoder))
 }
 
 // Name is the name the model was loaded under.
@@ -674,10 +670,12 @@ func (e *Engine) loadText(s *splitModel) error {
 	return nil
 }
 
-func closeGraphRunners(runners []graphRunner) {
+func closeGraphRunners(runners []graphRunner) error {
+	var errs []error
 	for _, r := range runners {
-		r.close()
+		errs = append(errs, r.close())
 	}
+	return errors.Join(errs...)
 }
 
 func (e *Engine) register(m *Model) (*Model, error) {

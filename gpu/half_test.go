@@ -10,7 +10,6 @@ import (
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"github.com/x448/float16"
-	ort "github.com/yalue/onnxruntime_go"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -102,45 +101,28 @@ type halfTestInput struct {
 	shape  []int64
 }
 
-// runHalfTestGraph runs graph on ONNX Runtime's CPU provider and returns its float32 output named output.
+// runHalfTestGraph runs graph on ONNX Runtime's CPU provider (the engine's runner) and returns its float32 output
+// named output.
 func runHalfTestGraph(t *testing.T, graph []byte, inputs []halfTestInput, output string) []float32 {
 	t.Helper()
-	var names []string
-	var values []ort.Value
-	defer func() {
-		for _, v := range values {
-			v.Destroy()
-		}
-	}()
-	for _, in := range inputs {
-		var v ort.Value
-		var err error
-		if in.ints != nil {
-			v, err = ort.NewTensor(ort.NewShape(in.shape...), in.ints)
-		} else {
-			v, err = ort.NewTensor(ort.NewShape(in.shape...), in.floats)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, in.name)
-		values = append(values, v)
+	names := make([]string, len(inputs))
+	tensors := make([]tensor, len(inputs))
+	for i, in := range inputs {
+		names[i], tensors[i] = in.name, tensor{shape: in.shape, f32: in.floats, i64: in.ints}
 	}
-	session, err := ort.NewDynamicAdvancedSessionWithONNXData(graph, names, []string{output}, nil)
+	r, err := ortBackend{}.newGraphRunner(graph, names, []string{output}, DeviceCPU, 1)
 	if err != nil {
 		t.Fatalf("creating a session: %v", err)
 	}
-	defer session.Destroy()
-	outs := []ort.Value{nil}
-	if err := session.Run(values, outs); err != nil {
+	defer r.close()
+	out, err := r.runGraph(tensors)
+	if err != nil {
 		t.Fatalf("running: %v", err)
 	}
-	defer outs[0].Destroy()
-	y, ok := outs[0].(*ort.Tensor[float32])
-	if !ok {
-		t.Fatalf("output %q is %T, not float32", output, outs[0])
+	if out[0].f32 == nil {
+		t.Fatalf("output %q is not float32", output)
 	}
-	return slices.Clone(y.GetData())
+	return out[0].f32
 }
 
 // halfRound is v rounded to float16 and back.
