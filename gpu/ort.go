@@ -349,6 +349,20 @@ type ortGraphRunner struct {
 	outputs int
 	serial  *deviceLock  // nil, or the device's lock (see runLock)
 	held    atomic.Int64 // nanoseconds its runs held serial: the device's time, waiting for it excluded
+	// plans maps the input shapes of earlier runs to their outputs' shapes and types (outputPlan), so that later
+	// runs give ONNX Runtime Go-allocated outputs to fill. Left to itself ONNX Runtime allocates each output in its
+	// own memory and onnxruntime_go copies it into Go memory, inside Run: on the H200 that copy and the fresh pages
+	// it touched cost 4-7 ms of a 50 ms decoder run, with the device held (BENCHMARKS.md, fifth session).
+	plans sync.Map
+	// shapesVary: a run failed with outputs of planned shapes (a graph whose output shapes depend on its data, not
+	// just its input shapes): plans are no longer used.
+	shapesVary atomic.Bool
+}
+
+// outputPlan is what a run's outputs look like for given input shapes.
+type outputPlan struct {
+	shapes [][]int64
+	int64s []bool // element type int64, else float32
 }
 
 func (r *ortGraphRunner) deviceTime() time.Duration { return time.Duration(r.held.Load()) }
@@ -382,6 +396,17 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		}
 		values = append(values, v)
 	}
+	key := shapesKey(inputs)
+	if !r.shapesVary.Load() {
+		if plan, ok := r.plans.Load(key); ok {
+			out, err := r.runPlanned(values, plan.(outputPlan), try)
+			if err == nil || err == errDeviceBusy {
+				return out, err
+			}
+			// Output shapes that depend on the data: run again the general way, and from now on always.
+			r.shapesVary.Store(true)
+		}
+	}
 	outputs := make([]ort.Value, r.outputs)
 	defer destroyOutputs(outputs)
 	if err := runSessionIf(r.session, r.serial, try, &r.held, values, outputs); err != nil {
@@ -391,15 +416,57 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		return nil, fmt.Errorf("running graph: %w", err)
 	}
 	out := make([]tensor, len(outputs))
+	plan := outputPlan{shapes: make([][]int64, len(outputs)), int64s: make([]bool, len(outputs))}
 	for i, v := range outputs {
 		switch t := v.(type) {
 		case *ort.Tensor[float32]:
 			out[i] = tensor{shape: slices.Clone([]int64(t.GetShape())), f32: slices.Clone(t.GetData())}
 		case *ort.Tensor[int64]:
 			out[i] = tensor{shape: slices.Clone([]int64(t.GetShape())), i64: slices.Clone(t.GetData())}
+			plan.int64s[i] = true
 		default:
 			return nil, fmt.Errorf("output %d is %T, want a float32 or int64 tensor", i, v)
 		}
+		plan.shapes[i] = out[i].shape
+	}
+	r.plans.Store(key, plan)
+	return out, nil
+}
+
+// shapesKey names the shapes and element types of a run's inputs.
+func shapesKey(inputs []tensor) string {
+	var key strings.Builder
+	for _, in := range inputs {
+		fmt.Fprintf(&key, "%v/%t;", in.shape, in.i64 != nil)
+	}
+	return key.String()
+}
+
+// runPlanned runs the session with outputs of the plan's shapes, allocated here in Go memory that the returned
+// tensors keep.
+func (r *ortGraphRunner) runPlanned(values []ort.Value, plan outputPlan, try bool) ([]tensor, error) {
+	outputs := make([]ort.Value, len(plan.shapes))
+	defer destroyOutputs(outputs)
+	out := make([]tensor, len(plan.shapes))
+	for i, shape := range plan.shapes {
+		var err error
+		if plan.int64s[i] {
+			var t *ort.Tensor[int64]
+			if t, err = ort.NewEmptyTensor[int64](ort.NewShape(shape...)); err == nil {
+				outputs[i], out[i] = t, tensor{shape: slices.Clone(shape), i64: t.GetData()}
+			}
+		} else {
+			var t *ort.Tensor[float32]
+			if t, err = ort.NewEmptyTensor[float32](ort.NewShape(shape...)); err == nil {
+				outputs[i], out[i] = t, tensor{shape: slices.Clone(shape), f32: t.GetData()}
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("creating output tensor %d of shape %v: %w", i, shape, err)
+		}
+	}
+	if err := runSessionIf(r.session, r.serial, try, &r.held, values, outputs); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

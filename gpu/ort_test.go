@@ -6,10 +6,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
 )
 
 const (
@@ -351,5 +355,77 @@ func TestVoiceWithoutDurationsRunsAlone(t *testing.T) {
 	if _, err := e.Load("junk", []byte("this is a text file, not a model\n"), ModelConfig{}); err == nil ||
 		!strings.Contains(err.Error(), `loading voice "junk": not an ONNX model`) {
 		t.Errorf("loading a text file: err %v", err)
+	}
+}
+
+// A graph runner learns its outputs' shapes for given input shapes and then gives ONNX Runtime Go memory to fill:
+// the second run must still compute (not return the first run's numbers), and a graph whose output shape depends on
+// its data must fall back to letting ONNX Runtime allocate.
+func TestGraphRunnerPlannedOutputs(t *testing.T) {
+	needORT(t)
+	graph, err := probeGraph() // y = Conv(x, [0.25, 0.5, 0.25]): 16 samples in, 14 out
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ortBackend{}.newGraphRunner(graph, []string{"x"}, []string{"y"}, DeviceCPU, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	for run := range 3 {
+		x := make([]float32, 16)
+		for i := range x {
+			x[i] = float32(run*100 + i*i)
+		}
+		inputs := []tensor{{shape: []int64{1, 1, 16}, f32: x}}
+		_, planned := r.(*ortGraphRunner).plans.Load(shapesKey(inputs))
+		if planned != (run > 0) {
+			t.Errorf("run %d: output plan there: %v", run, planned)
+		}
+		out, err := r.runGraph(inputs)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if len(out) != 1 || len(out[0].f32) != 14 || !slices.Equal(out[0].shape, []int64{1, 1, 14}) {
+			t.Fatalf("run %d: got %d outputs, shape %v", run, len(out), out[0].shape)
+		}
+		for i, y := range out[0].f32 {
+			if want := 0.25*x[i] + 0.5*x[i+1] + 0.25*x[i+2]; y != want {
+				t.Fatalf("run %d: y[%d] = %g, want %g", run, i, y, want)
+			}
+		}
+	}
+
+	// y = Expand(x, shape): the output's length is the value of the shape input, not its shape.
+	model := &onnx.ModelProto{
+		IrVersion:   8,
+		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
+		Graph: &onnx.GraphProto{
+			Name:   "expand",
+			Node:   []*onnx.NodeProto{{Name: "expand", OpType: "Expand", Input: []string{"x", "shape"}, Output: []string{"y"}}},
+			Input:  []*onnx.ValueInfoProto{floatTensor("x"), typedTensor("shape", int32(onnx.TensorProto_INT64))},
+			Output: []*onnx.ValueInfoProto{floatTensor("y")},
+		},
+	}
+	expand, err := proto.Marshal(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := ortBackend{}.newGraphRunner(expand, []string{"x", "shape"}, []string{"y"}, DeviceCPU, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.close()
+	for _, n := range []int64{3, 5, 2} {
+		out, err := r2.runGraph([]tensor{{shape: []int64{1}, f32: []float32{7}}, {shape: []int64{1}, i64: []int64{n}}})
+		if err != nil {
+			t.Fatalf("expanding to %d: %v", n, err)
+		}
+		if len(out[0].f32) != int(n) || out[0].f32[n-1] != 7 {
+			t.Fatalf("expanding to %d: got %v", n, out[0].f32)
+		}
+	}
+	if !r2.(*ortGraphRunner).shapesVary.Load() {
+		t.Error("a graph whose output shape follows its data still uses planned outputs")
 	}
 }

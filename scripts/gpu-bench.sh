@@ -51,6 +51,30 @@ check() { # NAME LIMIT_SECONDS TEST-PATTERN: the engine's device-only tests (gpu
   echo "   exit $? after $((SECONDS - start)) s"; pack
   grep -E -- "^(--- |ok|FAIL|PASS)|    --- |Error|SNR" "$results/$name.txt" | cut -c1-200 | tail -n 40
 }
+probe() { # NAME LIMIT_SECONDS BENCH-PATTERN: gpu/device_bench_test.go's benchmarks (transfers, decoder runs) and
+  # ONNX Runtime's profile of the decoder runs, summarised
+  local name=$1 limit=$2 pattern=$3
+  if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
+  echo "== $name: gpu.test -test.bench $pattern"
+  local start=$SECONDS prof=/tmp/probe-prof && rm -rf "$prof" && mkdir -p "$prof"
+  (cd gpu && TTSGEN_TEST_DEVICE=webgpu TTSGEN_TEST_PIPER_MEDIUM=${pmv:-} TTSGEN_PROBE_PROFILE=$prof/dec timeout "$limit" \
+    /tmp/gpukit/gpu.test -test.run XXX -test.bench "$pattern" -test.benchtime ${PROBE_RUNS:-20}x) > "$results/$name.txt" 2>&1
+  echo "   exit $? after $((SECONDS - start)) s"
+  if ls $prof/*.json >/dev/null 2>&1; then
+    python3 scripts/ort-profile-summary.py $prof/*.json > "$results/$name.profiles.txt" 2>&1
+    python3 -c '
+import json,sys,collections,re
+# "Api" events are the GPU timestamps of the provider, one per dispatch: the time of the device itself, by operator.
+for p in sys.argv[1:]:
+    ev=json.load(open(p)); runs=[e["dur"] for e in ev if e.get("name")=="model_run"]; n=max(1,len(runs))
+    api=[e for e in ev if e.get("cat")=="Api"]; by=collections.Counter(); cnt=collections.Counter()
+    for e in api:
+        op=re.split(r"[:\[]",(e.get("args") or {}).get("cache_key","?"))[0]; by[op]+=e["dur"]; cnt[op]+=1
+    print("== %s: %d runs, wall %.2f ms/run, GPU %.2f ms/run, %d dispatches/run" % (p.split("/")[-1], n, sum(runs)/n/1000, sum(by.values())/n/1000, len(api)/n))
+    for op,us in by.most_common(12): print("   %-28s %8.3f ms/run %6.1f dispatches/run" % (op, us/n/1000, cnt[op]/n))' $prof/*.json >> "$results/$name.profiles.txt" 2>&1
+  fi
+  pack; grep -E "^Benchmark|FAIL|panic|Error" "$results/$name.txt" | cut -c1-200 | head -60
+}
 smoke() { # NAME LIMIT_SECONDS: the commands a user runs, on the GPU, with the results' WAV lengths
   local name=$1 limit=$2
   if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
@@ -81,7 +105,7 @@ fi
 # text encoder, flow, "resblock 2" HiFi-GAN of 256 channels; 63 MB like Piper's). The pm_ voice above has the
 # decoder of Piper's "high" quality, not medium's.
 pmv=/tmp/pmv/en_US-pmvits-medium.onnx
-if [[ "$only" == *" pmv_"* ]] && [ ! -s "$pmv" ]; then
+if [[ "$only" == *" pmv_"* || "$only" == *" probe_"* ]] && [ ! -s "$pmv" ]; then
   mkdir -p /tmp/pmv && python3 voices/train/piper_shape.py --medium --out "$pmv" > "$results/pmv-export.txt" 2>&1
   grep -v Warning "$results/pmv-export.txt" | tail -n 2 | cut -c1-200
 fi
@@ -268,6 +292,13 @@ run pmv_text16_first 40 --texts samples/short.txt --voice $pmv --device webgpu -
 run wg_default7    60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_default7_16 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
 run pmv_text16_2k  90 $V --concurrency 256 --requests 3000 --warmup 8 --text-device webgpu --precision fp16
+# Fifth session, first call: a WebGPU run taken apart (transfers alone; decoder runs with and without their audio
+# coming back; ONNX Runtime's profile of them), and the defaults for reference.
+probe probe_dec 240 'DeviceTransfers|DeviceDecoder'
+# Second call: the decoder's GPU time by operator; masks and layout.
+probe probe_dec2 240 'DeviceDecoder'
+run pmv_f_16       60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_f_32       60 $V --concurrency 256 --requests 1000 --warmup 8
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
