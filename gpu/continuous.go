@@ -45,6 +45,27 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	if retryAlone(err, batch, func(one []*item) { e.runAcoustic(worker, one) }) {
 		return
 	}
+	// The batch's sentences with audio to decode, laid end to end in strips (outside the engine's lock: copying
+	// the latents takes a moment), one per run of sentences of one speaker when the decoder reads the speaker.
+	var strips []*sentenceStrip
+	if err == nil {
+		var group []*item
+		var groupLatents [][]float32
+		var groupFrames []int
+		for i, it := range batch {
+			if frames[i] == 0 {
+				continue
+			}
+			if len(group) > 0 && m.split.voice.decoderSpeaker && it.req.Speaker != group[0].req.Speaker {
+				strips = append(strips, &sentenceStrip{m.split.window.newStrip(groupLatents, groupFrames, channels), group, group[0].req.Speaker})
+				group, groupLatents, groupFrames = nil, nil, nil
+			}
+			group, groupLatents, groupFrames = append(group, it), append(groupLatents, latents[i]), append(groupFrames, frames[i])
+		}
+		if len(group) > 0 {
+			strips = append(strips, &sentenceStrip{m.split.window.newStrip(groupLatents, groupFrames, channels), group, group[0].req.Speaker})
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, it := range batch {
@@ -53,11 +74,17 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 		case frames[i] == 0:
 			e.finishLocked(it, Result{Audio: []float32{}}, started)
 		default:
-			it.started, it.latent, it.channels, it.frames = started, latents[i], channels, frames[i]
-			it.remaining = m.split.window.count(frames[i])
-			for k := range it.remaining {
-				e.windows = append(e.windows, window{it: it, k: k})
-			}
+			it.started = started
+		}
+	}
+	w := m.split.window
+	for _, s := range strips {
+		for j, it := range s.items {
+			first, last := w.windows(s.strip, j)
+			it.remaining = last - first + 1
+		}
+		for k := range w.count(s.length) {
+			e.windows = append(e.windows, window{strip: s, k: k})
 		}
 	}
 	e.work.Broadcast()
@@ -146,23 +173,20 @@ func padLastAxis(t tensor, to int64) tensor {
 }
 
 // takeWindowsLocked removes the next decoder run from the window queue: the oldest windows of the oldest
-// window's voice, up to decoderBatch. Windows of sentences that ended meanwhile (cancelled, failed) are dropped.
+// window's voice, up to decoderBatch. Windows none of whose sentences still runs (cancelled, failed) are dropped.
 func (e *Engine) takeWindowsLocked() []window {
 	var run []window
 	var model *Model
 	rest := e.windows[:0]
 	for _, w := range e.windows {
-		if w.it.state == stateDone {
+		if !e.windowLiveLocked(w) {
 			continue
 		}
-		if err := w.it.ctx.Err(); err != nil {
-			e.finishLocked(w.it, Result{Err: err}, w.it.started)
-			continue
-		}
+		m := w.strip.items[0].model
 		if model == nil {
-			model = w.it.model
+			model = m
 		}
-		if w.it.model == model && len(run) < e.decoderBatch {
+		if m == model && len(run) < e.decoderBatch {
 			run = append(run, w)
 		} else {
 			rest = append(rest, w)
@@ -173,14 +197,31 @@ func (e *Engine) takeWindowsLocked() []window {
 	return run
 }
 
-// runWindows decodes one run of windows and places each window's samples in its sentence.
+// windowLiveLocked says whether any sentence window w decodes still runs, ending those whose request was
+// cancelled meanwhile.
+func (e *Engine) windowLiveLocked(w window) bool {
+	live := false
+	for j, it := range w.strip.items {
+		if first, last := it.model.split.window.windows(w.strip.strip, j); w.k < first || w.k > last || it.state == stateDone {
+			continue
+		}
+		if err := it.ctx.Err(); err != nil {
+			e.finishLocked(it, Result{Err: err}, it.started)
+			continue
+		}
+		live = true
+	}
+	return live
+}
+
+// runWindows decodes one run of windows and places each window's samples in its sentences.
 func (e *Engine) runWindows(worker int, run []window) {
 	if len(run) == 0 {
 		return
 	}
-	m := run[0].it.model
+	m := run[0].strip.items[0].model
 	w := m.split.window
-	channels := run[0].it.channels
+	channels := run[0].strip.channels
 	size := channels * w.span()
 	// The run is padded with silent windows (all zero, frame mask off) to decoderRows: a GPU provider then sees a
 	// few tensor shapes, each compiled and cached once, rather than a new shape whenever the load changes.
@@ -189,10 +230,8 @@ func (e *Engine) runWindows(worker int, run []window) {
 	mask := make([]float32, rows*w.span())
 	speakers := make([]int64, rows)
 	for i, win := range run {
-		// latent, channels and frames are written once, under e.mu, before the window is queued.
-		w.cutWindow(latent[i*size:(i+1)*size], win.it.latent, channels, win.it.frames, win.k)
-		w.cutMask(mask[i*w.span():(i+1)*w.span()], win.it.frames, win.k)
-		speakers[i] = win.it.req.Speaker
+		w.cutWindow(latent[i*size:(i+1)*size], mask[i*w.span():(i+1)*w.span()], win.strip.strip, win.k)
+		speakers[i] = win.strip.speaker
 	}
 	decodeStart := e.now()
 	out, err := e.decode(m, worker, latent, mask, speakers, rows, channels)
@@ -208,30 +247,32 @@ func (e *Engine) runWindows(worker int, run []window) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, win := range run {
-		it := win.it
-		if it.state == stateDone {
-			continue
-		}
-		if err == nil {
-			if it.audio == nil {
-				it.audio = make([]float32, it.frames*hop)
+		s := win.strip
+		for j, it := range s.items {
+			if first, last := w.windows(s.strip, j); win.k < first || win.k > last || it.state == stateDone {
+				continue
 			}
-			err = w.placeWindow(it.audio, out[i*perWindow:(i+1)*perWindow], hop, win.k)
+			placeErr := err
+			if placeErr == nil {
+				if it.audio == nil {
+					it.audio = make([]float32, s.frames[j]*hop)
+				}
+				placeErr = w.placeWindow(it.audio, out[i*perWindow:(i+1)*perWindow], s.strip, j, hop, win.k)
+			}
+			if placeErr != nil {
+				e.finishLocked(it, Result{Err: fmt.Errorf("gpu: voice %q on %s: decoder: %w", m.name, e.device, placeErr)}, it.started)
+				continue
+			}
+			it.remaining--
+			if it.remaining > 0 {
+				continue
+			}
+			if ctxErr := it.ctx.Err(); ctxErr != nil {
+				e.finishLocked(it, Result{Err: ctxErr}, it.started)
+			} else {
+				e.finishLocked(it, Result{Audio: it.audio}, it.started)
+			}
 		}
-		if err != nil {
-			e.finishLocked(it, Result{Err: fmt.Errorf("gpu: voice %q on %s: decoder: %w", m.name, e.device, err)}, it.started)
-			continue
-		}
-		it.remaining--
-		if it.remaining > 0 {
-			continue
-		}
-		if ctxErr := it.ctx.Err(); ctxErr != nil {
-			e.finishLocked(it, Result{Err: ctxErr}, it.started)
-		} else {
-			e.finishLocked(it, Result{Audio: it.audio}, it.started)
-		}
-		it.latent = nil
 	}
 }
 

@@ -56,9 +56,11 @@
 // Whole-sentence batches make a GPU wait for the longest sentence and change shape every run. For VITS-family
 // voices the engine can instead cut the graph in two at Load, in Go: the acoustic part (text encoder, durations,
 // frame decoder: everything before the input of "/dec/conv_pre/Conv", the latent [B, C, frames]) and the decoder
-// (HiFi-GAN, most of the work). A worker runs the acoustic part on a length-bucketed batch and queues each
-// sentence's latent as fixed windows of DecoderWindow frames, each reading DecoderMargin frames of context on
-// both sides (zeros, with the latent's frame mask off, past the sentence's ends). Any worker then decodes up to
+// (HiFi-GAN, most of the work). A worker runs the acoustic part on a length-bucketed batch, lays the batch's
+// latents end to end in a strip, DecoderMargin frames of silence apart (window.go), and queues the strip as fixed
+// windows of DecoderWindow frames, each reading DecoderMargin frames of context on both sides (zeros, with the
+// latent's frame mask off, in the gaps and past the strip's ends): a sentence's last window is filled by the next
+// sentence rather than by padding. Any worker then decodes up to
 // DecoderBatch windows from whatever sentences are waiting, in one run padded with silent windows to a power of
 // two (or DecoderBatch), so the device sees a handful of shapes, compiled at Load by a warm-up; it keeps the middle
 // of each window, and a sentence is delivered when its last window is in. Workers prefer a full run of windows, so

@@ -51,8 +51,9 @@ type Options struct {
 	// device's default (DefaultDecoderWindow: on for WebGPU, where it measured fastest; off on the CPU, where whole
 	// sentences did); < 0 = off.
 	DecoderWindow int
-	// DecoderMargin is the frames of context each window reads on either side; it must cover the decoder's
-	// receptive field, or seams show (0 = each voice's own, worked out from its graph at Load (reach.go), or
+	// DecoderMargin is the frames of context each window reads on either side, and the frames of silence between
+	// two sentences in a strip; it must cover the decoder's receptive field, or seams show and a sentence's end
+	// hears the next one's start (0 = each voice's own, worked out from its graph at Load (reach.go), or
 	// DefaultDecoderMargin when the graph has layers that cannot be read).
 	DecoderMargin int
 	// DecoderBatch is the most windows per decoder run (0 = DefaultDecoderBatch).
@@ -312,17 +313,23 @@ type item struct {
 
 	// Set while a split voice's sentence waits for its decoder windows; guarded by Engine.mu.
 	started   time.Time
-	latent    []float32 // channels x frames
-	channels  int
-	frames    int
 	audio     []float32
 	remaining int // windows not yet decoded
 }
 
-// window is one decoder window of a running sentence.
+// sentenceStrip is a strip (window.go) of running sentences: one acoustic batch's, of one voice and, when the
+// voice's decoder is speaker-conditioned, one speaker. Its latent is written before its windows are queued and
+// only read after.
+type sentenceStrip struct {
+	*strip
+	items   []*item // the sentences, in strip order
+	speaker int64
+}
+
+// window is one decoder window of a strip of running sentences.
 type window struct {
-	it *item
-	k  int
+	strip *sentenceStrip
+	k     int
 }
 
 // NewEngine picks the device, checks that it starts, and starts the workers. Init must have been called.

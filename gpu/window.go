@@ -31,44 +31,89 @@ type windowing struct {
 
 func (w windowing) span() int { return w.frames + 2*w.margin }
 
-// count is how many windows a sentence of the given number of frames needs.
-func (w windowing) count(sentenceFrames int) int {
-	return (sentenceFrames + w.frames - 1) / w.frames
+// count is how many windows a strip (or a sentence) of the given number of frames needs.
+func (w windowing) count(frames int) int {
+	return (frames + w.frames - 1) / w.frames
 }
 
-// cutWindow copies window k of a sentence's latent (channels x sentenceFrames, row-major) into dst
-// (channels x span). Frames outside the sentence stay zero: the decoder sees them as it sees padding, with the
-// latent's frame mask off.
-func (w windowing) cutWindow(dst, latent []float32, channels, sentenceFrames, k int) {
-	clear(dst)
-	first := k*w.frames - w.margin // sentence frame at window column 0
-	lo, hi := max(first, 0), min(first+w.span(), sentenceFrames)
-	for c := range channels {
-		copy(dst[c*w.span()+lo-first:c*w.span()+hi-first], latent[c*sentenceFrames+lo:c*sentenceFrames+hi])
+// strip lays several sentences' latents end to end on one frame axis, with margin frames of silence (frame mask
+// off) between two sentences, and the decoder's windows are cut from the strip rather than from each sentence. A
+// sentence's last window is then filled by the next sentence's first frames instead of by padding: cut one by one,
+// the sentences of the H200 benchmark wasted 9% of the decoder's window frames on padding past their ends
+// (BENCHMARKS.md, fifth session); in strips, each wastes its gap, ~2%.
+//
+// The gap keeps sentences apart exactly: an output sample reads latent frames at most margin away (the decoder's
+// reach, reach.go), so a sentence's samples never read the next sentence's frames, and the gap frames they do read
+// are zero with the mask off, as the padding past a sentence's end is when it is cut alone.
+type strip struct {
+	latent   []float32 // channels x length, row-major
+	mask     []float32 // length: 1 on sentence frames, 0 on the gaps
+	channels int
+	length   int
+	starts   []int // the strip frame of each sentence's first frame
+	frames   []int // each sentence's frames
+}
+
+// newStrip lays out sentences (latents[i]: channels x frames[i]) with the window's margin between them.
+func (w windowing) newStrip(latents [][]float32, frames []int, channels int) *strip {
+	s := &strip{channels: channels, starts: make([]int, len(frames)), frames: frames}
+	for i, n := range frames {
+		if i > 0 {
+			s.length += w.margin
+		}
+		s.starts[i] = s.length
+		s.length += n
 	}
-}
-
-// cutMask writes window k's frame mask into dst (span values): 1 on the sentence's frames, 0 on the margins that
-// reach past either end.
-func (w windowing) cutMask(dst []float32, sentenceFrames, k int) {
-	first := k*w.frames - w.margin
-	for i := range dst {
-		dst[i] = 0
-		if f := first + i; f >= 0 && f < sentenceFrames {
-			dst[i] = 1
+	s.latent = make([]float32, channels*s.length)
+	s.mask = make([]float32, s.length)
+	for i, n := range frames {
+		for c := range channels {
+			copy(s.latent[c*s.length+s.starts[i]:], latents[i][c*n:(c+1)*n])
+		}
+		for f := range n {
+			s.mask[s.starts[i]+f] = 1
 		}
 	}
+	return s
 }
 
-// placeWindow copies the middle of window k's decoded samples (span x hop) into the sentence's audio
-// (sentenceFrames x hop), dropping the margins and anything past the sentence's end.
-func (w windowing) placeWindow(audio, decoded []float32, hop, k int) error {
+// windows are the first and last windows of the strip that decode sentence i's frames.
+func (w windowing) windows(s *strip, i int) (first, last int) {
+	return s.starts[i] / w.frames, (s.starts[i] + s.frames[i] - 1) / w.frames
+}
+
+// cutWindow copies window k of the strip's latent into dst (channels x span) and its frame mask into mask (span).
+// Frames outside the strip stay zero with the mask off: the decoder sees them as it sees padding.
+func (w windowing) cutWindow(dst, mask []float32, s *strip, k int) {
+	clear(dst)
+	clear(mask)
+	first := k*w.frames - w.margin // strip frame at window column 0
+	lo, hi := max(first, 0), min(first+w.span(), s.length)
+	if lo >= hi {
+		return
+	}
+	for c := range s.channels {
+		copy(dst[c*w.span()+lo-first:c*w.span()+hi-first], s.latent[c*s.length+lo:c*s.length+hi])
+	}
+	copy(mask[lo-first:hi-first], s.mask[lo:hi])
+}
+
+// placeWindow copies the middle of window k's decoded samples (span x hop) into sentence i's audio (frames[i] x
+// hop): the part of the window's own frames that is sentence i's, if any.
+func (w windowing) placeWindow(audio []float32, decoded []float32, s *strip, i, hop, k int) error {
 	if len(decoded) != w.span()*hop {
 		return fmt.Errorf("decoder window gave %d samples, want %d (%d frames x hop %d)", len(decoded), w.span()*hop, w.span(), hop)
 	}
-	start := k * w.frames * hop
-	end := min(start+w.frames*hop, len(audio))
-	copy(audio[start:end], decoded[w.margin*hop:])
+	if len(audio) != s.frames[i]*hop {
+		return fmt.Errorf("sentence audio has %d samples, want %d (%d frames x hop %d)", len(audio), s.frames[i]*hop, s.frames[i], hop)
+	}
+	// Strip frames of window k's middle, and of sentence i.
+	lo, hi := max(k*w.frames, s.starts[i]), min((k+1)*w.frames, s.starts[i]+s.frames[i])
+	if lo >= hi {
+		return nil
+	}
+	column := lo - k*w.frames + w.margin // window column of strip frame lo
+	copy(audio[(lo-s.starts[i])*hop:(hi-s.starts[i])*hop], decoded[column*hop:(column+hi-lo)*hop])
 	return nil
 }
 
@@ -130,13 +175,31 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 	if err != nil {
 		return nil, err
 	}
-	type window struct{ item, k int }
-	var windows []window
 	audio := make([][]float32, in.size)
 	for b, n := range frames {
 		audio[b] = make([]float32, n*hop)
-		for k := range w.count(n) {
-			windows = append(windows, window{b, k})
+	}
+	// One strip per speaker run (a speaker-conditioned decoder takes one speaker per window), else one.
+	var strips []*strip
+	var stripItems [][]int
+	for b := 0; b < in.size; {
+		end := b + 1
+		for end < in.size && (!sv.decoderSpeaker || in.speakers == nil || in.speakers[end] == in.speakers[b]) {
+			end++
+		}
+		strips = append(strips, w.newStrip(latents[b:end], frames[b:end], channels))
+		items := make([]int, end-b)
+		for i := range items {
+			items[i] = b + i
+		}
+		stripItems = append(stripItems, items)
+		b = end
+	}
+	type window struct{ strip, k int }
+	var windows []window
+	for si, s := range strips {
+		for k := range w.count(s.length) {
+			windows = append(windows, window{si, k})
 		}
 	}
 	for start := 0; start < len(windows); start += maxWindows {
@@ -146,10 +209,9 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 		mask := make([]float32, len(run)*w.span())
 		speakers := make([]int64, len(run))
 		for i, win := range run {
-			w.cutWindow(batch[i*size:(i+1)*size], latents[win.item], channels, frames[win.item], win.k)
-			w.cutMask(mask[i*w.span():(i+1)*w.span()], frames[win.item], win.k)
+			w.cutWindow(batch[i*size:(i+1)*size], mask[i*w.span():(i+1)*w.span()], strips[win.strip], win.k)
 			if in.speakers != nil {
-				speakers[i] = in.speakers[win.item]
+				speakers[i] = in.speakers[stripItems[win.strip][0]]
 			}
 		}
 		decoded, err := decoder.runGraph(sv.decoderInputs(batch, mask, speakers, len(run), channels, w.span()))
@@ -158,8 +220,11 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 		}
 		per := len(decoded[0].f32) / len(run)
 		for i, win := range run {
-			if err := w.placeWindow(audio[win.item], decoded[0].f32[i*per:(i+1)*per], hop, win.k); err != nil {
-				return nil, err
+			s := strips[win.strip]
+			for j, b := range stripItems[win.strip] {
+				if err := w.placeWindow(audio[b], decoded[0].f32[i*per:(i+1)*per], s, j, hop, win.k); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

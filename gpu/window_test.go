@@ -15,38 +15,79 @@ import (
 func TestWindowCutAndPlace(t *testing.T) {
 	w := windowing{frames: 2, margin: 1}
 	// 2 channels x 3 frames: channel 0 = 1 2 3, channel 1 = 4 5 6.
-	latent := []float32{1, 2, 3, 4, 5, 6}
+	s := w.newStrip([][]float32{{1, 2, 3, 4, 5, 6}}, []int{3}, 2)
 	tests := []struct {
-		k    int
-		want string
+		k          int
+		want, mask string
 	}{
-		{0, "[0 1 2 3 0 4 5 6]"}, // left margin before the sentence is zero
-		{1, "[2 3 0 0 5 6 0 0]"}, // frames past the end are zero
+		{0, "[0 1 2 3 0 4 5 6]", "[0 1 1 1]"}, // left margin before the sentence is zero, its mask off
+		{1, "[2 3 0 0 5 6 0 0]", "[1 1 0 0]"}, // frames past the end are zero
 	}
-	if w.count(3) != 2 {
-		t.Fatalf("count(3) = %d, want 2", w.count(3))
+	if w.count(s.length) != 2 {
+		t.Fatalf("count(%d) = %d, want 2", s.length, w.count(s.length))
 	}
 	for _, tt := range tests {
-		dst := make([]float32, 2*w.span())
+		dst, mask := make([]float32, 2*w.span()), make([]float32, w.span())
 		for i := range dst {
 			dst[i] = -1 // cutWindow must overwrite stale data
 		}
-		w.cutWindow(dst, latent, 2, 3, tt.k)
-		if fmt.Sprint(dst) != tt.want {
-			t.Errorf("window %d: %v, want %s", tt.k, dst, tt.want)
+		for i := range mask {
+			mask[i] = -1
+		}
+		w.cutWindow(dst, mask, s, tt.k)
+		if fmt.Sprint(dst) != tt.want || fmt.Sprint(mask) != tt.mask {
+			t.Errorf("window %d: %v mask %v, want %s mask %s", tt.k, dst, mask, tt.want, tt.mask)
 		}
 	}
 	audio := make([]float32, 3*2) // 3 frames, hop 2
 	for k, decoded := range [][]float32{{9, 9, 1, 1, 2, 2, 9, 9}, {9, 9, 3, 3, 8, 8, 9, 9}} {
-		if err := w.placeWindow(audio, decoded, 2, k); err != nil {
+		if err := w.placeWindow(audio, decoded, s, 0, 2, k); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if fmt.Sprint(audio) != "[1 1 2 2 3 3]" {
 		t.Errorf("stitched %v, want [1 1 2 2 3 3]", audio)
 	}
-	if err := w.placeWindow(audio, make([]float32, 5), 2, 0); err == nil {
+	if err := w.placeWindow(audio, make([]float32, 5), s, 0, 2, 0); err == nil {
 		t.Error("placeWindow took a window of the wrong size")
+	}
+}
+
+// Sentences in a strip sit margin frames apart; a window holding the end of one and the start of the next gives
+// each its own samples.
+func TestStripOfSentences(t *testing.T) {
+	w := windowing{frames: 4, margin: 1}
+	// One channel: sentence A = 1 2 3 (3 frames), B = 4 5 6 7 8 (5 frames), C = 9 (1 frame).
+	s := w.newStrip([][]float32{{1, 2, 3}, {4, 5, 6, 7, 8}, {9}}, []int{3, 5, 1}, 1)
+	if fmt.Sprint(s.latent) != "[1 2 3 0 4 5 6 7 8 0 9]" || fmt.Sprint(s.mask) != "[1 1 1 0 1 1 1 1 1 0 1]" {
+		t.Fatalf("strip %v mask %v", s.latent, s.mask)
+	}
+	if n := w.count(s.length); n != 3 {
+		t.Fatalf("%d windows for a strip of %d frames, want 3", n, s.length)
+	}
+	for i, want := range [][2]int{{0, 0}, {1, 2}, {2, 2}} {
+		if first, last := w.windows(s, i); first != want[0] || last != want[1] {
+			t.Errorf("sentence %d: windows %d-%d, want %d-%d", i, first, last, want[0], want[1])
+		}
+	}
+	dst, mask := make([]float32, w.span()), make([]float32, w.span())
+	w.cutWindow(dst, mask, s, 1) // strip frames 4-7, read from 3 to 8
+	if fmt.Sprint(dst) != "[0 4 5 6 7 8]" || fmt.Sprint(mask) != "[0 1 1 1 1 1]" {
+		t.Errorf("window 1: %v mask %v", dst, mask)
+	}
+	// Decode as the identity with hop 1: every sentence gets back its own frames.
+	audio := [][]float32{make([]float32, 3), make([]float32, 5), make([]float32, 1)}
+	for k := range w.count(s.length) {
+		dst, mask := make([]float32, w.span()), make([]float32, w.span())
+		w.cutWindow(dst, mask, s, k)
+		for i := range audio {
+			if err := w.placeWindow(audio[i], dst, s, i, 1, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if fmt.Sprint(audio) != "[[1 2 3] [4 5 6 7 8] [9]]" {
+		t.Errorf("sentences back from the strip: %v", audio)
 	}
 }
 
