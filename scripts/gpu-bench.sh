@@ -105,7 +105,7 @@ fi
 # text encoder, flow, "resblock 2" HiFi-GAN of 256 channels; 63 MB like Piper's). The pm_ voice above has the
 # decoder of Piper's "high" quality, not medium's.
 pmv=/tmp/pmv/en_US-pmvits-medium.onnx
-if [[ "$only" == *" pmv_"* || "$only" == *" probe_"* ]] && [ ! -s "$pmv" ]; then
+if [[ "$only" == *" pmv_"* || "$only" == *" probe_"* || "$only" == *" dev_check"* ]] && [ ! -s "$pmv" ]; then
   mkdir -p /tmp/pmv && python3 voices/train/piper_shape.py --medium --out "$pmv" > "$results/pmv-export.txt" 2>&1
   grep -v Warning "$results/pmv-export.txt" | tail -n 2 | cut -c1-200
 fi
@@ -299,6 +299,14 @@ probe probe_dec 240 'DeviceTransfers|DeviceDecoder'
 probe probe_dec2 240 'DeviceDecoder'
 run pmv_f_16       60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 run pmv_f_32       60 $V --concurrency 256 --requests 1000 --warmup 8
+# Fifth session, third call (commit 06dedd4: planned outputs, strips): correctness on the device, then the defaults.
+check dev_check_g 240 TestOnDevice
+run pmv_g_16       60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_g_32       60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_g_16_3k    90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
+run pmv_g_first16  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
+run wg_g_def       60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
+run wg_g_def16     60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
