@@ -166,12 +166,19 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 		}{
 			{"audio", "", true}, {"sum", "", true}, {"prealloc", "", true}, {"unmasked", "", false},
 			{"nchw", "NCHW", true}, {"unmasked-nchw", "NCHW", false}, {"profile", "", true}, {"profile-nchw", "NCHW", true},
+			{"half-in", "", true}, {"half-in-prealloc", "", true},
 		} {
 			sv := decoders[variant.masked]
 			if run.precision == PrecisionFloat16 {
-				if sv.decoder, err = halfPrecision(sv.decoder); err != nil {
+				var halfIO []string
+				if strings.HasPrefix(variant.name, "half-in") { // the engine's float16 decoder: its inputs float16 too
+					halfIO = []string{outputLatent, inputFrameMask}
+				}
+				if sv.decoder, err = halfPrecision(sv.decoder, halfIO...); err != nil {
 					b.Fatal(err)
 				}
+			} else if strings.HasPrefix(variant.name, "half-in") {
+				continue
 			}
 			graph, output := sv.decoder, outputAudio
 			if variant.name == "sum" {
@@ -194,16 +201,22 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer r.close()
-				if variant.name != "prealloc" {
+				if !strings.HasSuffix(variant.name, "prealloc") {
 					timeRuns(b, func() error { _, err := r.runGraph(inputs); return err })
 					return
 				}
 				var values []ort.Value
 				for _, in := range inputs {
 					var v ort.Value
-					if in.i64 != nil {
+					switch {
+					case in.i64 != nil:
 						v, err = ort.NewTensor(ort.NewShape(in.shape...), in.i64)
-					} else {
+					case strings.HasPrefix(variant.name, "half-in"):
+						var raw []byte
+						if raw, err = halfBytes(in.f32); err == nil {
+							v, err = ort.NewCustomDataTensor(ort.NewShape(in.shape...), raw, ort.TensorElementDataTypeFloat16)
+						}
+					default:
 						v, err = ort.NewTensor(ort.NewShape(in.shape...), in.f32)
 					}
 					if err != nil {
