@@ -56,7 +56,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 			if frames[i] == 0 {
 				continue
 			}
-			if len(group) > 0 && m.split.voice.decoderSpeaker && it.req.Speaker != group[0].req.Speaker {
+			if len(group) > 0 && (e.noStrips || m.split.voice.decoderSpeaker && it.req.Speaker != group[0].req.Speaker) {
 				strips = append(strips, &sentenceStrip{m.split.window.newStrip(groupLatents, groupFrames, channels), group, group[0].req.Speaker})
 				group, groupLatents, groupFrames = nil, nil, nil
 			}

@@ -94,6 +94,9 @@ type Options struct {
 	// then leaks into its first and last samples, as in Piper's own batches. For measuring what the masks cost,
 	// and for a baseline run the way Piper runs.
 	NoPaddingMasks bool
+	// NoStrips cuts decoder windows from each sentence alone rather than from strips of an acoustic batch's
+	// sentences laid end to end (window.go): for measuring what strips save.
+	NoStrips bool
 	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
 	ProfilePrefix string
@@ -274,6 +277,7 @@ type Engine struct {
 	text              Device // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
 	half              bool   // split voices' flow and decoder compute in float16 (half.go)
 	paddingMasks      bool   // Load masks decoders' padding (mask.go)
+	noStrips          bool   // Options.NoStrips
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -382,6 +386,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		done:    make(chan struct{}),
 		// Masks are on unless turned off: an option's zero value is the default.
 		paddingMasks: !opts.NoPaddingMasks,
+		noStrips:     opts.NoStrips,
 	}
 	e.work = sync.NewCond(&e.mu)
 	e.half = opts.Precision == PrecisionFloat16 && device != DeviceCPU
