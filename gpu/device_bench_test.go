@@ -207,18 +207,7 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 				}
 				var values []ort.Value
 				for _, in := range inputs {
-					var v ort.Value
-					switch {
-					case in.i64 != nil:
-						v, err = ort.NewTensor(ort.NewShape(in.shape...), in.i64)
-					case strings.HasPrefix(variant.name, "half-in"):
-						var raw []byte
-						if raw, err = halfBytes(in.f32); err == nil {
-							v, err = ort.NewCustomDataTensor(ort.NewShape(in.shape...), raw, ort.TensorElementDataTypeFloat16)
-						}
-					default:
-						v, err = ort.NewTensor(ort.NewShape(in.shape...), in.f32)
-					}
+					v, err := inputValue(in, strings.HasPrefix(variant.name, "half-in"))
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -417,19 +417,7 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		}
 	}()
 	for i, in := range inputs {
-		var v ort.Value
-		var err error
-		switch {
-		case in.i64 != nil:
-			v, err = ort.NewTensor(ort.NewShape(in.shape...), in.i64)
-		case i < len(r.halfIn) && r.halfIn[i]:
-			var raw []byte
-			if raw, err = halfBytes(in.f32); err == nil {
-				v, err = ort.NewCustomDataTensor(ort.NewShape(in.shape...), raw, ort.TensorElementDataTypeFloat16)
-			}
-		default:
-			v, err = ort.NewTensor(ort.NewShape(in.shape...), in.f32)
-		}
+		v, err := inputValue(in, i < len(r.halfIn) && r.halfIn[i])
 		if err != nil {
 			return nil, fmt.Errorf("creating input tensor %d of shape %v: %w", i, in.shape, err)
 		}
@@ -494,6 +482,22 @@ func shapesKey(inputs []tensor) string {
 		fmt.Fprintf(&key, "%v/%t;", in.shape, in.i64 != nil)
 	}
 	return key.String()
+}
+
+// inputValue makes an ONNX Runtime tensor of in: int64, float32, or with half float16 (rounded here).
+func inputValue(in tensor, half bool) (ort.Value, error) {
+	switch {
+	case in.i64 != nil:
+		return ort.NewTensor(ort.NewShape(in.shape...), in.i64)
+	case half:
+		raw, err := halfBytes(in.f32)
+		if err != nil {
+			return nil, err
+		}
+		return ort.NewCustomDataTensor(ort.NewShape(in.shape...), raw, ort.TensorElementDataTypeFloat16)
+	default:
+		return ort.NewTensor(ort.NewShape(in.shape...), in.f32)
+	}
 }
 
 // runPlanned runs the session with outputs of the plan's shapes, allocated here in Go memory that the returned
