@@ -591,21 +591,14 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		return nil, err
 	}
 	if e.half {
-		// Their latents and audio cross to and from the device as float16 too: half the bytes to move.
 		for _, part := range []struct {
-			name   string
-			graph  *[]byte
-			halfIO []string
-		}{
-			// The flow's latent has the shape of its first input (Piper's z_p), known before the run, which a float16
-			// output needs (see ortGraphRunner.sameShape); the decoder's audio stays float32.
-			{"flow", &voice.flow, append(slices.Clone(voice.flowInputs), outputLatent)},
-			{"decoder", &voice.decoder, []string{outputLatent, inputFrameMask}},
-		} {
+			name  string
+			graph *[]byte
+		}{{"flow", &voice.flow}, {"decoder", &voice.decoder}} {
 			if *part.graph == nil {
 				continue
 			}
-			if half, err := halfPrecision(*part.graph, part.halfIO...); err == nil {
+			if half, err := halfPrecision(*part.graph); err == nil {
 				*part.graph = half
 			} else {
 				e.logf("gpu: voice %q: its %s stays float32: %v", name, part.name, err)
@@ -641,9 +634,6 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 			if err != nil {
 				s.close()
 				return nil, fmt.Errorf("flow session: %w", err)
-			}
-			if r, ok := f.(*ortGraphRunner); ok {
-				r.sameShape = []int{0} // the latent has z_p's shape
 			}
 			s.flow = append(s.flow, f)
 		}

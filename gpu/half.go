@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"github.com/x448/float16"
@@ -50,11 +49,7 @@ var randomOps = map[string]bool{
 // known to be float16-generic (the caller then keeps the float32 graph), a node with a subgraph, random or EyeLike
 // nodes, weights stored outside the model, and any finite weight or constant beyond float16's range (±65504), which
 // would silently become infinite.
-//
-// The inputs and outputs named in halfIO are the exception: they become float16 at the interface too, with no cast,
-// so the caller moves half the bytes to and from the device (a WebGPU run's transfers are a good part of its time:
-// BENCHMARKS.md, fifth session) and converts them itself.
-func halfPrecision(graph []byte, halfIO ...string) ([]byte, error) {
+func halfPrecision(graph []byte) ([]byte, error) {
 	var model onnx.ModelProto
 	if err := proto.Unmarshal(graph, &model); err != nil {
 		return nil, fmt.Errorf("half precision: not an ONNX model: %w", err)
@@ -113,10 +108,6 @@ func halfPrecision(graph []byte, halfIO ...string) ([]byte, error) {
 			continue // an input passed straight through is still the caller's float32 tensor
 		}
 		done[name] = true
-		if slices.Contains(halfIO, name) {
-			setElemType(out, onnx.TensorProto_FLOAT16)
-			continue
-		}
 		inner := names.fresh(name + "_fp16")
 		renameTensor(nodes, name, inner, true)
 		for _, t := range g.GetInitializer() {
@@ -139,10 +130,6 @@ func halfPrecision(graph []byte, halfIO ...string) ([]byte, error) {
 			in.GetType().GetTensorType().ElemType = int32(onnx.TensorProto_FLOAT16)
 			continue
 		}
-		if slices.Contains(halfIO, name) {
-			setElemType(in, onnx.TensorProto_FLOAT16)
-			continue
-		}
 		inner := names.fresh(name + "_fp16")
 		renameTensor(nodes, name, inner, false)
 		head = append(head, castNode(names.fresh("ttsgen_half_input_"+name), name, inner, onnx.TensorProto_FLOAT16))
@@ -155,14 +142,6 @@ func halfPrecision(graph []byte, halfIO ...string) ([]byte, error) {
 		return nil, fmt.Errorf("half precision: re-encoding graph: %w", err)
 	}
 	return out, nil
-}
-
-// setElemType declares a graph input's or output's element type.
-func setElemType(v *onnx.ValueInfoProto, t onnx.TensorProto_DataType) {
-	if v.GetType().GetTensorType() == nil {
-		v.Type = &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{TensorType: &onnx.TypeProto_Tensor{}}}
-	}
-	v.GetType().GetTensorType().ElemType = int32(t)
 }
 
 // checkHalfOps refuses a graph with a node halfPrecision cannot convert.
@@ -444,13 +423,4 @@ func (names nameSet) fresh(base string) string {
 	}
 	names[name] = true
 	return name
-}
-
-// halfFloats reads a float16 tensor's data (little-endian) as float32s.
-func halfFloats(b []byte) []float32 {
-	x := make([]float32, len(b)/2)
-	for i := range x {
-		x[i] = float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
-	}
-	return x
 }

@@ -11,9 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/advancedclimatesystems/gonnx/onnx"
 	ort "github.com/yalue/onnxruntime_go"
-	"google.golang.org/protobuf/proto"
 )
 
 // The ORT environment is process-wide C state: it is created once and lives until the process ends.
@@ -338,36 +336,11 @@ func (b ortBackend) newGraphRunner(graph []byte, inputs, outputs []string, d Dev
 		return nil, err
 	}
 	defer opts.Destroy()
-	halfIn, halfOut, err := halfInterface(graph, inputs, outputs)
-	if err != nil {
-		return nil, err
-	}
 	session, err := ort.NewDynamicAdvancedSessionWithONNXData(graph, inputs, outputs, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating session: %w", err)
 	}
-	return &ortGraphRunner{session: session, outputs: len(outputs), serial: runLock(d), halfIn: halfIn, halfOut: halfOut}, nil
-}
-
-// halfInterface says which of a graph's named inputs and outputs are float16 (halfPrecision's halfIO): the runner
-// converts those from and to the float32 tensors its callers use.
-func halfInterface(graph []byte, inputs, outputs []string) (halfIn, halfOut []bool, err error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(graph, &model); err != nil {
-		return nil, nil, fmt.Errorf("reading graph: %w", err)
-	}
-	half := map[string]bool{}
-	for _, v := range slices.Concat(model.GetGraph().GetInput(), model.GetGraph().GetOutput()) {
-		half[v.GetName()] = v.GetType().GetTensorType().GetElemType() == int32(onnx.TensorProto_FLOAT16)
-	}
-	halfIn, halfOut = make([]bool, len(inputs)), make([]bool, len(outputs))
-	for i, name := range inputs {
-		halfIn[i] = half[name]
-	}
-	for i, name := range outputs {
-		halfOut[i] = half[name]
-	}
-	return halfIn, halfOut, nil
+	return &ortGraphRunner{session: session, outputs: len(outputs), serial: runLock(d)}, nil
 }
 
 // ortGraphRunner runs a session with positional tensors; like ortRunner it keeps its tensors local.
@@ -384,12 +357,6 @@ type ortGraphRunner struct {
 	// shapesVary: a run failed with outputs of planned shapes (a graph whose output shapes depend on its data, not
 	// just its input shapes): plans are no longer used.
 	shapesVary atomic.Bool
-	// halfIn, halfOut: which inputs and outputs are float16 (halfInterface); callers' tensors are float32.
-	halfIn, halfOut []bool
-	// sameShape, when set, says for each output the input whose shape it has (-1: not known): the shapes of float16
-	// outputs must be known before a run, since onnxruntime_go 1.27 cannot hand back a float16 tensor that ONNX
-	// Runtime allocated (it copies half its bytes and then refuses it).
-	sameShape []int
 }
 
 // outputPlan is what a run's outputs look like for given input shapes.
@@ -417,23 +384,13 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		}
 	}()
 	for i, in := range inputs {
-		v, err := inputValue(in, i < len(r.halfIn) && r.halfIn[i])
+		v, err := inputValue(in)
 		if err != nil {
 			return nil, fmt.Errorf("creating input tensor %d of shape %v: %w", i, in.shape, err)
 		}
 		values = append(values, v)
 	}
 	key := shapesKey(inputs)
-	if slices.Contains(r.halfOut, true) {
-		plan := outputPlan{shapes: make([][]int64, r.outputs), int64s: make([]bool, r.outputs)}
-		for i := range plan.shapes {
-			if i >= len(r.sameShape) || r.sameShape[i] < 0 || r.sameShape[i] >= len(inputs) {
-				return nil, fmt.Errorf("output %d is float16 and its shape is not known before the run", i)
-			}
-			plan.shapes[i] = inputs[r.sameShape[i]].shape
-		}
-		return r.runPlanned(values, plan, try)
-	}
 	if !r.shapesVary.Load() {
 		if plan, ok := r.plans.Load(key); ok {
 			out, err := r.runPlanned(values, plan.(outputPlan), try)
@@ -461,11 +418,6 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		case *ort.Tensor[int64]:
 			out[i] = tensor{shape: slices.Clone([]int64(t.GetShape())), i64: slices.Clone(t.GetData())}
 			plan.int64s[i] = true
-		case *ort.CustomDataTensor:
-			if t.DataType() != ort.TensorElementDataTypeFloat16 {
-				return nil, fmt.Errorf("output %d is a tensor of %v, want float32, float16 or int64", i, t.DataType())
-			}
-			out[i] = tensor{shape: slices.Clone([]int64(t.GetShape())), f32: halfFloats(t.GetData())}
 		default:
 			return nil, fmt.Errorf("output %d is %T, want a float32 or int64 tensor", i, v)
 		}
@@ -484,20 +436,12 @@ func shapesKey(inputs []tensor) string {
 	return key.String()
 }
 
-// inputValue makes an ONNX Runtime tensor of in: int64, float32, or with half float16 (rounded here).
-func inputValue(in tensor, half bool) (ort.Value, error) {
-	switch {
-	case in.i64 != nil:
+// inputValue makes an ONNX Runtime tensor of in, over its own memory.
+func inputValue(in tensor) (ort.Value, error) {
+	if in.i64 != nil {
 		return ort.NewTensor(ort.NewShape(in.shape...), in.i64)
-	case half:
-		raw, err := halfBytes(in.f32)
-		if err != nil {
-			return nil, err
-		}
-		return ort.NewCustomDataTensor(ort.NewShape(in.shape...), raw, ort.TensorElementDataTypeFloat16)
-	default:
-		return ort.NewTensor(ort.NewShape(in.shape...), in.f32)
 	}
+	return ort.NewTensor(ort.NewShape(in.shape...), in.f32)
 }
 
 // runPlanned runs the session with outputs of the plan's shapes, allocated here in Go memory that the returned
@@ -508,18 +452,12 @@ func (r *ortGraphRunner) runPlanned(values []ort.Value, plan outputPlan, try boo
 	out := make([]tensor, len(plan.shapes))
 	for i, shape := range plan.shapes {
 		var err error
-		switch {
-		case plan.int64s[i]:
+		if plan.int64s[i] {
 			var t *ort.Tensor[int64]
 			if t, err = ort.NewEmptyTensor[int64](ort.NewShape(shape...)); err == nil {
 				outputs[i], out[i] = t, tensor{shape: slices.Clone(shape), i64: t.GetData()}
 			}
-		case i < len(r.halfOut) && r.halfOut[i]:
-			var t *ort.CustomDataTensor
-			if t, err = ort.NewCustomDataTensor(ort.NewShape(shape...), make([]byte, 2*ort.NewShape(shape...).FlattenedSize()), ort.TensorElementDataTypeFloat16); err == nil {
-				outputs[i], out[i] = t, tensor{shape: slices.Clone(shape)} // f32: read from t after the run
-			}
-		default:
+		} else {
 			var t *ort.Tensor[float32]
 			if t, err = ort.NewEmptyTensor[float32](ort.NewShape(shape...)); err == nil {
 				outputs[i], out[i] = t, tensor{shape: slices.Clone(shape), f32: t.GetData()}
@@ -531,11 +469,6 @@ func (r *ortGraphRunner) runPlanned(values []ort.Value, plan outputPlan, try boo
 	}
 	if err := runSessionIf(r.session, r.serial, try, &r.held, values, outputs); err != nil {
 		return nil, err
-	}
-	for i, v := range outputs {
-		if t, ok := v.(*ort.CustomDataTensor); ok {
-			out[i].f32 = halfFloats(t.GetData())
-		}
 	}
 	return out, nil
 }
