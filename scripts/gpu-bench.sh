@@ -319,6 +319,14 @@ run pmv_h_32_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder
 run pmv_h_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 run pmv_h_16w_3k    90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --decoder-window 256 --decoder-batch 32
 run wg_h_def16      60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
+# Fifth call (float16 transfers reverted): strips and 256-frame windows in float16, the defaults once more.
+run pmv_i_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_i_16_nostr  60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --no-strips
+run pmv_i_16_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-window 256 --decoder-batch 32
+run pmv_i_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
+run pmv_i_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_i_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
+run wg_i_def        60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
