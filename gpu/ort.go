@@ -357,6 +357,10 @@ type ortGraphRunner struct {
 	// shapesVary: a run failed with outputs of planned shapes (a graph whose output shapes depend on its data, not
 	// just its input shapes): plans are no longer used.
 	shapesVary atomic.Bool
+	// sameShapes, once its first run showed each output to have the shape and element type of an input, holds
+	// that input's index for each output ([]int): a shape-preserving graph (a VITS flow, whose batches change
+	// shape every run) then gets its outputs planned for input shapes it has not seen yet.
+	sameShapes atomic.Value
 }
 
 // outputPlan is what a run's outputs look like for given input shapes.
@@ -392,7 +396,17 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 	}
 	key := shapesKey(inputs)
 	if !r.shapesVary.Load() {
-		if plan, ok := r.plans.Load(key); ok {
+		plan, ok := r.plans.Load(key)
+		if !ok {
+			if same, _ := r.sameShapes.Load().([]int); len(same) > 0 {
+				p := outputPlan{shapes: make([][]int64, len(same)), int64s: make([]bool, len(same))}
+				for i, j := range same {
+					p.shapes[i], p.int64s[i] = inputs[j].shape, inputs[j].i64 != nil
+				}
+				plan, ok = p, true
+			}
+		}
+		if ok {
 			out, err := r.runPlanned(values, plan.(outputPlan), try)
 			if err == nil || err == errDeviceBusy {
 				return out, err
@@ -424,7 +438,24 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		plan.shapes[i] = out[i].shape
 	}
 	r.plans.Store(key, plan)
+	if r.sameShapes.Load() == nil {
+		r.sameShapes.Store(sameShapes(inputs, out))
+	}
 	return out, nil
+}
+
+// sameShapes is, for each output, the first input of its shape and element type; empty if an output has none.
+func sameShapes(inputs, outputs []tensor) []int {
+	same := make([]int, len(outputs))
+	for i, out := range outputs {
+		same[i] = slices.IndexFunc(inputs, func(in tensor) bool {
+			return slices.Equal(in.shape, out.shape) && (in.i64 != nil) == (out.i64 != nil)
+		})
+		if same[i] < 0 {
+			return []int{}
+		}
+	}
+	return same
 }
 
 // shapesKey names the shapes and element types of a run's inputs.

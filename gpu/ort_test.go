@@ -396,6 +396,53 @@ func TestGraphRunnerPlannedOutputs(t *testing.T) {
 		}
 	}
 
+	if same := r.(*ortGraphRunner).sameShapes.Load().([]int); len(same) != 0 {
+		t.Errorf("Conv's output (14 samples from 16) taken for its input's shape: %v", same)
+	}
+
+	// y = x * 2 keeps its input's shape: after one run, outputs of shapes never seen are planned too.
+	double := &onnx.ModelProto{
+		IrVersion:   8,
+		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
+		Graph: &onnx.GraphProto{
+			Name:        "double",
+			Node:        []*onnx.NodeProto{{Name: "mul", OpType: "Mul", Input: []string{"x", "two"}, Output: []string{"y"}}},
+			Initializer: []*onnx.TensorProto{floatInit("two", []float32{2})},
+			Input:       []*onnx.ValueInfoProto{floatTensor("x")},
+			Output:      []*onnx.ValueInfoProto{floatTensor("y")},
+		},
+	}
+	doubleGraph, err := proto.Marshal(double)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3, err := ortBackend{}.newGraphRunner(doubleGraph, []string{"x"}, []string{"y"}, DeviceCPU, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r3.close()
+	for n := 1; n <= 5; n++ {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(n + i)
+		}
+		out, err := r3.runGraph([]tensor{{shape: []int64{1, int64(n)}, f32: x}})
+		if err != nil {
+			t.Fatalf("%d values: %v", n, err)
+		}
+		if !slices.Equal(out[0].shape, []int64{1, int64(n)}) || len(out[0].f32) != n || out[0].f32[n-1] != 2*x[n-1] {
+			t.Fatalf("%d values: got %v %v", n, out[0].shape, out[0].f32)
+		}
+	}
+	if same, _ := r3.(*ortGraphRunner).sameShapes.Load().([]int); !slices.Equal(same, []int{0}) || r3.(*ortGraphRunner).shapesVary.Load() {
+		t.Errorf("a shape-keeping graph: outputs like inputs %v, shapes vary %v", same, r3.(*ortGraphRunner).shapesVary.Load())
+	}
+	planned := 0
+	r3.(*ortGraphRunner).plans.Range(func(any, any) bool { planned++; return true })
+	if planned != 1 {
+		t.Errorf("%d shapes planned after their own runs, want only the first (the rest planned from the input)", planned)
+	}
+
 	// y = Expand(x, shape): the output's length is the value of the shape input, not its shape.
 	model := &onnx.ModelProto{
 		IrVersion:   8,
