@@ -327,6 +327,11 @@ run pmv_i_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precisi
 run pmv_i_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_i_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
 run wg_i_def        60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
+# Sixth call (flow outputs planned from its input's shape): correctness on the device, the defaults.
+check dev_check_j 200 TestOnDevice
+run pmv_j_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_j_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
+run pmv_j_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
