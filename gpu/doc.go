@@ -86,9 +86,11 @@
 // durations) stays on the CPU. With TextDevice auto, the default on WebGPU, a worker runs its batch's text part on
 // the GPU when no run holds or waits for the device and on its own CPU session otherwise, so that whichever of the
 // two has time takes it. A split voice's WebGPU runs are timed while they hold the device (StageStats.DeviceSeconds): on the H200
-// the device's time adds up to the wall time, the GPU itself 35-50% busy, so the serialised runs are the limit.
-// Precision fp16 (half.go) runs the flow and decoder in float16 there: 20% less device time per decoder window and
-// twice the windows per run; a Piper medium graph 787-1,031x real time against 689-796x in float32 (BENCHMARKS.md).
+// the device's time adds up to the wall time, so the serialised runs are the limit, and within a decoder run the
+// GPU's own kernels take 60-70% (their timestamps; the rest is moving the latent up and the audio back, which is
+// why runners hand ONNX Runtime ready output tensors, ort.go). Precision fp16 (half.go) runs the flow and decoder in
+// float16 there: 20% less device time per decoder window and twice the windows per run; a Piper medium graph
+// 865-1,125x real time against 733-825x in float32 (BENCHMARKS.md, fifth session).
 //
 // It is the default on WebGPU, with the acoustic part on CPU sessions (AcousticDevice): on the H200 the acoustic
 // part took as much GPU time as the decoder (small sequential operators, host round trips for shapes and noise)
