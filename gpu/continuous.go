@@ -46,24 +46,33 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 		return
 	}
 	// The batch's sentences with audio to decode, laid end to end in strips (outside the engine's lock: copying
-	// the latents takes a moment), one per run of sentences of one speaker when the decoder reads the speaker.
+	// the latents takes a moment): one strip, or one per speaker when the decoder reads the speaker (batches come
+	// in length order, not speaker order), or with NoStrips one per sentence.
 	var strips []*sentenceStrip
 	if err == nil {
-		var group []*item
-		var groupLatents [][]float32
-		var groupFrames []int
+		type group struct {
+			items   []*item
+			latents [][]float32
+			frames  []int
+		}
+		var groups []*group
+		bySpeaker := map[int64]*group{}
 		for i, it := range batch {
 			if frames[i] == 0 {
 				continue
 			}
-			if len(group) > 0 && (e.noStrips || m.split.voice.decoderSpeaker && it.req.Speaker != group[0].req.Speaker) {
-				strips = append(strips, &sentenceStrip{m.split.window.newStrip(groupLatents, groupFrames, channels), group, group[0].req.Speaker})
-				group, groupLatents, groupFrames = nil, nil, nil
+			g := bySpeaker[it.req.Speaker]
+			if !m.split.voice.decoderSpeaker && len(groups) > 0 {
+				g = groups[0]
 			}
-			group, groupLatents, groupFrames = append(group, it), append(groupLatents, latents[i]), append(groupFrames, frames[i])
+			if g == nil || e.noStrips {
+				g = &group{}
+				groups, bySpeaker[it.req.Speaker] = append(groups, g), g
+			}
+			g.items, g.latents, g.frames = append(g.items, it), append(g.latents, latents[i]), append(g.frames, frames[i])
 		}
-		if len(group) > 0 {
-			strips = append(strips, &sentenceStrip{m.split.window.newStrip(groupLatents, groupFrames, channels), group, group[0].req.Speaker})
+		for _, g := range groups {
+			strips = append(strips, &sentenceStrip{m.split.window.newStrip(g.latents, g.frames, channels), g.items, g.items[0].req.Speaker})
 		}
 	}
 	e.mu.Lock()
@@ -201,8 +210,9 @@ func (e *Engine) takeWindowsLocked() []window {
 // cancelled meanwhile.
 func (e *Engine) windowLiveLocked(w window) bool {
 	live := false
-	for j, it := range w.strip.items {
-		if first, last := it.model.split.window.windows(w.strip.strip, j); w.k < first || w.k > last || it.state == stateDone {
+	lo, hi := w.strip.items[0].model.split.window.sentences(w.strip.strip, w.k)
+	for _, it := range w.strip.items[lo:hi] {
+		if it.state == stateDone {
 			continue
 		}
 		if err := it.ctx.Err(); err != nil {
@@ -248,8 +258,10 @@ func (e *Engine) runWindows(worker int, run []window) {
 	defer e.mu.Unlock()
 	for i, win := range run {
 		s := win.strip
-		for j, it := range s.items {
-			if first, last := w.windows(s.strip, j); win.k < first || win.k > last || it.state == stateDone {
+		lo, hi := w.sentences(s.strip, win.k)
+		for j := lo; j < hi; j++ {
+			it := s.items[j]
+			if it.state == stateDone {
 				continue
 			}
 			placeErr := err

@@ -395,6 +395,7 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		values = append(values, v)
 	}
 	key := shapesKey(inputs)
+	planFailed := false
 	if !r.shapesVary.Load() {
 		plan, ok := r.plans.Load(key)
 		if !ok {
@@ -411,8 +412,7 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 			if err == nil || err == errDeviceBusy {
 				return out, err
 			}
-			// Output shapes that depend on the data: run again the general way, and from now on always.
-			r.shapesVary.Store(true)
+			planFailed = true // the general run below tells a shape the data chose from a run that fails anyway
 		}
 	}
 	outputs := make([]ort.Value, r.outputs)
@@ -422,6 +422,10 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("running graph: %w", err)
+	}
+	if planFailed {
+		// It ran with outputs of its own shapes: these depend on the data, so plans are off from now on.
+		r.shapesVary.Store(true)
 	}
 	out := make([]tensor, len(outputs))
 	plan := outputPlan{shapes: make([][]int64, len(outputs)), int64s: make([]bool, len(outputs))}
@@ -435,11 +439,13 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		default:
 			return nil, fmt.Errorf("output %d is %T, want a float32 or int64 tensor", i, v)
 		}
-		plan.shapes[i] = out[i].shape
+		plan.shapes[i] = slices.Clone(out[i].shape) // the caller owns out
 	}
-	r.plans.Store(key, plan)
-	if r.sameShapes.Load() == nil {
-		r.sameShapes.Store(sameShapes(inputs, out))
+	if !r.shapesVary.Load() {
+		r.plans.Store(key, plan)
+		if r.sameShapes.Load() == nil {
+			r.sameShapes.Store(sameShapes(inputs, out))
+		}
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -80,6 +81,14 @@ func (w windowing) newStrip(latents [][]float32, frames []int, channels int) *st
 // windows are the first and last windows of the strip that decode sentence i's frames.
 func (w windowing) windows(s *strip, i int) (first, last int) {
 	return s.starts[i] / w.frames, (s.starts[i] + s.frames[i] - 1) / w.frames
+}
+
+// sentences are the sentences of the strip that window k decodes frames of: lo up to hi, not included.
+func (w windowing) sentences(s *strip, k int) (lo, hi int) {
+	first, end := k*w.frames, (k+1)*w.frames
+	lo = sort.Search(len(s.starts), func(i int) bool { return s.starts[i]+s.frames[i] > first })
+	hi = sort.Search(len(s.starts), func(i int) bool { return s.starts[i] >= end })
+	return lo, max(lo, hi)
 }
 
 // cutWindow copies window k of the strip's latent into dst (channels x span) and its frame mask into mask (span).
@@ -221,8 +230,9 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 		per := len(decoded[0].f32) / len(run)
 		for i, win := range run {
 			s := strips[win.strip]
-			for j, b := range stripItems[win.strip] {
-				if err := w.placeWindow(audio[b], decoded[0].f32[i*per:(i+1)*per], s, j, hop, win.k); err != nil {
+			lo, hi := w.sentences(s, win.k)
+			for j := lo; j < hi; j++ {
+				if err := w.placeWindow(audio[stripItems[win.strip][j]], decoded[0].f32[i*per:(i+1)*per], s, j, hop, win.k); err != nil {
 					return nil, err
 				}
 			}
