@@ -182,7 +182,9 @@ const (
 	// windows of 64 frames with 16 of margin (a third of the work on margins) 876x; 64 and 128 such windows per
 	// run 837x and 766x. The margin a voice needs is worked out from its graph (the default voice: 13 frames, an
 	// upper bound: 10 measured enough, 5e-7 from the whole sentence; Piper's decoders about 15); the default
-	// margin is for a graph whose layers cannot be read.
+	// margin is for a graph whose layers cannot be read. 256-frame windows, half the margin frames now that strips
+	// fill a sentence's last window, measured no faster (Piper medium graph: 843x against 865x in float16, 808x
+	// against 825x in float32, BENCHMARKS.md fifth session).
 	DefaultGPUDecoderWindow = 128
 	DefaultDecoderMargin    = 12
 	DefaultDecoderBatch     = 24
