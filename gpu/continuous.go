@@ -46,33 +46,20 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 		return
 	}
 	// The batch's sentences with audio to decode, laid end to end in strips (outside the engine's lock: copying
-	// the latents takes a moment): one strip, or one per speaker when the decoder reads the speaker (batches come
-	// in length order, not speaker order), or with NoStrips one per sentence.
+	// the latents takes a moment; stripGroups says which share one).
 	var strips []*sentenceStrip
 	if err == nil {
-		type group struct {
-			items   []*item
-			latents [][]float32
-			frames  []int
-		}
-		var groups []*group
-		bySpeaker := map[int64]*group{}
-		for i, it := range batch {
-			if frames[i] == 0 {
-				continue
+		speaker := func(i int) int64 { return batch[i].req.Speaker }
+		for _, group := range stripGroups(frames, speaker, m.split.voice.decoderSpeaker, e.noStrips) {
+			s := &sentenceStrip{speaker: batch[group[0]].req.Speaker}
+			var groupLatents [][]float32
+			var groupFrames []int
+			for _, i := range group {
+				s.items = append(s.items, batch[i])
+				groupLatents, groupFrames = append(groupLatents, latents[i]), append(groupFrames, frames[i])
 			}
-			g := bySpeaker[it.req.Speaker]
-			if !m.split.voice.decoderSpeaker && len(groups) > 0 {
-				g = groups[0]
-			}
-			if g == nil || e.noStrips {
-				g = &group{}
-				groups, bySpeaker[it.req.Speaker] = append(groups, g), g
-			}
-			g.items, g.latents, g.frames = append(g.items, it), append(g.latents, latents[i]), append(g.frames, frames[i])
-		}
-		for _, g := range groups {
-			strips = append(strips, &sentenceStrip{m.split.window.newStrip(g.latents, g.frames, channels), g.items, g.items[0].req.Speaker})
+			s.strip = m.split.window.newStrip(groupLatents, groupFrames, channels)
+			strips = append(strips, s)
 		}
 	}
 	e.mu.Lock()

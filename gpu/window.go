@@ -78,6 +78,30 @@ func (w windowing) newStrip(latents [][]float32, frames []int, channels int) *st
 	return s
 }
 
+// stripGroups says which sentences share a strip: indices into frames, in order, leaving out sentences of no
+// frames. One strip for all; or, when bySpeaker (a decoder that reads the speaker takes one per window), one per
+// speaker; or, when alone, one per sentence.
+func stripGroups(frames []int, speaker func(i int) int64, bySpeaker, alone bool) [][]int {
+	var groups [][]int
+	group := map[int64]int{} // speaker (0 unless bySpeaker) -> index in groups
+	for i, n := range frames {
+		if n == 0 {
+			continue
+		}
+		key := int64(0)
+		if bySpeaker {
+			key = speaker(i)
+		}
+		g, ok := group[key]
+		if !ok || alone {
+			g = len(groups)
+			groups, group[key] = append(groups, nil), g
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
 // windows are the first and last windows of the strip that decode sentence i's frames.
 func (w windowing) windows(s *strip, i int) (first, last int) {
 	return s.starts[i] / w.frames, (s.starts[i] + s.frames[i] - 1) / w.frames
@@ -188,21 +212,21 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 	for b, n := range frames {
 		audio[b] = make([]float32, n*hop)
 	}
-	// One strip per speaker run (a speaker-conditioned decoder takes one speaker per window), else one.
 	var strips []*strip
 	var stripItems [][]int
-	for b := 0; b < in.size; {
-		end := b + 1
-		for end < in.size && (!sv.decoderSpeaker || in.speakers == nil || in.speakers[end] == in.speakers[b]) {
-			end++
+	speaker := func(b int) int64 {
+		if in.speakers == nil {
+			return 0
 		}
-		strips = append(strips, w.newStrip(latents[b:end], frames[b:end], channels))
-		items := make([]int, end-b)
-		for i := range items {
-			items[i] = b + i
+		return in.speakers[b]
+	}
+	for _, items := range stripGroups(frames, speaker, sv.decoderSpeaker, false) {
+		var groupLatents [][]float32
+		var groupFrames []int
+		for _, b := range items {
+			groupLatents, groupFrames = append(groupLatents, latents[b]), append(groupFrames, frames[b])
 		}
-		stripItems = append(stripItems, items)
-		b = end
+		strips, stripItems = append(strips, w.newStrip(groupLatents, groupFrames, channels)), append(stripItems, items)
 	}
 	type window struct{ strip, k int }
 	var windows []window

@@ -428,3 +428,22 @@ func TestFlowInputs(t *testing.T) {
 		t.Errorf("no flow: cut at %v", got)
 	}
 }
+
+func TestStripGroups(t *testing.T) {
+	frames := []int{3, 0, 5, 2, 4} // sentence 1 has no audio to decode
+	speakers := []int64{0, 1, 1, 0, 2}
+	speaker := func(i int) int64 { return speakers[i] }
+	for _, tt := range []struct {
+		bySpeaker, alone bool
+		want             string
+	}{
+		{false, false, "[[0 2 3 4]]"},
+		{true, false, "[[0 3] [2] [4]]"},
+		{false, true, "[[0] [2] [3] [4]]"},
+		{true, true, "[[0] [2] [3] [4]]"},
+	} {
+		if got := fmt.Sprint(stripGroups(frames, speaker, tt.bySpeaker, tt.alone)); got != tt.want {
+			t.Errorf("by speaker %v, alone %v: %s, want %s", tt.bySpeaker, tt.alone, got, tt.want)
+		}
+	}
+}
