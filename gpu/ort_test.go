@@ -404,26 +404,7 @@ func TestGraphRunnerPlannedOutputs(t *testing.T) {
 	}
 
 	// y = x * 2 keeps its input's shape: after one run, outputs of shapes never seen are planned too.
-	double := &onnx.ModelProto{
-		IrVersion:   8,
-		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
-		Graph: &onnx.GraphProto{
-			Name:        "double",
-			Node:        []*onnx.NodeProto{{Name: "mul", OpType: "Mul", Input: []string{"x", "two"}, Output: []string{"y"}}},
-			Initializer: []*onnx.TensorProto{floatInit("two", []float32{2})},
-			Input:       []*onnx.ValueInfoProto{floatTensor("x")},
-			Output:      []*onnx.ValueInfoProto{floatTensor("y")},
-		},
-	}
-	doubleGraph, err := proto.Marshal(double)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r3, err := ortBackend{}.newGraphRunner(doubleGraph, []string{"x"}, []string{"y"}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r3.close()
+	r3 := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, floatInit("two", []float32{2}))
 	for n := 1; n <= 5; n++ {
 		x := make([]float32, n)
 		for i := range x {
@@ -437,35 +418,17 @@ func TestGraphRunnerPlannedOutputs(t *testing.T) {
 			t.Fatalf("%d values: got %v %v", n, out[0].shape, out[0].f32)
 		}
 	}
-	if same, _ := r3.(*ortGraphRunner).sameShapes.Load().([]int); !slices.Equal(same, []int{0}) || r3.(*ortGraphRunner).shapesVary.Load() {
-		t.Errorf("a shape-keeping graph: outputs like inputs %v, shapes vary %v", same, r3.(*ortGraphRunner).shapesVary.Load())
+	if same, _ := r3.sameShapes.Load().([]int); !slices.Equal(same, []int{0}) || r3.shapesVary.Load() {
+		t.Errorf("a shape-keeping graph: outputs like inputs %v, shapes vary %v", same, r3.shapesVary.Load())
 	}
 	planned := 0
-	r3.(*ortGraphRunner).plans.Range(func(any, any) bool { planned++; return true })
+	r3.plans.Range(func(any, any) bool { planned++; return true })
 	if planned != 1 {
 		t.Errorf("%d shapes planned after their own runs, want only the first (the rest planned from the input)", planned)
 	}
 
 	// y = Expand(x, shape): the output's length is the value of the shape input, not its shape.
-	model := &onnx.ModelProto{
-		IrVersion:   8,
-		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
-		Graph: &onnx.GraphProto{
-			Name:   "expand",
-			Node:   []*onnx.NodeProto{{Name: "expand", OpType: "Expand", Input: []string{"x", "shape"}, Output: []string{"y"}}},
-			Input:  []*onnx.ValueInfoProto{floatTensor("x"), typedTensor("shape", int32(onnx.TensorProto_INT64))},
-			Output: []*onnx.ValueInfoProto{floatTensor("y")},
-		},
-	}
-	expand, err := proto.Marshal(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r2, err := ortBackend{}.newGraphRunner(expand, []string{"x", "shape"}, []string{"y"}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.close()
+	r2 := oneNodeRunner(t, "Expand", []string{"x", "shape"}, []string{"shape"})
 	for _, n := range []int64{3, 5, 2} {
 		out, err := r2.runGraph([]tensor{{shape: []int64{1}, f32: []float32{7}}, {shape: []int64{1}, i64: []int64{n}}})
 		if err != nil {
@@ -475,7 +438,42 @@ func TestGraphRunnerPlannedOutputs(t *testing.T) {
 			t.Fatalf("expanding to %d: got %v", n, out[0].f32)
 		}
 	}
-	if !r2.(*ortGraphRunner).shapesVary.Load() {
+	if !r2.shapesVary.Load() {
 		t.Error("a graph whose output shape follows its data still uses planned outputs")
 	}
+}
+
+// oneNodeRunner is a CPU graph runner for a graph of one node, op(inputs) -> "y" (float32), reading the graph inputs
+// named in inputs (float32, or int64 for those in ints) and the initializers inits.
+func oneNodeRunner(t *testing.T, op string, inputs []string, ints []string, inits ...*onnx.TensorProto) *ortGraphRunner {
+	t.Helper()
+	needORT(t)
+	graph := &onnx.GraphProto{
+		Name:        strings.ToLower(op),
+		Node:        []*onnx.NodeProto{{Name: "node", OpType: op, Input: inputs, Output: []string{"y"}}},
+		Initializer: inits,
+		Output:      []*onnx.ValueInfoProto{floatTensor("y")},
+	}
+	var names []string
+	for _, in := range inputs {
+		if slices.ContainsFunc(inits, func(i *onnx.TensorProto) bool { return i.GetName() == in }) {
+			continue
+		}
+		names = append(names, in)
+		if slices.Contains(ints, in) {
+			graph.Input = append(graph.Input, typedTensor(in, int32(onnx.TensorProto_INT64)))
+		} else {
+			graph.Input = append(graph.Input, floatTensor(in))
+		}
+	}
+	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ortBackend{}.newGraphRunner(data, names, []string{"y"}, DeviceCPU, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.close() })
+	return r.(*ortGraphRunner)
 }

@@ -7,9 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
 )
 
 // hookRunner calls before() ahead of every run.
@@ -186,28 +183,7 @@ func TestDecoderFailureInStrip(t *testing.T) {
 // A run that fails for its data (an out-of-range index), not its output shapes, must not turn planned outputs off:
 // the runner goes on planning, and returns the failure.
 func TestBadInputKeepsPlans(t *testing.T) {
-	needORT(t)
-	model := &onnx.ModelProto{
-		IrVersion:   8,
-		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
-		Graph: &onnx.GraphProto{
-			Name:        "gather",
-			Node:        []*onnx.NodeProto{{Name: "g", OpType: "Gather", Input: []string{"table", "idx"}, Output: []string{"y"}}},
-			Initializer: []*onnx.TensorProto{floatInit("table", []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10)},
-			Input:       []*onnx.ValueInfoProto{typedTensor("idx", int32(onnx.TensorProto_INT64))},
-			Output:      []*onnx.ValueInfoProto{floatTensor("y")},
-		},
-	}
-	graph, err := proto.Marshal(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gr, err := ortBackend{}.newGraphRunner(graph, []string{"idx"}, []string{"y"}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gr.close()
-	r := gr.(*ortGraphRunner)
+	r := oneNodeRunner(t, "Gather", []string{"table", "idx"}, []string{"idx"}, floatInit("table", []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10))
 	for _, idx := range [][]int64{{1, 2}, {3, 4}, {1, 99}, {5, 6}} {
 		out, err := r.runGraph([]tensor{{shape: []int64{2}, i64: idx}})
 		if bad := idx[1] >= 10; bad != (err != nil) {
@@ -279,18 +255,7 @@ func TestSameSpeakerStrips(t *testing.T) {
 
 // Concurrent runs of one runner, planned and not (run with -race): each gets its own numbers, which it owns.
 func TestPlannedOutputsConcurrent(t *testing.T) {
-	needORT(t)
-	double := &onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
-		Graph: &onnx.GraphProto{Name: "double",
-			Node:        []*onnx.NodeProto{{Name: "mul", OpType: "Mul", Input: []string{"x", "two"}, Output: []string{"y"}}},
-			Initializer: []*onnx.TensorProto{floatInit("two", []float32{2})},
-			Input:       []*onnx.ValueInfoProto{floatTensor("x")}, Output: []*onnx.ValueInfoProto{floatTensor("y")}}}
-	graph, _ := proto.Marshal(double)
-	r, err := ortBackend{}.newGraphRunner(graph, []string{"x"}, []string{"y"}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
+	r := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, floatInit("two", []float32{2}))
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
