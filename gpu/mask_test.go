@@ -192,15 +192,7 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 	cfg := ModelConfig{SampleRate: 22050, NumSpeakers: 3}
 	load := func(e *Engine, err error) (*Engine, *Model) {
 		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
-		m, err := e.Load("multi", readVoice(t, path), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e, m
+		return loadOn(t, e, err, path, cfg)
 	}
 	alone, aloneModel := load(NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true}))
 	rng := rand.New(rand.NewPCG(31, 32))

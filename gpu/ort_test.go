@@ -477,3 +477,19 @@ func oneNodeRunner(t *testing.T, op string, inputs []string, ints []string, init
 	t.Cleanup(func() { r.close() })
 	return r.(*ortGraphRunner)
 }
+
+// loadOn loads the voice at path on an engine just made (e, err from NewEngine or newEngine), which is closed when
+// the test ends.
+func loadOn(t *testing.T, e *Engine, err error, path string, cfg ModelConfig) (*Engine, *Model) {
+	t.Helper()
+	needORT(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	m, err := e.Load("voice", readVoice(t, path), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, m
+}

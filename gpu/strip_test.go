@@ -200,26 +200,11 @@ func TestBadInputKeepsPlans(t *testing.T) {
 // Speaker-conditioned decoder: a batch's sentences of one speaker share a strip (windows with two sentences), and
 // each comes back as that speaker's audio alone.
 func TestSameSpeakerStrips(t *testing.T) {
-	needORT(t)
 	cfg := ModelConfig{SampleRate: 22050, NumSpeakers: 3}
-	alone, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer alone.Close()
-	am, err := alone.Load("multi", readVoice(t, piperShaped3VoicePath), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	split, err := newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 1, DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer split.Close()
-	sm, err := split.Load("multi", readVoice(t, piperShaped3VoicePath), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true})
+	alone, am := loadOn(t, e, err, piperShaped3VoicePath, cfg)
+	e, err = newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 1, DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{})
+	split, sm := loadOn(t, e, err, piperShaped3VoicePath, cfg)
 	var multi atomic.Int64
 	for i, d := range sm.split.decoder {
 		sm.split.decoder[i] = &hookRunner{graphRunner: d, before: func(in []tensor) error {
