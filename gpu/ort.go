@@ -354,14 +354,21 @@ type ortGraphRunner struct {
 	// own memory and onnxruntime_go copies it into Go memory, inside Run: on the H200 that copy and the fresh pages
 	// it touched cost 4-7 ms of a 50 ms decoder run, with the device held (BENCHMARKS.md, fifth session).
 	plans sync.Map
-	// shapesVary: a run failed with outputs of planned shapes (a graph whose output shapes depend on its data, not
-	// just its input shapes): plans are no longer used.
+	// planned counts plans; past maxPlans (batches of every size and width: an acoustic part's inputs) no more are
+	// kept, so a long run's runners stay small.
+	planned atomic.Int64
+	// shapesVary: a planned run failed where the same run with outputs of its own shapes did not (a graph whose
+	// output shapes depend on its data, not just its input shapes): plans are no longer used.
 	shapesVary atomic.Bool
 	// sameShapes, once its first run showed each output to have the shape and element type of an input, holds
 	// that input's index for each output ([]int): a shape-preserving graph (a VITS flow, whose batches change
 	// shape every run) then gets its outputs planned for input shapes it has not seen yet.
 	sameShapes atomic.Value
 }
+
+// maxPlans bounds a graph runner's plans (a decoder's runs take a handful of shapes; the flow's are planned from
+// its input's).
+const maxPlans = 1024
 
 // outputPlan is what a run's outputs look like for given input shapes.
 type outputPlan struct {
@@ -442,7 +449,9 @@ func (r *ortGraphRunner) run(inputs []tensor, try bool) ([]tensor, error) {
 		plan.shapes[i] = slices.Clone(out[i].shape) // the caller owns out
 	}
 	if !r.shapesVary.Load() {
-		r.plans.Store(key, plan)
+		if r.planned.Add(1) <= maxPlans {
+			r.plans.Store(key, plan)
+		}
 		if r.sameShapes.Load() == nil {
 			r.sameShapes.Store(sameShapes(inputs, out))
 		}
