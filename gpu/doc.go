@@ -87,7 +87,7 @@
 // the GPU when no run holds or waits for the device and on its own CPU session otherwise, so that whichever of the
 // two has time takes it. A split voice's WebGPU runs are timed while they hold the device (StageStats.DeviceSeconds): on the H200
 // the device's time adds up to the wall time, so the serialised runs are the limit, and within a decoder run the
-// GPU's own kernels take 60-70% (their timestamps; the rest is moving the latent up and the audio back, which is
+// GPU's own kernels take 55-70% (their timestamps; the rest is moving the latent up and the audio back, which is
 // why runners hand ONNX Runtime ready output tensors, ort.go). Precision fp16 (half.go) runs the flow and decoder in
 // float16 there: 20% less device time per decoder window and twice the windows per run; a Piper medium graph
 // 865-1,125x real time against 733-825x in float32 (BENCHMARKS.md, fifth session).
