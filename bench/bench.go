@@ -33,7 +33,8 @@ type Outcome struct {
 	AudioSeconds float64
 	Sentences    int
 	// FirstAudio is how long after the request was sent its first audio was
-	// ready; 0 means unknown, and the request's latency is used instead.
+	// ready (a streamed chunk, where the engine streams); 0 means unknown, and
+	// the request's latency is used instead.
 	FirstAudio time.Duration
 }
 

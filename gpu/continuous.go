@@ -78,6 +78,9 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 		for j, it := range s.items {
 			first, last := w.windows(s.strip, j)
 			it.remaining = last - first + 1
+			if it.req.Stream != nil {
+				it.firstWindow, it.decoded = first, make([]bool, it.remaining)
+			}
 		}
 		for k := range w.count(s.length) {
 			e.windows = append(e.windows, window{strip: s, k: k})
@@ -263,6 +266,9 @@ func (e *Engine) runWindows(worker int, run []window) {
 				continue
 			}
 			it.remaining--
+			if it.req.Stream != nil {
+				e.streamLocked(it, s.strip, j, win.k, hop)
+			}
 			if it.remaining > 0 {
 				continue
 			}
@@ -272,6 +278,26 @@ func (e *Engine) runWindows(worker int, run []window) {
 				e.finishLocked(it, Result{Audio: it.audio}, it.started)
 			}
 		}
+	}
+}
+
+// streamLocked notes that window k of sentence j (item it) is decoded and sends what the decoded windows now hold
+// from the sentence's start on and was not sent yet, if the stream has room.
+func (e *Engine) streamLocked(it *item, s *strip, j, k, hop int) {
+	w := it.model.split.window
+	it.decoded[k-it.firstWindow] = true
+	for it.prefix < len(it.decoded) && it.decoded[it.prefix] {
+		it.prefix++
+	}
+	// Sentence frames up to the end of the last window of the decoded prefix.
+	end := min(s.frames[j], (it.firstWindow+it.prefix)*w.frames-s.starts[j])
+	if end*hop <= it.streamed {
+		return
+	}
+	select {
+	case it.req.Stream <- it.audio[it.streamed : end*hop]:
+		it.streamed = end * hop
+	default: // full: these samples go with a later send, or only in the Result
 	}
 }
 

@@ -101,6 +101,9 @@
 // windows 2 per run 7.8x, 64-frame windows 4 per run 5.6x, against 8.6x for whole sentences one at a time and 4.2x
 // for whole-sentence batches of 4), so it is off there (DecoderWindow -1 turns it off anywhere). A voice that
 // cannot be split runs whole sentences, with a Logf note.
-// Results are still delivered whole; handing out each window's audio as it comes (first audio before the sentence
-// finishes) would only need a streaming Result.
+// A Result carries a sentence's whole audio; a Request with a Stream also gets it in order while its windows are
+// decoded (each time the decoded windows reach further from the sentence's start), so a long sentence's first
+// audio comes out before its last window is decoded. The engine never blocks on a stream: a chunk that finds it
+// full goes with a later one, and Result.Streamed says how much went. `ttsgen bench` streams each request's first
+// sentence and reports its first chunk as first_audio_ms.
 package gpu

@@ -209,11 +209,19 @@ type Request struct {
 	IDs     []int64
 	Speaker int64
 	Scales  Scales
+	// Stream, when set, gets the sentence's audio in order while it is decoded, in continuous-batching mode (a
+	// voice running decoder windows): each time the windows done reach further into the sentence, the samples not
+	// yet sent go, so that a long sentence's first audio comes out long before its last. The engine never blocks
+	// on it: what finds it full goes with a later send, and the Result says how much went (Result.Streamed). The
+	// chunks are the Result's own samples, not to be written. The engine does not close it.
+	Stream chan<- []float32
 }
 
 // Result is one sentence's audio, or why there is none.
 type Result struct {
-	Audio                     []float32 // this item's own samples only, at the model's sample rate
+	Audio []float32 // this item's own samples only, at the model's sample rate
+	// Streamed is how many of Audio's first samples went to Request.Stream: the rest came only here.
+	Streamed                  int
 	Err                       error
 	Queued, Started, Finished time.Time
 }
@@ -321,6 +329,12 @@ type item struct {
 	started   time.Time
 	audio     []float32
 	remaining int // windows not yet decoded
+	// With Request.Stream: the sentence's first window in its strip, which of its windows are decoded, how many
+	// of them are decoded from the first on, and how many samples went to the stream.
+	firstWindow int
+	decoded     []bool
+	prefix      int
+	streamed    int
 }
 
 // sentenceStrip is a strip (window.go) of running sentences: one acoustic batch's, of one voice and, when the
@@ -795,6 +809,9 @@ func (e *Engine) finishLocked(it *item, res Result, started time.Time) {
 		it.stopWatcher()
 	}
 	res.Queued, res.Started, res.Finished = it.queued, started, e.now()
+	if res.Err == nil {
+		res.Streamed = it.streamed
+	}
 	it.result <- res
 	<-e.slots
 }

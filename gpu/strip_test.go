@@ -267,3 +267,48 @@ func TestPlannedOutputsConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Request.Stream gets a sentence's audio in order while its windows are decoded: the chunks, then the Result's
+// samples past Streamed, are the sentence's audio alone; a long sentence comes in several chunks; a stream nobody
+// reads (no room) blocks nothing and gets nothing.
+func TestStreamedAudio(t *testing.T) {
+	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(13, 14)), 3, func(i int) int { return 40 + 30*i })
+	e, m := voiceEngine(t, piperShapedVoicePath, Options{Threads: 2, DecoderWindow: 8, DecoderBatch: 2})
+	streams := []chan []float32{make(chan []float32, 64), make(chan []float32), make(chan []float32, 64)} // the second has no room
+	results := make([]<-chan Result, len(sentences))
+	for i, ids := range sentences {
+		results[i] = e.Submit(context.Background(), m, Request{IDs: ids, Scales: deterministic, Stream: streams[i]})
+	}
+	for i := range sentences {
+		res := <-results[i]
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		var got []float32
+		chunks := 0
+		for len(streams[i]) > 0 {
+			got = append(got, <-streams[i]...)
+			chunks++
+		}
+		if len(got) != res.Streamed {
+			t.Errorf("sentence %d: %d samples in %d chunks, Result says %d streamed", i, len(got), chunks, res.Streamed)
+		}
+		got = append(got, res.Audio[min(res.Streamed, len(res.Audio)):]...)
+		sameAudio(t, "alone", [][]float32{got}, [][]float32{want[i]}, 1e-4)
+		switch {
+		case i == 1 && res.Streamed != 0:
+			t.Errorf("a stream with no room got %d samples", res.Streamed)
+		case i != 1 && chunks < 2:
+			t.Errorf("sentence %d (%d samples): %d chunks, want its first audio before its last", i, len(want[i]), chunks)
+		}
+		t.Logf("sentence %d: %d samples, %d streamed in %d chunks", i, len(want[i]), res.Streamed, chunks)
+	}
+	// Whole sentences (no windows): nothing streams, the Result has it all.
+	whole, wm := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	stream := make(chan []float32, 8)
+	res := <-whole.Submit(context.Background(), wm, Request{IDs: sentences[0], Scales: deterministic, Stream: stream})
+	if res.Err != nil || res.Streamed != 0 || len(stream) != 0 || len(res.Audio) != len(want[0]) {
+		t.Errorf("whole sentences: err %v, streamed %d, %d chunks, %d samples", res.Err, res.Streamed, len(stream), len(res.Audio))
+	}
+}
