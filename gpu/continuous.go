@@ -51,14 +51,10 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	if err == nil {
 		speaker := func(i int) int64 { return batch[i].req.Speaker }
 		for _, group := range stripGroups(frames, speaker, m.split.voice.decoderSpeaker, e.noStrips) {
-			s := &sentenceStrip{speaker: batch[group[0]].req.Speaker}
-			var groupLatents [][]float32
-			var groupFrames []int
+			s := &sentenceStrip{strip: m.split.window.groupStrip(latents, frames, group, channels), speaker: batch[group[0]].req.Speaker}
 			for _, i := range group {
 				s.items = append(s.items, batch[i])
-				groupLatents, groupFrames = append(groupLatents, latents[i]), append(groupFrames, frames[i])
 			}
-			s.strip = m.split.window.newStrip(groupLatents, groupFrames, channels)
 			strips = append(strips, s)
 		}
 	}

@@ -102,6 +102,15 @@ func stripGroups(frames []int, speaker func(i int) int64, bySpeaker, alone bool)
 	return groups
 }
 
+// groupStrip is the strip of the sentences in group (indices into latents and frames, as stripGroups gives them).
+func (w windowing) groupStrip(latents [][]float32, frames []int, group []int, channels int) *strip {
+	groupLatents, groupFrames := make([][]float32, len(group)), make([]int, len(group))
+	for g, i := range group {
+		groupLatents[g], groupFrames[g] = latents[i], frames[i]
+	}
+	return w.newStrip(groupLatents, groupFrames, channels)
+}
+
 // windows are the first and last windows of the strip that decode sentence i's frames.
 func (w windowing) windows(s *strip, i int) (first, last int) {
 	return s.starts[i] / w.frames, (s.starts[i] + s.frames[i] - 1) / w.frames
@@ -221,12 +230,7 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 		return in.speakers[b]
 	}
 	for _, items := range stripGroups(frames, speaker, sv.decoderSpeaker, false) {
-		var groupLatents [][]float32
-		var groupFrames []int
-		for _, b := range items {
-			groupLatents, groupFrames = append(groupLatents, latents[b]), append(groupFrames, frames[b])
-		}
-		strips, stripItems = append(strips, w.newStrip(groupLatents, groupFrames, channels)), append(stripItems, items)
+		strips, stripItems = append(strips, w.groupStrip(latents, frames, items, channels)), append(stripItems, items)
 	}
 	type window struct{ strip, k int }
 	var windows []window
