@@ -151,6 +151,11 @@ func DefaultTextDevice(d Device) Device {
 	return DeviceCPU
 }
 
+// convChannelsLast says whether ONNX Runtime runs Conv on device d with channels last ([N,T,C]), the layout the
+// polyphase interleave is then written for (upsample.go): WebGPU does; the CPU, and CUDA unless told prefer_nhwc,
+// run [N,C,T].
+func convChannelsLast(d Device) bool { return d == DeviceWebGPU }
+
 // DefaultUpsampling is the upsampling each device runs unless told otherwise: polyphase everywhere, measured faster
 // with the default voice (BENCHMARKS.md): 2-core CPU 28.3x and 28.8x against 24.5x and 26.3x; H200, 16 CPU
 // sessions 123x against 111x; H200 WebGPU 504x against 479x.
@@ -536,7 +541,7 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			e.logf("gpu: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
 		}
 	}
-	if graph, err = e.rewriteUpsampling(name, graph); err != nil {
+	if graph, err = e.rewriteUpsampling(name, graph, e.device); err != nil {
 		return nil, err
 	}
 	for i := range e.sessionsPerModel {
@@ -569,12 +574,12 @@ func (e *Engine) needsPaddingMasks(name string, graph []byte, io modelIO) bool {
 	return !self
 }
 
-// rewriteUpsampling applies the engine's upsampling choice (see upsample.go) to a graph.
-func (e *Engine) rewriteUpsampling(name string, graph []byte) ([]byte, error) {
+// rewriteUpsampling applies the engine's upsampling choice (see upsample.go) to a graph that runs on device d.
+func (e *Engine) rewriteUpsampling(name string, graph []byte, d Device) ([]byte, error) {
 	if e.upsampling != UpsamplingPolyphase {
 		return graph, nil
 	}
-	rewritten, _, left, err := rewriteUpsampling(graph)
+	rewritten, _, left, err := rewriteUpsampling(graph, convChannelsLast(d))
 	if err != nil {
 		return nil, fmt.Errorf("gpu: loading voice %q: rewriting its upsampling: %w", name, err)
 	}
@@ -600,10 +605,14 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 			e.logf("gpu: voice %q: no padding masks for its decoder (%v); the first and last samples of its sentences may differ slightly from running them alone", name, err)
 		}
 	}
-	if voice.acoustic, err = e.rewriteUpsampling(name, voice.acoustic); err != nil {
+	acousticDevice := e.device
+	if e.acousticOnCPU {
+		acousticDevice = DeviceCPU
+	}
+	if voice.acoustic, err = e.rewriteUpsampling(name, voice.acoustic, acousticDevice); err != nil {
 		return nil, err
 	}
-	if voice.decoder, err = e.rewriteUpsampling(name, voice.decoder); err != nil {
+	if voice.decoder, err = e.rewriteUpsampling(name, voice.decoder, e.device); err != nil {
 		return nil, err
 	}
 	if e.half {

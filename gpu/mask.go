@@ -214,7 +214,7 @@ func maskDecoderGraph(decoder []byte) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	graph.Input = append(graph.Input, floatTensor(inputFrameMask))
+	graph.Input = append(graph.Input, withRank(floatTensor(inputFrameMask), 3)) // rank: see subgraph
 	out, err := proto.Marshal(model)
 	if err != nil {
 		return nil, 0, fmt.Errorf("re-encoding decoder with padding masks: %w", err)

@@ -200,13 +200,23 @@ func flowInputs(graph *onnx.GraphProto) []string {
 // in sources (tensor name -> new input name) becomes a float graph input, and nothing before it is kept. Graph
 // inputs and initializers that the kept nodes do not read are dropped, so that ONNX Runtime asks only for what the
 // part needs.
+//
+// The sources here are what VITS hands between its parts (the latent, the flow's z_p, frame mask and speaker
+// embedding), all [batch, channels, frames]: they are declared of rank 3 (the engine checks the acoustic part's
+// outputs are). Without a rank ONNX Runtime's transpose optimizer cannot carry a GPU provider's channels-last
+// layout through the Muls by the frame mask: on WebGPU 30 Transposes stayed in a Piper flow's graph, 9 with it.
 func subgraph(model *onnx.ModelProto, outputs map[string]string, sources map[string]string) ([]byte, error) {
-	return subgraphTyped(model, outputs, sources, nil)
+	return cutGraph(model, outputs, sources, nil, 3)
 }
 
 // subgraphTyped is subgraph with the element types of new inputs and outputs taken from types (by their names in
-// model); a name types lacks is float.
+// model; a name types lacks is float), and sources of any rank.
 func subgraphTyped(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32) ([]byte, error) {
+	return cutGraph(model, outputs, sources, types, 0)
+}
+
+// cutGraph is subgraph and subgraphTyped: sourceRank > 0 declares the sources of that rank.
+func cutGraph(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32, sourceRank int) ([]byte, error) {
 	graph := model.GetGraph()
 	producer := map[string]int{}
 	for i, node := range graph.GetNode() {
@@ -260,7 +270,7 @@ func subgraphTyped(model *onnx.ModelProto, outputs, sources map[string]string, t
 	}
 	slices.SortFunc(sourceNames, func(a, b string) int { return strings.Compare(sources[a], sources[b]) })
 	for _, name := range sourceNames {
-		cut.Input = append(cut.Input, typedTensor(sources[name], types[name]))
+		cut.Input = append(cut.Input, withRank(typedTensor(sources[name], types[name]), sourceRank))
 	}
 	for _, in := range graph.GetInput() {
 		if needed[in.GetName()] {
@@ -296,6 +306,17 @@ func subgraphTyped(model *onnx.ModelProto, outputs, sources map[string]string, t
 
 func floatTensor(name string) *onnx.ValueInfoProto {
 	return typedTensor(name, int32(onnx.TensorProto_FLOAT))
+}
+
+// withRank gives a tensor declaration rank dimensions of unknown size (rank 0: none, the rank unknown too).
+func withRank(vi *onnx.ValueInfoProto, rank int) *onnx.ValueInfoProto {
+	if rank > 0 {
+		vi.GetType().GetTensorType().Shape = &onnx.TensorShapeProto{Dim: make([]*onnx.TensorShapeProto_Dimension, rank)}
+		for i := range rank {
+			vi.GetType().GetTensorType().Shape.Dim[i] = &onnx.TensorShapeProto_Dimension{}
+		}
+	}
+	return vi
 }
 
 // typedTensor declares a tensor of the given element type (0: float).

@@ -20,11 +20,21 @@ import (
 // and k = j*s + r gives y[q*s+r-p] = sum_i sum_j x_i[q-j] W[i,o,j*s+r], a Conv over x padded by J-1 on both sides
 // (q runs over 0..T+J-2), with weight W'[o*s+r, i, J-1-j] = W[i,o,j*s+r]. Flattened phase-major, positions
 // [p, (T+J-1)*s - p) are ConvTranspose's output, of length (T-1)*s + K - 2p.
+//
+// The interleave has two forms, the same values in the same places. Channels first (o*s+r; Reshape [N,Cout,s,Q],
+// Transpose to [N,Cout,Q,s], Reshape [N,Cout,Q*s]) suits providers that run Conv on [N,C,T] (the CPU). Channels
+// last (r*Cout+o; Transpose to [N,Q,s*Cout], Reshape [N,Q*s,Cout], Transpose back to [N,Cout,Q*s]) is for providers
+// that run Conv on [N,T,C] (WebGPU): ONNX Runtime wraps each of their Convs in Transposes to and from [N,T,C], and
+// its transpose optimizer cancels the first of ours against the one after the Conv and carries the second down
+// through the Slice, LeakyRelu and mask Mul to cancel against the one before the next Conv. Channels first, four
+// Transposes of the upsampled activations stayed in the graph per upsampling layer (14% of a Piper medium
+// decoder's GPU time on the H200).
 
 // rewriteUpsampling replaces every ConvTranspose of the model that the identity above covers (1-D, one group, no
 // dilation or output padding, kernel a multiple of the stride, symmetric padding below the stride, constant weight)
-// and returns the re-encoded model, how many it replaced and how many it left as they are.
-func rewriteUpsampling(onnxModel []byte) (rewritten []byte, replaced, left int, err error) {
+// and returns the re-encoded model, how many it replaced and how many it left as they are. channelsLast picks the
+// interleave's form (above).
+func rewriteUpsampling(onnxModel []byte, channelsLast bool) (rewritten []byte, replaced, left int, err error) {
 	var model onnx.ModelProto
 	if err := proto.Unmarshal(onnxModel, &model); err != nil {
 		return nil, 0, 0, fmt.Errorf("not an ONNX model: %w", err)
@@ -43,7 +53,7 @@ func rewriteUpsampling(onnxModel []byte) (rewritten []byte, replaced, left int, 
 			nodes = append(nodes, node)
 			continue
 		}
-		poly, newInits, ok := polyphaseConv(node, inits)
+		poly, newInits, ok := polyphaseConv(node, inits, channelsLast)
 		if !ok {
 			nodes = append(nodes, node)
 			left++
@@ -67,7 +77,7 @@ func rewriteUpsampling(onnxModel []byte) (rewritten []byte, replaced, left int, 
 
 // polyphaseConv returns the nodes and initializers that compute node (a ConvTranspose) as a Conv, or ok=false when
 // node is outside what the identity covers.
-func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto) ([]*onnx.NodeProto, []*onnx.TensorProto, bool) {
+func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, channelsLast bool) ([]*onnx.NodeProto, []*onnx.TensorProto, bool) {
 	in := node.GetInput()
 	if len(in) < 2 || len(node.GetOutput()) != 1 {
 		return nil, nil, false
@@ -137,28 +147,29 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto) ([]
 		return nil, nil, false
 	}
 	j := k / stride
-	// W'[o*s+r, i, J-1-jj] = W[i, o, jj*s+r]
+	// Output channel of phase r of channel o: o*s+r channels first, r*Cout+o channels last.
+	channel := func(o, r int) int { return o*stride + r }
+	if channelsLast {
+		channel = func(o, r int) int { return r*cout + o }
+	}
+	// W'[channel(o,r), i, J-1-jj] = W[i, o, jj*s+r]
 	polyW := make([]float32, cout*stride*cin*j)
 	for i := range cin {
 		for o := range cout {
 			for kk := range k {
 				jj, r := kk/stride, kk%stride
-				polyW[((o*stride+r)*cin+i)*j+(j-1-jj)] = weights[(i*cout+o)*k+kk]
+				polyW[(channel(o, r)*cin+i)*j+(j-1-jj)] = weights[(i*cout+o)*k+kk]
 			}
 		}
 	}
 	base := "ttsgen_poly" + node.GetName()
-	newInits := []*onnx.TensorProto{
-		floatInit(base+"/W", polyW, int64(cout*stride), int64(cin), int64(j)),
-		intInit(base+"/phases", 0, int64(cout), int64(stride), -1),
-		intInit(base+"/flat", 0, int64(cout), -1),
-	}
+	newInits := []*onnx.TensorProto{floatInit(base+"/W", polyW, int64(cout*stride), int64(cin), int64(j))}
 	convIn := []string{in[0], base + "/W"}
 	if bias != nil {
 		polyB := make([]float32, cout*stride)
 		for o := range cout {
 			for r := range stride {
-				polyB[o*stride+r] = bias[o]
+				polyB[channel(o, r)] = bias[o]
 			}
 		}
 		newInits = append(newInits, floatInit(base+"/B", polyB, int64(cout*stride)))
@@ -172,10 +183,26 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto) ([]
 	nodes := []*onnx.NodeProto{
 		{Name: base + "/Conv", OpType: "Conv", Input: convIn, Output: []string{base + "/conv_out"}, Attribute: []*onnx.AttributeProto{
 			intsAttr("kernel_shape", int64(j)), intsAttr("pads", int64(j-1), int64(j-1)), intsAttr("strides", 1)}},
-		{Name: base + "/Reshape", OpType: "Reshape", Input: []string{base + "/conv_out", base + "/phases"}, Output: []string{base + "/phases_out"}},
-		{Name: base + "/Transpose", OpType: "Transpose", Input: []string{base + "/phases_out"}, Output: []string{base + "/interleaved"},
-			Attribute: []*onnx.AttributeProto{intsAttr("perm", 0, 1, 3, 2)}},
-		{Name: base + "/Flatten", OpType: "Reshape", Input: []string{base + "/interleaved", base + "/flat"}, Output: []string{flat}},
+	}
+	transpose := func(name, in, out string, perm ...int64) *onnx.NodeProto {
+		return &onnx.NodeProto{Name: base + "/" + name, OpType: "Transpose", Input: []string{in}, Output: []string{out},
+			Attribute: []*onnx.AttributeProto{intsAttr("perm", perm...)}}
+	}
+	reshape := func(name, in, shape, out string) *onnx.NodeProto {
+		return &onnx.NodeProto{Name: base + "/" + name, OpType: "Reshape", Input: []string{in, shape}, Output: []string{out}}
+	}
+	if channelsLast {
+		newInits = append(newInits, intInit(base+"/frames", 0, -1, int64(cout)))
+		nodes = append(nodes,
+			transpose("ChannelsLast", base+"/conv_out", base+"/channels_last", 0, 2, 1),
+			reshape("Interleave", base+"/channels_last", base+"/frames", base+"/interleaved"),
+			transpose("ChannelsFirst", base+"/interleaved", flat, 0, 2, 1))
+	} else {
+		newInits = append(newInits, intInit(base+"/phases", 0, int64(cout), int64(stride), -1), intInit(base+"/flat", 0, int64(cout), -1))
+		nodes = append(nodes,
+			reshape("Reshape", base+"/conv_out", base+"/phases", base+"/phases_out"),
+			transpose("Transpose", base+"/phases_out", base+"/interleaved", 0, 1, 3, 2),
+			reshape("Flatten", base+"/interleaved", base+"/flat", flat))
 	}
 	if pad > 0 {
 		newInits = append(newInits, intInit(base+"/starts", int64(pad)), intInit(base+"/ends", int64(-pad)), intInit(base+"/axes", 2))

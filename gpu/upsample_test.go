@@ -71,24 +71,26 @@ func TestPolyphaseUpsamplingMatchesConvTranspose(t *testing.T) {
 		{3, 2, 6, 3, 5, []int64{0, 0}, false}, // no padding, no bias, three taps per phase
 		{2, 2, 8, 4, 1, []int64{3, 3}, true},  // one input frame
 	} {
-		t.Run(fmt.Sprintf("k%d_s%d_p%d_t%d", c.k, c.stride, c.pads[0], c.t), func(t *testing.T) {
-			graph := convTransposeGraph(t, rng, c.cin, c.cout, c.k, c.stride, c.pads, c.bias)
-			poly, replaced, _, err := rewriteUpsampling(graph)
-			if err != nil || replaced != 1 {
-				t.Fatalf("rewrite: replaced %d, err %v; want 1", replaced, err)
-			}
-			x := tensor{shape: []int64{1, int64(c.cin), int64(c.t)}, f32: make([]float32, c.cin*c.t)}
-			for i := range x.f32 {
-				x.f32[i] = float32(rng.NormFloat64())
-			}
-			want, got := runOne(t, graph, x), runOne(t, poly, x)
-			if fmt.Sprint(got.shape) != fmt.Sprint(want.shape) {
-				t.Fatalf("shape %v, ConvTranspose gives %v", got.shape, want.shape)
-			}
-			if d := maxAbsDiff(want.f32, got.f32); d > 1e-5 {
-				t.Errorf("values differ from ConvTranspose by %g (> 1e-5)", d)
-			}
-		})
+		for _, channelsLast := range []bool{false, true} {
+			t.Run(fmt.Sprintf("k%d_s%d_p%d_t%d_channelslast=%v", c.k, c.stride, c.pads[0], c.t, channelsLast), func(t *testing.T) {
+				graph := convTransposeGraph(t, rng, c.cin, c.cout, c.k, c.stride, c.pads, c.bias)
+				poly, replaced, _, err := rewriteUpsampling(graph, channelsLast)
+				if err != nil || replaced != 1 {
+					t.Fatalf("rewrite: replaced %d, err %v; want 1", replaced, err)
+				}
+				x := tensor{shape: []int64{1, int64(c.cin), int64(c.t)}, f32: make([]float32, c.cin*c.t)}
+				for i := range x.f32 {
+					x.f32[i] = float32(rng.NormFloat64())
+				}
+				want, got := runOne(t, graph, x), runOne(t, poly, x)
+				if fmt.Sprint(got.shape) != fmt.Sprint(want.shape) {
+					t.Fatalf("shape %v, ConvTranspose gives %v", got.shape, want.shape)
+				}
+				if d := maxAbsDiff(want.f32, got.f32); d > 1e-5 {
+					t.Errorf("values differ from ConvTranspose by %g (> 1e-5)", d)
+				}
+			})
+		}
 	}
 }
 
@@ -99,7 +101,7 @@ func TestPolyphaseUpsamplingLeavesUncoveredNodes(t *testing.T) {
 		"padding of the stride": convTransposeGraph(t, rng, 2, 2, 16, 8, []int64{8, 8}, true),
 		"kernel not a multiple": convTransposeGraph(t, rng, 2, 2, 5, 2, []int64{1, 1}, true),
 	} {
-		out, replaced, left, err := rewriteUpsampling(graph)
+		out, replaced, left, err := rewriteUpsampling(graph, false)
 		if err != nil || replaced != 0 || left != 1 || string(out) != string(graph) {
 			t.Errorf("%s: replaced %d, left %d (err %v), want the graph unchanged and 1 left", name, replaced, left, err)
 		}
@@ -114,7 +116,7 @@ func TestPolyphaseVoiceMatches(t *testing.T) {
 	if e.upsampling != UpsamplingPolyphase {
 		t.Fatalf("default upsampling on cpu is %q, want polyphase", e.upsampling)
 	}
-	poly, replaced, left, err := rewriteUpsampling(readVoice(t, tinyVoicePath))
+	poly, replaced, left, err := rewriteUpsampling(readVoice(t, tinyVoicePath), false)
 	if err != nil || replaced == 0 || left != 0 {
 		t.Fatalf("rewrite: replaced %d, left %d, err %v", replaced, left, err)
 	}

@@ -429,6 +429,38 @@ func TestFlowInputs(t *testing.T) {
 	}
 }
 
+// TestSplitInputsHaveRank3: the flow's and the decoder's inputs (and the masked decoder's frame mask) are declared
+// [batch, channels, frames]; without a rank, ONNX Runtime left a GPU provider's layout Transposes around every Mul
+// by the frame mask (subgraph).
+func TestSplitInputsHaveRank3(t *testing.T) {
+	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := splitGraph(graph, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked, _, err := maskDecoderGraph(sv.decoder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, part := range map[string][]byte{"flow": sv.flow, "decoder": sv.decoder, "masked decoder": masked} {
+		var model onnx.ModelProto
+		if err := proto.Unmarshal(part, &model); err != nil {
+			t.Fatal(err)
+		}
+		if len(model.GetGraph().GetInput()) < 1 {
+			t.Fatalf("%s: no inputs", name)
+		}
+		for _, in := range model.GetGraph().GetInput() {
+			if rank := len(in.GetType().GetTensorType().GetShape().GetDim()); rank != 3 {
+				t.Errorf("%s: input %q declared of rank %d, want 3", name, in.GetName(), rank)
+			}
+		}
+	}
+}
+
 func TestStripGroups(t *testing.T) {
 	frames := []int{3, 0, 5, 2, 4} // sentence 1 has no audio to decode
 	speakers := []int64{0, 1, 1, 0, 2}
