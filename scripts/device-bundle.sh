@@ -5,6 +5,8 @@
 # Festival is left out: benchmarks do not need it, and the whole tree must travel in 64 MiB.
 # usage: scripts/device-bundle.sh [DIR]   (default .gpukit; ignored by git; name it in `carry`), then on the device:
 #   source DIR/env.sh && ttsgen bench ...
+# PREV=<git revision> also packs that revision's binary as ttsgen-prev.bin, to compare two builds in one call (the
+# machines differ by up to 20% from call to call).
 set -euo pipefail
 dir=${1:-.gpukit}
 kit=${DEVICEKIT:-.devicekit}
@@ -13,6 +15,13 @@ rm -rf "$dir" && mkdir -p "$dir/debs"
 stage=$(mktemp -d) && trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib" "$stage/espeak-ng-data"
 go build -ldflags "-s -w" -o "$stage/ttsgen.bin" .
+bins=ttsgen.bin
+if [ -n "${PREV:-}" ]; then
+  tree=$(mktemp -d) && git worktree add -q --detach "$tree" "$PREV"
+  (cd "$tree" && go build -ldflags "-s -w" -o "$stage/ttsgen-prev.bin" .)
+  git worktree remove --force "$tree"
+  bins="$bins ttsgen-prev.bin"
+fi
 # The engine's checks that need a real GPU (TestOnDevice), run from gpu/ by gpu-bench.sh's `check`.
 go test -c -ldflags "-s -w" -o "$stage/gpu.test" ./gpu
 ldd "$stage/ttsgen.bin" | awk '/=> \//{print $3}' | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' |
@@ -21,7 +30,7 @@ data=$(dirname "$(dpkg -L espeak-ng-data | grep -m1 '/espeak-ng-data/phontab$')"
 cp "$data"/{phontab,phonindex,phondata,intonations,en_dict} "$stage/espeak-ng-data/"
 cp -r "$data/lang" "$stage/espeak-ng-data/"
 if [ -d "$data/voices" ]; then cp -r "$data/voices" "$stage/espeak-ng-data/"; fi
-tar -C "$stage" -cf - ttsgen.bin gpu.test lib espeak-ng-data | xz -T2 -6 > "$dir/ttsgen.tar.xz"
+tar -C "$stage" -cf - $bins gpu.test lib espeak-ng-data | xz -T2 -6 > "$dir/ttsgen.tar.xz"
 cp "$kit/libonnxruntime.so.1.xz" "$dir/"
 cp "$kit"/debs/gl/*.deb "$dir/debs/"
 cat > "$dir/env.sh" <<'SH'

@@ -19,7 +19,7 @@ print("   speed %.0fx  rtf %.5f  qps %.1f  latency p50/p99 %.0f/%.0f ms  first a
  r["first_audio_ms"]["p99"], r["peak_rss_bytes"]/2**20, r["device"],
  ("  | baseline %.0fx, speedup %.2fx" % (b["speed"], r["speedup"])) if b else ""))' "$1" 2>/dev/null; }
 only=" $* "   # run names given as arguments: run just those
-run() { # NAME LIMIT_SECONDS BENCH-ARGS...
+run() { # NAME LIMIT_SECONDS BENCH-ARGS...   (BIN=ttsgen-prev.bin: the binary device-bundle.sh's PREV built)
   local name=$1 limit=$2; shift 2
   if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
   echo "== $name: ttsgen bench --json $*"
@@ -28,9 +28,9 @@ run() { # NAME LIMIT_SECONDS BENCH-ARGS...
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 100 > "$results/$name.gpu.csv" 2>/dev/null &
   local smi=$!
   # Resident memory of ttsgen and its espeak-ng helpers (the same executable), KiB, every 2 s: flat or growing?
-  (while sleep 2; do ps -C ttsgen.bin -o rss= | awk -v t=$((SECONDS - start)) '{s+=$1; if ($1>m) m=$1} END {print t, s, m}'; done) > "$results/$name.rss" &
+  (while sleep 2; do ps -C ${BIN:-ttsgen.bin} -o rss= | awk -v t=$((SECONDS - start)) '{s+=$1; if ($1>m) m=$1} END {print t, s, m}'; done) > "$results/$name.rss" &
   local rss=$!
-  timeout "$limit" /tmp/gpukit/ttsgen.bin bench --json "$@" > "$results/$name.json" 2> "$results/$name.err"
+  timeout "$limit" /tmp/gpukit/${BIN:-ttsgen.bin} bench --json "$@" > "$results/$name.json" 2> "$results/$name.err"
   echo "   exit $? after $((SECONDS - start)) s"; kill $smi $rss 2>/dev/null
   pack
   awk 'NR==1 || NR%10==0 {printf "   rss t=%ss total %d MiB largest %d MiB\n", $1, $2/1024, $3/1024}' "$results/$name.rss" | tail -n 12
@@ -332,6 +332,21 @@ check dev_check_j 200 TestOnDevice
 run pmv_j_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 run pmv_j_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 run pmv_j_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+# Sixth session, first call: the polyphase interleave written for channels-last Convs, and the split graphs' inputs
+# declared of rank 3 (ONNX Runtime then keeps WebGPU's layout through the flow and the decoder), against the build
+# before them (BIN=ttsgen-prev.bin, commit given to device-bundle.sh as PREV).
+check dev_check_k 200 TestOnDevice
+run pmv_k_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+BIN=ttsgen-prev.bin run pmv_k_16_prev 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_k_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+BIN=ttsgen-prev.bin run pmv_k_32_prev 60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_k_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
+run pmv_k_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
+run pmv_k_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
+run wg_k_def        60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
+BIN=ttsgen-prev.bin run wg_k_def_prev 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
+run wg_k_def16      60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
+PROBE_RUNS=10 probe probe_dec_k 120 'DeviceDecoder/fp16/audio'
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
