@@ -6,7 +6,9 @@
 # usage: scripts/device-bundle.sh [DIR]   (default .gpukit; ignored by git; name it in `carry`), then on the device:
 #   source DIR/env.sh && ttsgen bench ...
 # PREV=<git revision> also packs that revision's binary as ttsgen-prev.bin, to compare two builds in one call (the
-# machines differ by up to 20% from call to call).
+# machines differ by up to 20% from call to call). To fit in the 64 MiB, both binaries then embed the tiny test voice
+# as their default voice (the real one is 17 MiB of the bundle): give them the real one from the carried tree, as
+# --voice voices/default/en_US-ttsgen-medium.onnx.
 set -euo pipefail
 dir=${1:-.gpukit}
 kit=${DEVICEKIT:-.devicekit}
@@ -14,13 +16,25 @@ kit=${DEVICEKIT:-.devicekit}
 rm -rf "$dir" && mkdir -p "$dir/debs"
 stage=$(mktemp -d) && trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib" "$stage/espeak-ng-data"
-go build -ldflags "-s -w" -o "$stage/ttsgen.bin" .
-bins=ttsgen.bin
+bins="ttsgen.bin"
 if [ -n "${PREV:-}" ]; then
+  # go build -overlay swaps the embedded voice for the tiny one without touching the tree.
+  slim() { # SRC-ROOT OUT
+    local voice
+    printf '{"Replace":{' > "$stage/overlay.json"
+    for voice in "$1"/voices/default/*.onnx; do
+      printf '"%s":"%s"' "$(realpath "$voice")" "$PWD/testdata/tiny-voice/tiny.onnx" >> "$stage/overlay.json"
+    done
+    printf '}}' >> "$stage/overlay.json"
+    (cd "$1" && go build -overlay "$stage/overlay.json" -ldflags "-s -w" -o "$2" .)
+  }
+  slim . "$stage/ttsgen.bin"
   tree=$(mktemp -d) && git worktree add -q --detach "$tree" "$PREV"
-  (cd "$tree" && go build -ldflags "-s -w" -o "$stage/ttsgen-prev.bin" .)
+  slim "$tree" "$stage/ttsgen-prev.bin"
   git worktree remove --force "$tree"
   bins="$bins ttsgen-prev.bin"
+else
+  go build -ldflags "-s -w" -o "$stage/ttsgen.bin" .
 fi
 # The engine's checks that need a real GPU (TestOnDevice), run from gpu/ by gpu-bench.sh's `check`.
 go test -c -ldflags "-s -w" -o "$stage/gpu.test" ./gpu

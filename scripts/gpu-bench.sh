@@ -335,17 +335,19 @@ run pmv_j_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 # Sixth session, first call: the polyphase interleave written for channels-last Convs, and the split graphs' inputs
 # declared of rank 3 (ONNX Runtime then keeps WebGPU's layout through the flow and the decoder), against the build
 # before them (BIN=ttsgen-prev.bin, commit given to device-bundle.sh as PREV).
-check dev_check_k 200 TestOnDevice
 run pmv_k_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 BIN=ttsgen-prev.bin run pmv_k_16_prev 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 run pmv_k_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 BIN=ttsgen-prev.bin run pmv_k_32_prev 60 $V --concurrency 256 --requests 1000 --warmup 8
+check dev_check_k 200 TestOnDevice
 run pmv_k_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 run pmv_k_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
 run pmv_k_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
-run wg_k_def        60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
-BIN=ttsgen-prev.bin run wg_k_def_prev 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
-run wg_k_def16      60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
+# (Both binaries embed the tiny voice in this call, to fit the bundle: the default voice comes from the tree.)
+DV="--voice voices/default/en_US-ttsgen-medium.onnx"
+run wg_k_def        60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
+BIN=ttsgen-prev.bin run wg_k_def_prev 60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
+run wg_k_def16      60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
 PROBE_RUNS=10 probe probe_dec_k 120 'DeviceDecoder/fp16/audio'
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
