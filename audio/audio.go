@@ -2,10 +2,13 @@
 package audio
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	goaudio "github.com/go-audio/audio"
 	"github.com/go-audio/wav"
@@ -43,11 +46,14 @@ func SilenceSamples(seconds float64, rate int) int {
 	return int(math.Round(seconds * float64(rate)))
 }
 
-// WAVWriter streams mono 16-bit PCM into a WAV file, so a whole book never has to sit in memory. The header is
-// completed by Close, which is why it needs an io.WriteSeeker.
+// WAVWriter streams mono 16-bit PCM into a WAV file, so a whole book never has to sit in memory. Into a file
+// (NewWAVWriter) the header is completed by Close, which is why it needs an io.WriteSeeker; into a pipe
+// (NewWAVStream) the header says the length is unknown.
 type WAVWriter struct {
-	enc     *wav.Encoder
+	enc     *wav.Encoder // nil for a stream
 	buf     goaudio.IntBuffer
+	stream  io.Writer // the pipe, for a stream
+	pcm     []byte    // a stream's samples, encoded
 	rate    int
 	samples int64
 	closed  bool
@@ -62,12 +68,51 @@ func NewWAVWriter(w io.WriteSeeker, sampleRate int) *WAVWriter {
 	}
 }
 
+// unknownLength is what a streamed WAV header gives as the RIFF and data chunk sizes: the largest a 32-bit size
+// can say, as ffmpeg and sox write for a pipe; players then read samples to the end of the stream.
+const unknownLength = 0xFFFFFFFF
+
+// NewWAVStream starts a WAV stream at sampleRate into w, which cannot seek (standard output into a player, say):
+// the header goes out at once with the lengths unknown, and each Write goes straight to w, so the listener hears
+// a sentence as soon as it is written. go-audio/wav cannot do this (it writes placeholder lengths of 42 bytes and
+// seeks back to fix them at Close), hence the 44 bytes of header written here.
+func NewWAVStream(w io.Writer, sampleRate int) (*WAVWriter, error) {
+	header := make([]byte, 0, 44)
+	header = append(header, "RIFF"...)
+	header = binary.LittleEndian.AppendUint32(header, unknownLength)
+	header = append(header, "WAVEfmt "...)
+	header = binary.LittleEndian.AppendUint32(header, 16)                   // fmt chunk size
+	header = binary.LittleEndian.AppendUint16(header, 1)                    // PCM
+	header = binary.LittleEndian.AppendUint16(header, 1)                    // mono
+	header = binary.LittleEndian.AppendUint32(header, uint32(sampleRate))   // samples per second
+	header = binary.LittleEndian.AppendUint32(header, uint32(2*sampleRate)) // bytes per second
+	header = binary.LittleEndian.AppendUint16(header, 2)                    // bytes per sample frame
+	header = binary.LittleEndian.AppendUint16(header, 16)                   // bits per sample
+	header = append(header, "data"...)
+	header = binary.LittleEndian.AppendUint32(header, unknownLength)
+	if _, err := w.Write(header); err != nil {
+		return nil, fmt.Errorf("writing WAV header: %w", err)
+	}
+	return &WAVWriter{stream: w, rate: sampleRate}, nil
+}
+
 // Write appends samples.
 func (w *WAVWriter) Write(pcm []int16) error {
 	if w.closed {
 		return errors.New("wav: write after close")
 	}
 	if len(pcm) == 0 {
+		return nil
+	}
+	if w.stream != nil {
+		w.pcm = w.pcm[:0]
+		for _, s := range pcm {
+			w.pcm = binary.LittleEndian.AppendUint16(w.pcm, uint16(s))
+		}
+		if _, err := w.stream.Write(w.pcm); err != nil {
+			return fmt.Errorf("writing WAV samples: %w", err)
+		}
+		w.samples += int64(len(pcm))
 		return nil
 	}
 	w.buf.Data = w.buf.Data[:0]
@@ -101,12 +146,15 @@ func (w *WAVWriter) Samples() int64 { return w.samples }
 // Seconds is how much audio has been written.
 func (w *WAVWriter) Seconds() float64 { return float64(w.samples) / float64(w.rate) }
 
-// Close completes the WAV header. It does not close the underlying writer.
+// Close completes the WAV header (a stream's has nothing to complete). It does not close the underlying writer.
 func (w *WAVWriter) Close() error {
 	if w.closed {
 		return nil
 	}
 	w.closed = true
+	if w.stream != nil {
+		return nil
+	}
 	if err := w.enc.Close(); err != nil {
 		return fmt.Errorf("finishing WAV header: %w", err)
 	}
@@ -150,9 +198,19 @@ func (b *Buffer) Seek(offset int64, whence int) (int64, error) {
 	return n, nil
 }
 
-// ReadWAV decodes a mono 16-bit WAV (for tests and tools): its samples and sample rate.
+// ReadWAV decodes a mono 16-bit WAV (for tests and tools): its samples and sample rate. A streamed WAV's unknown
+// lengths (NewWAVStream) are read as "to the end".
 func ReadWAV(r io.ReadSeeker) ([]int16, int, error) {
-	d := wav.NewDecoder(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading WAV: %w", err)
+	}
+	if len(data) >= 44 && string(data[36:40]) == "data" && binary.LittleEndian.Uint32(data[40:]) == unknownLength {
+		data = slices.Clone(data) // go-audio/wav reads no samples from a data chunk of unknown length
+		binary.LittleEndian.PutUint32(data[4:], uint32(len(data)-8))
+		binary.LittleEndian.PutUint32(data[40:], uint32(len(data)-44))
+	}
+	d := wav.NewDecoder(bytes.NewReader(data))
 	if !d.IsValidFile() {
 		return nil, 0, errors.New("not a valid WAV file")
 	}

@@ -3,7 +3,10 @@ package audio
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,5 +95,64 @@ func TestWAVWriterHeaderAndRoundTrip(t *testing.T) {
 func TestReadWAVRejectsNonWAV(t *testing.T) {
 	if _, _, err := ReadWAV(bytes.NewReader([]byte("definitely not a wav file, just text"))); err == nil {
 		t.Error("ReadWAV accepted text")
+	}
+}
+
+// TestWAVStreamIsTheFileWithUnknownLengths: into a pipe, the header goes out before any sample, each Write reaches
+// the pipe at once, and the bytes are a file's but for the two lengths, which say "unknown".
+func TestWAVStreamIsTheFileWithUnknownLengths(t *testing.T) {
+	samples := [][]int16{{1, -2, 3, 32767, -32768}, {7, 8}}
+	var file Buffer
+	fw := NewWAVWriter(&file, 16000)
+	var pipe bytes.Buffer // no Seek: what a pipe offers
+	sw, err := NewWAVStream(&pipe, 16000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pipe.Len() != 44 {
+		t.Fatalf("after NewWAVStream the pipe holds %d bytes, want the 44-byte header", pipe.Len())
+	}
+	for _, s := range samples {
+		before := pipe.Len()
+		if err := fw.Write(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.Write(s); err != nil {
+			t.Fatal(err)
+		}
+		if pipe.Len() != before+2*len(s) {
+			t.Errorf("a Write of %d samples put %d bytes in the pipe, want %d", len(s), pipe.Len()-before, 2*len(s))
+		}
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(file.Bytes())
+	binary.LittleEndian.PutUint32(want[4:], 0xFFFFFFFF)
+	binary.LittleEndian.PutUint32(want[40:], 0xFFFFFFFF)
+	if !bytes.Equal(pipe.Bytes(), want) {
+		t.Errorf("stream\n% x\nwant the file with unknown lengths\n% x", pipe.Bytes(), want)
+	}
+	if got, rate, err := ReadWAV(bytes.NewReader(pipe.Bytes())); err != nil || rate != 16000 || !slices.Equal(got, slices.Concat(samples...)) {
+		t.Errorf("ReadWAV of the stream: %v at %d Hz (%v), want %v", got, rate, err, slices.Concat(samples...))
+	}
+	if sw.Samples() != 7 {
+		t.Errorf("stream counted %d samples, want 7", sw.Samples())
+	}
+	if err := sw.Write([]int16{1}); err == nil {
+		t.Error("write after close succeeded")
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+func TestWAVStreamReportsWriteErrors(t *testing.T) {
+	if _, err := NewWAVStream(failingWriter{}, 16000); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Errorf("header into a broken pipe: err %v, want it to say broken pipe", err)
 	}
 }

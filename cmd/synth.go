@@ -98,8 +98,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		prog.Planned(len(sentences))
 		defer prog.finish()
 	}
-	speak := func(w io.WriteSeeker) error {
-		wav := audio.NewWAVWriter(w, cfg.Audio.SampleRate)
+	speak := func(wav *audio.WAVWriter) error {
 		onSentence := func(d pipeline.SentenceDone) {
 			if prog != nil {
 				prog.Sentence(d)
@@ -111,14 +110,15 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		return wav.Close()
 	}
 	if o.out == "-" {
-		var buf audio.Buffer
-		if err := speak(&buf); err != nil {
+		// Each sentence goes out as soon as it and those before it are spoken, so a player on the other end of
+		// the pipe starts with the first sentence, not after the last.
+		wav, err := audio.NewWAVStream(streams.Out, cfg.Audio.SampleRate)
+		if err != nil {
 			return err
 		}
-		_, err := streams.Out.Write(buf.Bytes())
-		return err
+		return speak(wav)
 	}
-	return atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(f) })
+	return atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(audio.NewWAVWriter(f, cfg.Audio.SampleRate)) })
 }
 
 func readSynthText(streams IO, file string, args []string) (string, error) {
