@@ -54,3 +54,43 @@ func TestAutoIsQuietWhenNoGPUProviderExists(t *testing.T) {
 		t.Errorf("explicit webgpu that fails: %v, want the reason", err)
 	}
 }
+
+// TestAutoWantsARealGPU: without a GPU device node, auto's WebGPU candidate is missing (quietly skipped), with one
+// it is not; and the Vulkan drivers that emulate a GPU on the CPU are hidden from it unless the user chose drivers.
+func TestAutoWantsARealGPU(t *testing.T) {
+	dir := t.TempDir()
+	saved := gpuDeviceNodes
+	t.Cleanup(func() { gpuDeviceNodes = saved })
+	gpuDeviceNodes = []string{filepath.Join(dir, "renderD*")}
+	if err := gpuDevicePresent(); !errors.Is(err, errProviderMissing) || !strings.Contains(err.Error(), "no GPU device") {
+		t.Errorf("no device node: %v, want a missing provider", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "renderD128"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := gpuDevicePresent(); err != nil {
+		t.Errorf("with a render node: %v", err)
+	}
+
+	for _, k := range []string{"VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_LOADER_DRIVERS_SELECT", "VK_LOADER_DRIVERS_DISABLE"} {
+		t.Setenv(k, "")
+	}
+	hideSoftwareVulkan()
+	if got := os.Getenv("VK_LOADER_DRIVERS_DISABLE"); got != softwareVulkanDrivers || !strings.Contains(got, "lvp_icd") {
+		t.Errorf("VK_LOADER_DRIVERS_DISABLE = %q, want lavapipe and SwiftShader hidden (%q)", got, softwareVulkanDrivers)
+	}
+	t.Setenv("VK_LOADER_DRIVERS_DISABLE", "")
+	t.Setenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.json")
+	hideSoftwareVulkan()
+	if got := os.Getenv("VK_LOADER_DRIVERS_DISABLE"); got != "" {
+		t.Errorf("the user chose a driver, yet VK_LOADER_DRIVERS_DISABLE = %q", got)
+	}
+
+	adapterless := errors.New("webgpu_context.cc:136 ... Failed to get a WebGPU adapter: No supported adapters")
+	if err := noAdapter(adapterless); !errors.Is(err, errProviderMissing) || !strings.Contains(err.Error(), "No supported adapters") {
+		t.Errorf("no adapter: %v, want a missing provider that keeps ONNX Runtime's words", err)
+	}
+	if lost := errors.New("device lost"); noAdapter(lost) != lost {
+		t.Errorf("another failure changed: %v", noAdapter(lost))
+	}
+}

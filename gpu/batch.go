@@ -8,8 +8,9 @@ import (
 // backend creates what runs on a device. The ONNX Runtime one is ortBackend; tests swap in fakes so the scheduler
 // can be tested deterministically without the library.
 type backend interface {
-	// probe checks that the device's provider starts: it builds a session for a tiny graph and runs it once.
-	probe(d Device) error
+	// probe checks that the device's provider starts: it builds a session for a tiny graph and runs it once. auto:
+	// the device is a candidate of --device auto, which wants a real GPU (not one emulated on the CPU) or nothing.
+	probe(d Device, auto bool) error
 	// newRunner creates a session for a prepared voice graph on device d.
 	newRunner(graph []byte, io modelIO, d Device, threads int) (runner, error)
 	// newGraphRunner creates a session for one part of a split voice, with inputs and outputs in that order.

@@ -462,14 +462,14 @@ func selectDevice(want Device, b backend, logf func(string, ...any)) (Device, er
 	case DeviceCPU:
 		return DeviceCPU, nil
 	case DeviceCUDA, DeviceWebGPU:
-		if err := b.probe(want); err != nil {
+		if err := b.probe(want, false); err != nil {
 			return "", fmt.Errorf("gpu: device %s does not start: %w", want, err)
 		}
 		return want, nil
 	case DeviceAuto, "":
 		var failures []string
 		for _, candidate := range []Device{DeviceCUDA, DeviceWebGPU} {
-			err := b.probe(candidate)
+			err := b.probe(candidate, true)
 			if err == nil {
 				return candidate, nil
 			}

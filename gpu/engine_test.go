@@ -76,7 +76,7 @@ type fakeBackend struct {
 	probeErr map[Device]error
 }
 
-func (b *fakeBackend) probe(d Device) error { return b.probeErr[d] }
+func (b *fakeBackend) probe(d Device, auto bool) error { return b.probeErr[d] }
 
 func (b *fakeBackend) newRunner([]byte, modelIO, Device, int) (runner, error) { return b.runner, nil }
 

@@ -131,12 +131,18 @@ func (b ortBackend) withProviderOptions(own map[string]string) map[string]string
 	return own
 }
 
-func (b ortBackend) probe(d Device) error {
+func (b ortBackend) probe(d Device, auto bool) error {
 	ortEnv.mu.Lock()
 	lib := ortEnv.path
 	ortEnv.mu.Unlock()
 	if err := providerPrerequisites(d, lib); err != nil {
 		return err
+	}
+	if auto && d == DeviceWebGPU {
+		if err := gpuDevicePresent(); err != nil {
+			return err
+		}
+		hideSoftwareVulkan()
 	}
 	graph, err := probeGraph()
 	if err != nil {
@@ -144,12 +150,12 @@ func (b ortBackend) probe(d Device) error {
 	}
 	opts, err := b.sessionOptions(d, 1)
 	if err != nil {
-		return err
+		return noAdapter(err)
 	}
 	defer opts.Destroy()
 	session, err := ort.NewDynamicAdvancedSessionWithONNXData(graph, []string{"x"}, []string{"y"}, opts)
 	if err != nil {
-		return fmt.Errorf("creating a probe session: %w", err)
+		return noAdapter(fmt.Errorf("creating a probe session: %w", err))
 	}
 	defer session.Destroy()
 	x, err := ort.NewTensor(ort.NewShape(1, 1, 16), make([]float32, 16))

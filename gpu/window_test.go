@@ -267,7 +267,7 @@ type deviceRecorder struct {
 	sessions []string // "outputs@device/threads"
 }
 
-func (b *deviceRecorder) probe(Device) error { return nil }
+func (b *deviceRecorder) probe(Device, bool) error { return nil }
 
 func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error) {
 	b.mu.Lock()
