@@ -334,7 +334,10 @@ run pmv_j_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precisi
 run pmv_j_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 # Sixth session, first call: the polyphase interleave written for channels-last Convs, and the split graphs' inputs
 # declared of rank 3 (ONNX Runtime then keeps WebGPU's layout through the flow and the decoder), against the build
-# before them (BIN=ttsgen-prev.bin, commit given to device-bundle.sh as PREV).
+# before them (BIN=ttsgen-prev.bin, commit given to device-bundle.sh as PREV). Both binaries embed the tiny voice
+# in this call, to fit the bundle: the default voice comes from the tree.
+DV="--voice voices/default/en_US-ttsgen-medium.onnx"
+run auto_k          30 $B $DV --requests 20 --warmup 0   # --device auto must pick webgpu here (a GPU device node)
 run pmv_k_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 BIN=ttsgen-prev.bin run pmv_k_16_prev 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 run pmv_k_32        60 $V --concurrency 256 --requests 1000 --warmup 8
@@ -343,8 +346,6 @@ check dev_check_k 200 TestOnDevice
 run pmv_k_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 run pmv_k_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
 run pmv_k_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
-# (Both binaries embed the tiny voice in this call, to fit the bundle: the default voice comes from the tree.)
-DV="--voice voices/default/en_US-ttsgen-medium.onnx"
 run wg_k_def        60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
 BIN=ttsgen-prev.bin run wg_k_def_prev 60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_k_def16      60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
