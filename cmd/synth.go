@@ -31,7 +31,8 @@ func newSynthCmd(s *settings, streams IO) *cobra.Command {
 
 The text comes from the arguments, from --file, or else from standard input. It is normalised (numbers, dates,
 money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
-sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine.`,
+sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine;
+with -o - each sentence goes to standard output as soon as it is spoken, so a player starts with the first.`,
 		Example: `  ttsgen synth "Hello there." -o hello.wav
   ttsgen synth --file chapter1.txt -o chapter1.wav --length-scale 1.1
   echo "Straight to the speakers." | ttsgen synth -o - | aplay
