@@ -19,7 +19,8 @@ print("   speed %.0fx  rtf %.5f  qps %.1f  latency p50/p99 %.0f/%.0f ms  first a
  r["first_audio_ms"]["p99"], r["peak_rss_bytes"]/2**20, r["device"],
  ("  | baseline %.0fx, speedup %.2fx" % (b["speed"], r["speedup"])) if b else ""))' "$1" 2>/dev/null; }
 only=" $* "   # run names given as arguments: run just those
-run() { # NAME LIMIT_SECONDS BENCH-ARGS...   (BIN=ttsgen-prev.bin: the binary device-bundle.sh's PREV built)
+run() { # NAME LIMIT_SECONDS BENCH-ARGS...   (BIN=ttsgen-prev.bin: the binary device-bundle.sh's PREV built;
+  # PREFIX="taskset -c 0": a command to run it under)
   local name=$1 limit=$2; shift 2
   if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
   echo "== $name: ttsgen bench --json $*"
@@ -30,7 +31,7 @@ run() { # NAME LIMIT_SECONDS BENCH-ARGS...   (BIN=ttsgen-prev.bin: the binary de
   # Resident memory of ttsgen and its espeak-ng helpers (the same executable), KiB, every 2 s: flat or growing?
   (while sleep 2; do ps -C ${BIN:-ttsgen.bin} -o rss= | awk -v t=$((SECONDS - start)) '{s+=$1; if ($1>m) m=$1} END {print t, s, m}'; done) > "$results/$name.rss" &
   local rss=$!
-  timeout "$limit" /tmp/gpukit/${BIN:-ttsgen.bin} bench --json "$@" > "$results/$name.json" 2> "$results/$name.err"
+  timeout "$limit" ${PREFIX:-} /tmp/gpukit/${BIN:-ttsgen.bin} bench --json "$@" > "$results/$name.json" 2> "$results/$name.err"
   echo "   exit $? after $((SECONDS - start)) s"; kill $smi $rss 2>/dev/null
   pack
   awk 'NR==1 || NR%10==0 {printf "   rss t=%ss total %d MiB largest %d MiB\n", $1, $2/1024, $3/1024}' "$results/$name.rss" | tail -n 12
@@ -350,6 +351,11 @@ run wg_k_def        60 $B $DV --device webgpu --concurrency 256 --requests 2000 
 BIN=ttsgen-prev.bin run wg_k_def_prev 60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_k_def16      60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
 PROBE_RUNS=10 probe probe_dec_k 120 'DeviceDecoder/fp16/audio'
+# CPU scaling: one session with the whole process on one core (PREFIX=taskset), as before (its helpers and Go's
+# own work on the other cores), and 16 sessions.
+PREFIX="taskset -c 0" run cpu_k_t1pin 40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
+run cpu_k_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
+run cpu_k_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
