@@ -131,13 +131,9 @@ const flowFrameStep = 64
 // latent and the durations, as an acoustic part without a flow of its own gives them.
 func (s *splitModel) runFlow(worker int, acoustic []tensor) ([]tensor, error) {
 	n := len(s.voice.flowInputs)
-	if len(acoustic) != n+1 {
-		return nil, fmt.Errorf("acoustic part gave %d outputs; want %d", len(acoustic), n+1)
-	}
-	for i, t := range acoustic[:n] {
-		if len(t.shape) != 3 { // the flow graph declares them so (subgraph)
-			return nil, fmt.Errorf("acoustic part's output %d for the flow has shape %v; want [batch, channels, frames]", i, t.shape)
-		}
+	if len(acoustic) != n+1 || len(acoustic[0].shape) != 3 {
+		return nil, fmt.Errorf("acoustic part gave %d outputs, the first of shape %v; want %d, the first [batch, channels, frames]",
+			len(acoustic), acoustic[0].shape, n+1)
 	}
 	frames := acoustic[0].shape[2]
 	padded := (frames + flowFrameStep - 1) / flowFrameStep * flowFrameStep

@@ -654,13 +654,16 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		s.acoustic = append(s.acoustic, a)
 	}
 	if voice.flow != nil {
+		// Made at their first run (on a GPU, Load's warm-up), when the acoustic part's outputs say the ranks of the
+		// flow's inputs (rankedRunner).
 		for range e.sessionsPerModel {
-			f, err := e.backend.newGraphRunner(voice.flow, voice.flowInputs, []string{outputLatent}, e.device, e.threadsPerSession)
-			if err != nil {
-				s.close()
-				return nil, fmt.Errorf("flow session: %w", err)
-			}
-			s.flow = append(s.flow, f)
+			s.flow = append(s.flow, newRankedRunner(voice.flow, voice.flowInputs, func(graph []byte) (graphRunner, error) {
+				f, err := e.backend.newGraphRunner(graph, voice.flowInputs, []string{outputLatent}, e.device, e.threadsPerSession)
+				if err != nil {
+					return nil, fmt.Errorf("flow session: %w", err)
+				}
+				return f, nil
+			}))
 		}
 	}
 	for range e.sessionsPerModel {

@@ -214,7 +214,7 @@ func maskDecoderGraph(decoder []byte) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	graph.Input = append(graph.Input, withRank(floatTensor(inputFrameMask), 3)) // rank: see subgraph
+	graph.Input = append(graph.Input, withRank(floatTensor(inputFrameMask), 3)) // [B, 1, frames], as the engine fills it; see withRank
 	out, err := proto.Marshal(model)
 	if err != nil {
 		return nil, 0, fmt.Errorf("re-encoding decoder with padding masks: %w", err)

@@ -100,9 +100,17 @@ func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
 		return nil, errors.New("not an ONNX model: no graph")
 	}
 	var latent string
+	latentRank := 0 // unknown
+	inits := map[string]*onnx.TensorProto{}
+	for _, init := range graph.GetInitializer() {
+		inits[init.GetName()] = init
+	}
 	for _, node := range graph.GetNode() {
 		if node.GetName() == decoderEntry && len(node.GetInput()) > 0 {
 			latent = node.GetInput()[0]
+			if len(node.GetInput()) > 1 && inits[node.GetInput()[1]] != nil {
+				latentRank = len(inits[node.GetInput()[1]].GetDims()) // a Conv's input has its weight's rank
+			}
 		}
 		for _, attr := range node.GetAttribute() {
 			if attr.GetG() != nil || len(attr.GetGraphs()) > 0 {
@@ -142,7 +150,8 @@ func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
 	} else if sv.acoustic, err = subgraph(&model, map[string]string{latent: outputLatent, ceil: outputFrames}, nil); err != nil {
 		return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
 	}
-	decoder, err := subgraph(&model, map[string]string{outputAudio: outputAudio}, map[string]string{latent: outputLatent})
+	decoder, err := cutGraph(&model, map[string]string{outputAudio: outputAudio}, map[string]string{latent: outputLatent}, nil,
+		map[string]int{latent: latentRank})
 	if err != nil {
 		return nil, fmt.Errorf("cutting the decoder graph: %w", err)
 	}
@@ -200,23 +209,19 @@ func flowInputs(graph *onnx.GraphProto) []string {
 // in sources (tensor name -> new input name) becomes a float graph input, and nothing before it is kept. Graph
 // inputs and initializers that the kept nodes do not read are dropped, so that ONNX Runtime asks only for what the
 // part needs.
-//
-// The sources here are what VITS hands between its parts (the latent, the flow's z_p, frame mask and speaker
-// embedding), all [batch, channels, frames]: they are declared of rank 3 (the engine checks the acoustic part's
-// outputs are). Without a rank ONNX Runtime's transpose optimizer cannot carry a GPU provider's channels-last
-// layout through the Muls by the frame mask: on WebGPU 30 Transposes stayed in a Piper flow's graph, 9 with it.
 func subgraph(model *onnx.ModelProto, outputs map[string]string, sources map[string]string) ([]byte, error) {
-	return cutGraph(model, outputs, sources, nil, 3)
+	return cutGraph(model, outputs, sources, nil, nil)
 }
 
 // subgraphTyped is subgraph with the element types of new inputs and outputs taken from types (by their names in
-// model; a name types lacks is float), and sources of any rank.
+// model); a name types lacks is float.
 func subgraphTyped(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32) ([]byte, error) {
-	return cutGraph(model, outputs, sources, types, 0)
+	return cutGraph(model, outputs, sources, types, nil)
 }
 
-// cutGraph is subgraph and subgraphTyped: sourceRank > 0 declares the sources of that rank.
-func cutGraph(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32, sourceRank int) ([]byte, error) {
+// cutGraph is subgraphTyped that also declares the rank of the sources in ranks (by their names in model; 0 or
+// absent: unknown). A known rank matters on a GPU provider that runs Conv channels last (see withRank).
+func cutGraph(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32, ranks map[string]int) ([]byte, error) {
 	graph := model.GetGraph()
 	producer := map[string]int{}
 	for i, node := range graph.GetNode() {
@@ -270,7 +275,7 @@ func cutGraph(model *onnx.ModelProto, outputs, sources map[string]string, types 
 	}
 	slices.SortFunc(sourceNames, func(a, b string) int { return strings.Compare(sources[a], sources[b]) })
 	for _, name := range sourceNames {
-		cut.Input = append(cut.Input, withRank(typedTensor(sources[name], types[name]), sourceRank))
+		cut.Input = append(cut.Input, withRank(typedTensor(sources[name], types[name]), ranks[name]))
 	}
 	for _, in := range graph.GetInput() {
 		if needed[in.GetName()] {
@@ -309,6 +314,12 @@ func floatTensor(name string) *onnx.ValueInfoProto {
 }
 
 // withRank gives a tensor declaration rank dimensions of unknown size (rank 0: none, the rank unknown too).
+//
+// Why ranks: a GPU provider that runs Conv channels last (WebGPU) gets each Conv wrapped in Transposes, which ONNX
+// Runtime's transpose optimizer then pushes through the ops between Convs until they cancel; through an
+// elementwise op it goes only when it knows the rank of the op's other inputs. In a Piper flow whose inputs had no
+// declared rank, 30 Transposes stayed (around every Mul by the frame mask); with ranks, 9; in the decoder, 19 and 6
+// with the channels-last interleave (upsample.go), read from the optimized graphs on Mesa's lavapipe.
 func withRank(vi *onnx.ValueInfoProto, rank int) *onnx.ValueInfoProto {
 	if rank > 0 {
 		vi.GetType().GetTensorType().Shape = &onnx.TensorShapeProto{Dim: make([]*onnx.TensorShapeProto_Dimension, rank)}
@@ -317,6 +328,21 @@ func withRank(vi *onnx.ValueInfoProto, rank int) *onnx.ValueInfoProto {
 		}
 	}
 	return vi
+}
+
+// declareInputRanks returns graph with each input named in ranks declared of that rank.
+func declareInputRanks(graph []byte, ranks map[string]int) ([]byte, error) {
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(graph, &model); err != nil {
+		return nil, fmt.Errorf("not an ONNX model: %w", err)
+	}
+	for _, in := range model.GetGraph().GetInput() {
+		if rank, ok := ranks[in.GetName()]; ok && in.GetType().GetTensorType() != nil {
+			in.GetType().GetTensorType().Shape = nil
+			withRank(in, rank)
+		}
+	}
+	return proto.Marshal(&model)
 }
 
 // typedTensor declares a tensor of the given element type (0: float).

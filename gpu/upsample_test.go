@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
@@ -140,6 +141,33 @@ func TestPolyphaseVoiceMatches(t *testing.T) {
 		}
 		if d := maxAbsDiff(got[0], want[i]); d > 1e-4 {
 			t.Errorf("sentence %d: differs from the voice as it is by %g (> 1e-4)", i, d)
+		}
+	}
+}
+
+// TestUpsamplingFormFollowsDevice: WebGPU, which runs Conv channels last, gets the channels-last interleave; the
+// CPU and CUDA (ONNX Runtime's default layout there) the channels-first one.
+func TestUpsamplingFormFollowsDevice(t *testing.T) {
+	e, _ := tinyEngine(t, Options{Threads: 1})
+	for d, want := range map[Device]string{DeviceWebGPU: "/ChannelsLast", DeviceCPU: "/Reshape", DeviceCUDA: "/Reshape"} {
+		graph, err := e.rewriteUpsampling("tiny", readVoice(t, piperShapedVoicePath), d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var model onnx.ModelProto
+		if err := proto.Unmarshal(graph, &model); err != nil {
+			t.Fatal(err)
+		}
+		forms := map[string]bool{}
+		for _, n := range model.GetGraph().GetNode() {
+			for _, form := range []string{"/ChannelsLast", "/Reshape"} {
+				if strings.HasPrefix(n.GetName(), "ttsgen_poly") && strings.HasSuffix(n.GetName(), form) {
+					forms[form] = true
+				}
+			}
+		}
+		if len(forms) != 1 || !forms[want] {
+			t.Errorf("%s: interleave nodes %v, want only %s", d, forms, want)
 		}
 	}
 }

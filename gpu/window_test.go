@@ -2,11 +2,13 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"google.golang.org/protobuf/proto"
@@ -309,14 +311,15 @@ func TestAcousticOnCPU(t *testing.T) {
 		text       Device
 		sessions   string
 	}{
-		// First the CPU decoder that probes whether the voice masks its own padding (mask.go), then the engine's.
+		// First the CPU decoder that probes whether the voice masks its own padding (mask.go), then the engine's;
+		// a flow's session last, made at the warm-up's first flow run (rankedRunner).
 		{"tiny", tinyVoicePath, 0, DeviceCPU, "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
-		{"piper-shaped", piperShapedVoicePath, 0, DeviceCPU, "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "latent@webgpu/3 output@webgpu/3]"},
+		{"piper-shaped", piperShapedVoicePath, 0, DeviceCPU, "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "output@webgpu/3 latent@webgpu/3]"},
 		{"piper-shaped, a GPU acoustic worker too", piperShapedVoicePath, 1, DeviceCPU,
-			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperAcoustic + "@webgpu/3 latent@webgpu/3 output@webgpu/3]"},
+			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperAcoustic + "@webgpu/3 output@webgpu/3 latent@webgpu/3]"},
 		// The text encoder and duration predictor on the GPU, the expansion to frames on the CPU (text.go).
 		{"piper-shaped, text part on the GPU", piperShapedVoicePath, 0, DeviceWebGPU,
-			"[output@cpu/1 " + piperText + "@webgpu/3 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "latent@webgpu/3 output@webgpu/3]"},
+			"[output@cpu/1 " + piperText + "@webgpu/3 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "output@webgpu/3 latent@webgpu/3]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { testAcousticOnCPU(t, tt.path, tt.gpuWorkers, tt.text, tt.sessions) })
 	}
@@ -429,10 +432,9 @@ func TestFlowInputs(t *testing.T) {
 	}
 }
 
-// TestSplitInputsHaveRank3: the flow's and the decoder's inputs (and the masked decoder's frame mask) are declared
-// [batch, channels, frames]; without a rank, ONNX Runtime left a GPU provider's layout Transposes around every Mul
-// by the frame mask (subgraph).
-func TestSplitInputsHaveRank3(t *testing.T) {
+// TestSplitRanks: the decoder's latent (a Conv's input) and the masked decoder's frame mask are declared of rank
+// 3; the flow's inputs, which the acoustic part computes, are left to its first run (TestRankedRunner).
+func TestSplitRanks(t *testing.T) {
 	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
 	if err != nil {
 		t.Fatal(err)
@@ -445,21 +447,81 @@ func TestSplitInputsHaveRank3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, part := range map[string][]byte{"flow": sv.flow, "decoder": sv.decoder, "masked decoder": masked} {
-		var model onnx.ModelProto
-		if err := proto.Unmarshal(part, &model); err != nil {
-			t.Fatal(err)
-		}
-		if len(model.GetGraph().GetInput()) < 1 {
-			t.Fatalf("%s: no inputs", name)
-		}
-		for _, in := range model.GetGraph().GetInput() {
-			if rank := len(in.GetType().GetTensorType().GetShape().GetDim()); rank != 3 {
-				t.Errorf("%s: input %q declared of rank %d, want 3", name, in.GetName(), rank)
-			}
+	for _, tt := range []struct {
+		name  string
+		graph []byte
+		ranks string
+	}{{"decoder", sv.decoder, "latent:3"}, {"masked decoder", masked, "latent:3 frame_mask:3"}, {"flow", sv.flow, "flow_in0:0 flow_in1:0"}} {
+		if got := inputRanks(t, tt.graph); got != tt.ranks {
+			t.Errorf("%s: inputs declared %s, want %s", tt.name, got, tt.ranks)
 		}
 	}
 }
+
+// inputRanks lists a graph's inputs with their declared ranks (0: unknown).
+func inputRanks(t *testing.T, graph []byte) string {
+	t.Helper()
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(graph, &model); err != nil {
+		t.Fatal(err)
+	}
+	var ranks []string
+	for _, in := range model.GetGraph().GetInput() {
+		ranks = append(ranks, fmt.Sprintf("%s:%d", in.GetName(), len(in.GetType().GetTensorType().GetShape().GetDim())))
+	}
+	return strings.Join(ranks, " ")
+}
+
+// TestRankedRunner: the runner is made once, at the first run, from the graph with its inputs declared of the
+// ranks of that run's tensors; a failure to make it fails every run; close closes what was made.
+func TestRankedRunner(t *testing.T) {
+	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := splitGraph(graph, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made []string
+	fake := &fakeGraphRunner{}
+	r := newRankedRunner(sv.flow, sv.flowInputs, func(g []byte) (graphRunner, error) {
+		made = append(made, inputRanks(t, g))
+		return fake, nil
+	})
+	if r.deviceTime() != 0 || r.close() != nil {
+		t.Error("a runner not made yet has device time or fails to close")
+	}
+	in := []tensor{{shape: []int64{2, 4, 8}}, {shape: []int64{2, 8}}}
+	for range 2 {
+		if _, err := r.runGraph(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(made) != "[flow_in0:3 flow_in1:2]" || fake.runs != 2 {
+		t.Errorf("made %v, ran %d times; want made once with ranks 3 and 2, run twice", made, fake.runs)
+	}
+	if err := r.close(); err != nil || !fake.closed {
+		t.Errorf("close: %v, closed %v", err, fake.closed)
+	}
+	broken := newRankedRunner(sv.flow, sv.flowInputs, func([]byte) (graphRunner, error) { return nil, errors.New("no adapter") })
+	for range 2 {
+		if _, err := broken.tryRunGraph(in); err == nil || !strings.Contains(err.Error(), "no adapter") {
+			t.Errorf("a runner that cannot be made: %v", err)
+		}
+	}
+}
+
+// fakeGraphRunner counts its runs and remembers being closed.
+type fakeGraphRunner struct {
+	runs   int
+	closed bool
+}
+
+func (f *fakeGraphRunner) runGraph([]tensor) ([]tensor, error)    { f.runs++; return nil, nil }
+func (f *fakeGraphRunner) tryRunGraph([]tensor) ([]tensor, error) { f.runs++; return nil, nil }
+func (f *fakeGraphRunner) deviceTime() time.Duration              { return 0 }
+func (f *fakeGraphRunner) close() error                           { f.closed = true; return nil }
 
 func TestStripGroups(t *testing.T) {
 	frames := []int{3, 0, 5, 2, 4} // sentence 1 has no audio to decode
