@@ -104,12 +104,3 @@ func hideSoftwareVulkan() {
 	}
 	os.Setenv("VK_LOADER_DRIVERS_DISABLE", softwareVulkanDrivers)
 }
-
-// noAdapter marks the WebGPU provider's failure to find any GPU adapter (ONNX Runtime 1.30's words): after
-// hideSoftwareVulkan, what a machine without a GPU says, so `auto` treats it as a provider missing, not broken.
-func noAdapter(err error) error {
-	if err != nil && strings.Contains(err.Error(), "Failed to get a WebGPU adapter") {
-		return fmt.Errorf("%w: no GPU adapter: %v", errProviderMissing, err)
-	}
-	return err
-}

@@ -57,6 +57,7 @@ func TestAutoIsQuietWhenNoGPUProviderExists(t *testing.T) {
 
 // TestAutoWantsARealGPU: without a GPU device node, auto's WebGPU candidate is missing (quietly skipped), with one
 // it is not; and the Vulkan drivers that emulate a GPU on the CPU are hidden from it unless the user chose drivers.
+// (A GPU device without a Vulkan adapter then fails the probe: auto warns, as for any GPU that does not start.)
 func TestAutoWantsARealGPU(t *testing.T) {
 	dir := t.TempDir()
 	saved := gpuDeviceNodes
@@ -84,13 +85,5 @@ func TestAutoWantsARealGPU(t *testing.T) {
 	hideSoftwareVulkan()
 	if got := os.Getenv("VK_LOADER_DRIVERS_DISABLE"); got != "" {
 		t.Errorf("the user chose a driver, yet VK_LOADER_DRIVERS_DISABLE = %q", got)
-	}
-
-	adapterless := errors.New("webgpu_context.cc:136 ... Failed to get a WebGPU adapter: No supported adapters")
-	if err := noAdapter(adapterless); !errors.Is(err, errProviderMissing) || !strings.Contains(err.Error(), "No supported adapters") {
-		t.Errorf("no adapter: %v, want a missing provider that keeps ONNX Runtime's words", err)
-	}
-	if lost := errors.New("device lost"); noAdapter(lost) != lost {
-		t.Errorf("another failure changed: %v", noAdapter(lost))
 	}
 }

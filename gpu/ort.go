@@ -150,12 +150,12 @@ func (b ortBackend) probe(d Device, auto bool) error {
 	}
 	opts, err := b.sessionOptions(d, 1)
 	if err != nil {
-		return noAdapter(err)
+		return err
 	}
 	defer opts.Destroy()
 	session, err := ort.NewDynamicAdvancedSessionWithONNXData(graph, []string{"x"}, []string{"y"}, opts)
 	if err != nil {
-		return noAdapter(fmt.Errorf("creating a probe session: %w", err))
+		return fmt.Errorf("creating a probe session: %w", err)
 	}
 	defer session.Destroy()
 	x, err := ort.NewTensor(ort.NewShape(1, 1, 16), make([]float32, 16))
