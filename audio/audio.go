@@ -53,6 +53,7 @@ type WAVWriter struct {
 	enc     *wav.Encoder // nil for a stream
 	buf     goaudio.IntBuffer
 	stream  io.Writer // the pipe, for a stream
+	header  []byte    // a stream's header, until it is written
 	pcm     []byte    // a stream's samples, encoded
 	rate    int
 	samples int64
@@ -73,10 +74,11 @@ func NewWAVWriter(w io.WriteSeeker, sampleRate int) *WAVWriter {
 const unknownLength = 0xFFFFFFFF
 
 // NewWAVStream starts a WAV stream at sampleRate into w, which cannot seek (standard output into a player, say):
-// the header goes out at once with the lengths unknown, and each Write goes straight to w, so the listener hears
-// a sentence as soon as it is written. go-audio/wav cannot do this (it writes placeholder lengths of 42 bytes and
-// seeks back to fix them at Close), hence the 44 bytes of header written here.
-func NewWAVStream(w io.Writer, sampleRate int) (*WAVWriter, error) {
+// the header, with the lengths unknown, goes out with the first samples (or at Close), and each Write goes straight
+// to w, so the listener hears a sentence as soon as it is written; a failure before any audio leaves w untouched.
+// go-audio/wav cannot do this (it writes placeholder lengths of 42 bytes and seeks back to fix them at Close),
+// hence the 44 bytes of header made here.
+func NewWAVStream(w io.Writer, sampleRate int) *WAVWriter {
 	header := make([]byte, 0, 44)
 	header = append(header, "RIFF"...)
 	header = binary.LittleEndian.AppendUint32(header, unknownLength)
@@ -90,10 +92,19 @@ func NewWAVStream(w io.Writer, sampleRate int) (*WAVWriter, error) {
 	header = binary.LittleEndian.AppendUint16(header, 16)                   // bits per sample
 	header = append(header, "data"...)
 	header = binary.LittleEndian.AppendUint32(header, unknownLength)
-	if _, err := w.Write(header); err != nil {
-		return nil, fmt.Errorf("writing WAV header: %w", err)
+	return &WAVWriter{stream: w, header: header, rate: sampleRate}
+}
+
+// writeStreamHeader sends a stream's header if it has not gone yet.
+func (w *WAVWriter) writeStreamHeader() error {
+	if w.header == nil {
+		return nil
 	}
-	return &WAVWriter{stream: w, rate: sampleRate}, nil
+	if _, err := w.stream.Write(w.header); err != nil {
+		return fmt.Errorf("writing WAV header: %w", err)
+	}
+	w.header = nil
+	return nil
 }
 
 // Write appends samples.
@@ -105,6 +116,9 @@ func (w *WAVWriter) Write(pcm []int16) error {
 		return nil
 	}
 	if w.stream != nil {
+		if err := w.writeStreamHeader(); err != nil {
+			return err
+		}
 		w.pcm = w.pcm[:0]
 		for _, s := range pcm {
 			w.pcm = binary.LittleEndian.AppendUint16(w.pcm, uint16(s))
@@ -153,7 +167,7 @@ func (w *WAVWriter) Close() error {
 	}
 	w.closed = true
 	if w.stream != nil {
-		return nil
+		return w.writeStreamHeader()
 	}
 	if err := w.enc.Close(); err != nil {
 		return fmt.Errorf("finishing WAV header: %w", err)

@@ -98,22 +98,22 @@ func TestReadWAVRejectsNonWAV(t *testing.T) {
 	}
 }
 
-// TestWAVStreamIsTheFileWithUnknownLengths: into a pipe, the header goes out before any sample, each Write reaches
-// the pipe at once, and the bytes are a file's but for the two lengths, which say "unknown".
+// TestWAVStreamIsTheFileWithUnknownLengths: into a pipe, the header goes out with the first samples, each Write
+// reaches the pipe at once, and the bytes are a file's but for the two lengths, which say "unknown".
 func TestWAVStreamIsTheFileWithUnknownLengths(t *testing.T) {
 	samples := [][]int16{{1, -2, 3, 32767, -32768}, {7, 8}}
 	var file Buffer
 	fw := NewWAVWriter(&file, 16000)
 	var pipe bytes.Buffer // no Seek: what a pipe offers
-	sw, err := NewWAVStream(&pipe, 16000)
-	if err != nil {
-		t.Fatal(err)
+	sw := NewWAVStream(&pipe, 16000)
+	if pipe.Len() != 0 {
+		t.Fatalf("before any sample the pipe holds %d bytes, want none (a failure then leaves nothing)", pipe.Len())
 	}
-	if pipe.Len() != 44 {
-		t.Fatalf("after NewWAVStream the pipe holds %d bytes, want the 44-byte header", pipe.Len())
-	}
-	for _, s := range samples {
+	for i, s := range samples {
 		before := pipe.Len()
+		if i == 0 {
+			before = 44 // the header goes with the first samples
+		}
 		if err := fw.Write(s); err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,14 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
 
 func TestWAVStreamReportsWriteErrors(t *testing.T) {
-	if _, err := NewWAVStream(failingWriter{}, 16000); err == nil || !strings.Contains(err.Error(), "broken pipe") {
-		t.Errorf("header into a broken pipe: err %v, want it to say broken pipe", err)
+	if err := NewWAVStream(failingWriter{}, 16000).Write([]int16{1}); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Errorf("samples into a broken pipe: err %v, want it to say broken pipe", err)
+	}
+	if err := NewWAVStream(failingWriter{}, 16000).Close(); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Errorf("an empty stream's header into a broken pipe: err %v, want it to say broken pipe", err)
+	}
+	var pipe bytes.Buffer
+	if err := NewWAVStream(&pipe, 16000).Close(); err != nil || pipe.Len() != 44 {
+		t.Errorf("an empty stream: %d bytes (%v), want the 44-byte header", pipe.Len(), err)
 	}
 }

@@ -113,11 +113,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if o.out == "-" {
 		// Each sentence goes out as soon as it and those before it are spoken, so a player on the other end of
 		// the pipe starts with the first sentence, not after the last.
-		wav, err := audio.NewWAVStream(streams.Out, cfg.Audio.SampleRate)
-		if err != nil {
-			return err
-		}
-		return speak(wav)
+		return speak(audio.NewWAVStream(streams.Out, cfg.Audio.SampleRate))
 	}
 	return atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(audio.NewWAVWriter(f, cfg.Audio.SampleRate)) })
 }
