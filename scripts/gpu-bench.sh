@@ -356,6 +356,15 @@ PROBE_RUNS=10 probe probe_dec_k 120 'DeviceDecoder/fp16/audio'
 PREFIX="taskset -c 0" run cpu_k_t1pin 40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
 run cpu_k_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
 run cpu_k_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
+# Second call: with the layout Transposes gone, do bigger decoder runs or 256-frame windows pay now; the text part
+# on the CPU only (the device is the limit: its runs hold it 95% of the time); the defaults again for the noise.
+run pmv_l_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_l_16_d96    60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-batch 96
+run pmv_l_16_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-window 256 --decoder-batch 32
+run pmv_l_16_tcpu   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --text-device cpu
+run pmv_l_32_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-window 256 --decoder-batch 12
+run pmv_l_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_l_first16_tcpu 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16 --text-device cpu
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
