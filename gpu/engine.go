@@ -56,7 +56,8 @@ type Options struct {
 	// hears the next one's start (0 = each voice's own, worked out from its graph at Load (reach.go), or
 	// DefaultDecoderMargin when the graph has layers that cannot be read).
 	DecoderMargin int
-	// DecoderBatch is the most windows per decoder run (0 = DefaultDecoderBatch).
+	// DecoderBatch is the most windows per decoder run (0 = DefaultDecoderFrames, or DefaultHalfDecoderFrames for
+	// Precision fp16, divided by the window).
 	DecoderBatch int
 
 	// Upsampling chooses how the decoder's ConvTranspose layers run (see upsample.go): as they are, or rewritten
@@ -188,16 +189,21 @@ const (
 	// run 837x and 766x. The margin a voice needs is worked out from its graph (the default voice: 13 frames, an
 	// upper bound: 10 measured enough, 5e-7 from the whole sentence; Piper's decoders about 15); the default
 	// margin is for a graph whose layers cannot be read. 256-frame windows, half the margin frames now that strips
-	// fill a sentence's last window, measured no faster (Piper medium graph: 843x against 865x in float16, 808x
-	// against 825x in float32, BENCHMARKS.md fifth session).
-	DefaultGPUDecoderWindow = 128
+	// fill a sentence's last window, measured no faster at first (Piper medium graph: 843x against 865x in
+	// float16, 808x against 825x in float32, BENCHMARKS.md fifth session); once WebGPU's layout Transposes were
+	// gone from the decoder (upsample.go), faster: 1,001x against 914x in float16, 822x against 786x in float32
+	// (sixth session).
+	DefaultGPUDecoderWindow = 256
 	DefaultDecoderMargin    = 12
-	DefaultDecoderBatch     = 24
-	// DefaultHalfDecoderBatch is DefaultDecoderBatch for a float16 decoder (Precision fp16), whose activations take
-	// half the bytes: 64 windows of 154 frames keep the largest tensor near 154 MiB. Measured on the H200 (Piper
-	// medium graph, float16): 64 windows per run 959x and 1,031x against 948x and 920x for 48; 48 against 24,
-	// 765x against 703x.
-	DefaultHalfDecoderBatch = 64
+	// DefaultDecoderFrames is how many latent frames of windows (margins aside) a decoder run takes: 12 windows of
+	// 256 frames, 24 of 128, which keeps the largest tensor of a float32 Piper medium decoder inside the provider's
+	// buffer cache (above).
+	DefaultDecoderFrames = 3072
+	// DefaultHalfDecoderFrames is DefaultDecoderFrames for a float16 decoder (Precision fp16), whose activations take
+	// half the bytes: 32 windows of 256 frames, 64 of 128 (near 154 MiB at the largest tensor). Measured on the
+	// H200 (Piper medium graph, float16, 128-frame windows): 64 per run 959x and 1,031x against 948x and 920x for
+	// 48; 48 against 24, 765x against 703x; 96 per run fell off the cliff (470x against 914x).
+	DefaultHalfDecoderFrames = 8192
 )
 
 // ModelConfig is what the voice's JSON config says about the model.
@@ -431,10 +437,11 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	if window := cmp.Or(opts.DecoderWindow, DefaultDecoderWindow(device)); window > 0 {
 		e.window = windowing{frames: window, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
 		e.marginSet = opts.DecoderMargin > 0
-		e.decoderBatch = cmp.Or(opts.DecoderBatch, DefaultDecoderBatch)
-		if e.half && opts.DecoderBatch == 0 {
-			e.decoderBatch = DefaultHalfDecoderBatch
+		frames := DefaultDecoderFrames
+		if e.half {
+			frames = DefaultHalfDecoderFrames
 		}
+		e.decoderBatch = cmp.Or(opts.DecoderBatch, max(1, frames/window))
 		if cmp.Or(opts.AcousticDevice, DefaultAcousticDevice(device)) == DeviceCPU && device != DeviceCPU {
 			e.acousticOnCPU = true
 			e.workers = max(e.workers, threads)
