@@ -365,6 +365,19 @@ run pmv_l_16_tcpu   60 $V --concurrency 256 --requests 1000 --warmup 8 --precisi
 run pmv_l_32_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-window 256 --decoder-batch 12
 run pmv_l_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_l_first16_tcpu 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16 --text-device cpu
+# Third call (commit 'WebGPU's decoder windows are 256 frames'): the new defaults against 128-frame windows.
+W128="--decoder-window 128"
+check dev_check_m 200 TestOnDevice
+run pmv_m_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_m_16_w128   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 $W128
+run pmv_m_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_m_32_w128   60 $V --concurrency 256 --requests 1000 --warmup 8 $W128
+run pmv_m_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
+run pmv_m_16_3k_w128 90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 $W128
+run pmv_m_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
+run pmv_m_first16_w128 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16 $W128
+run wg_m_def        60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
+run wg_m_def_w128   60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 $W128
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
