@@ -320,6 +320,11 @@ func TestAcousticOnCPU(t *testing.T) {
 		// The text encoder and duration predictor on the GPU, the expansion to frames on the CPU (text.go).
 		{"piper-shaped, text part on the GPU", piperShapedVoicePath, 0, DeviceWebGPU,
 			"[output@cpu/1 " + piperText + "@webgpu/3 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "output@webgpu/3 latent@webgpu/3]"},
+		// Auto: the text part on the GPU when it is free, else on a CPU session of each CPU worker; the GPU worker's
+		// expansion on the GPU.
+		{"piper-shaped, text part auto, a GPU acoustic worker too", piperShapedVoicePath, 1, DeviceAuto,
+			"[output@cpu/1 " + piperText + "@webgpu/3 " + strings.Repeat(piperText+"@cpu/1 ", 3) + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) +
+				piperAcoustic + "@webgpu/3 output@webgpu/3 latent@webgpu/3]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { testAcousticOnCPU(t, tt.path, tt.gpuWorkers, tt.text, tt.sessions) })
 	}
@@ -357,12 +362,12 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 	for _, st := range e.Stats() {
 		stages[st.Stage] = st.Items
 		// The device's share: the "GPU" stages hold its lock, the CPU's do not (with GPU acoustic workers, either).
-		onGPU := st.Stage != stageAcoustic
+		onGPU := st.Stage != stageAcoustic && st.Stage != stageTextCPU
 		if onGPU != (st.DeviceSeconds > 0) && (onGPU || gpuWorkers == 0) {
 			t.Errorf("stage %s: %.4f s holding the GPU", st.Stage, st.DeviceSeconds)
 		}
 	}
-	if want := map[bool]int{true: len(sentences)}[text != DeviceCPU]; stages[stageText] != want || stages[stageAcoustic] != len(sentences) {
+	if want := map[bool]int{true: len(sentences)}[text != DeviceCPU]; stages[stageText]+stages[stageTextCPU] != want || stages[stageAcoustic] != len(sentences) {
 		t.Errorf("stages %v: want %d sentences through the text part and %d through the acoustic part", stages, want, len(sentences))
 	}
 }
