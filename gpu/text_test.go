@@ -320,3 +320,46 @@ func TestTextSessionFails(t *testing.T) {
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(9, 10)), 3, func(i int) int { return 5 + 6*i })
 	sameAudio(t, "one sentence alone", submitTogether(t, e, m, sentences), audio, 1e-4)
 }
+
+// TestLeadingAxisBothOpsets: the Unsqueeze and Squeeze that carry a text part's outputs across the cut run in ONNX
+// Runtime both before opset 13 (axes an attribute) and from it (axes an input).
+func TestLeadingAxisBothOpsets(t *testing.T) {
+	needORT(t)
+	for _, opset := range []int64{11, 13, 15} {
+		negate := func(in, out string) []byte {
+			g := &onnx.GraphProto{Name: "g", Input: []*onnx.ValueInfoProto{floatTensor(in)}, Output: []*onnx.ValueInfoProto{floatTensor(out)},
+				Node: []*onnx.NodeProto{{Name: "neg", OpType: "Neg", Input: []string{in}, Output: []string{out}}}}
+			data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 7, OpsetImport: []*onnx.OperatorSetIdProto{{Version: opset}}, Graph: g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return data
+		}
+		crossing := map[string]string{"y": "y"}
+		text, err := addLeadingAxis(negate("x", "y"), crossing, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expand, err := addLeadingAxis(negate("y", "z"), crossing, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(graph []byte, in, out string, x tensor) tensor {
+			r, err := ortBackend{}.newGraphRunner(graph, []string{in}, []string{out}, DeviceCPU, 1)
+			if err != nil {
+				t.Fatalf("opset %d: %v", opset, err)
+			}
+			defer r.close()
+			got, err := r.runGraph([]tensor{x})
+			if err != nil {
+				t.Fatalf("opset %d: %v", opset, err)
+			}
+			return got[0]
+		}
+		crossed := run(text, "x", "text:y", tensor{shape: []int64{2}, f32: []float32{1, -2}})
+		back := run(expand, "text:y", "z", crossed)
+		if fmt.Sprint(crossed.shape, crossed.f32, back.shape, back.f32) != "[1 2] [-1 2] [2] [1 -2]" {
+			t.Errorf("opset %d: crossed %v %v, back %v %v; want [1 2] [-1 2], then [2] [1 -2]", opset, crossed.shape, crossed.f32, back.shape, back.f32)
+		}
+	}
+}
