@@ -49,7 +49,10 @@
 // error. The CUDA path is thin (provider options only) and unmeasured: no CUDA build of ONNX Runtime is at hand.
 //
 // Every device runs a voice's ConvTranspose upsampling rewritten at Load as polyphase Convs (upsample.go): the same
-// sums through the providers' fast Conv kernels, measured faster on CPU and WebGPU.
+// sums through the providers' fast Conv kernels, measured faster on CPU and WebGPU. On WebGPU, which runs Conv
+// channels last, the rewrite and the split graphs' declared input ranks let ONNX Runtime cancel the layout
+// Transposes it wraps each Conv in (a Piper decoder kept 19, now 6; its flow 30, now 9): decoder device time 8-21%
+// lower (BENCHMARKS.md, sixth session).
 //
 // # Continuous batching (decoder windows)
 //
@@ -90,7 +93,7 @@
 // GPU's own kernels take 55-70% (their timestamps; the rest is moving the latent up and the audio back, which is
 // why runners hand ONNX Runtime ready output tensors, ort.go). Precision fp16 (half.go) runs the flow and decoder in
 // float16 there: 20% less device time per decoder window and twice the windows per run; a Piper medium graph
-// 865-1,125x real time against 733-825x in float32 (BENCHMARKS.md, fifth session).
+// 914-1,080x real time against 786-841x in float32 (BENCHMARKS.md, sixth session).
 //
 // It is the default on WebGPU, with the acoustic part on CPU sessions (AcousticDevice): on the H200 the acoustic
 // part took as much GPU time as the decoder (small sequential operators, host round trips for shapes and noise)
