@@ -93,7 +93,7 @@
 // GPU's own kernels take 55-70% (their timestamps; the rest is moving the latent up and the audio back, which is
 // why runners hand ONNX Runtime ready output tensors, ort.go). Precision fp16 (half.go) runs the flow and decoder in
 // float16 there: 20% less device time per decoder window and twice the windows per run; a Piper medium graph
-// 914-1,080x real time against 786-841x in float32 (BENCHMARKS.md, sixth session).
+// 1,001-1,080x real time against 822-870x in float32 (BENCHMARKS.md, sixth session).
 //
 // It is the default on WebGPU, with the acoustic part on CPU sessions (AcousticDevice): on the H200 the acoustic
 // part took as much GPU time as the decoder (small sequential operators, host round trips for shapes and noise)

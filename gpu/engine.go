@@ -191,8 +191,8 @@ const (
 	// margin is for a graph whose layers cannot be read. 256-frame windows, half the margin frames now that strips
 	// fill a sentence's last window, measured no faster at first (Piper medium graph: 843x against 865x in
 	// float16, 808x against 825x in float32, BENCHMARKS.md fifth session); once WebGPU's layout Transposes were
-	// gone from the decoder (upsample.go), faster: 1,001x against 914x in float16, 822x against 786x in float32
-	// (sixth session).
+	// gone from the decoder (upsample.go), faster: 1,001x and 1,048x against 914x and 968x in float16, 822x and
+	// 870x against 786x and 856x in float32 (two calls, sixth session).
 	DefaultGPUDecoderWindow = 256
 	DefaultDecoderMargin    = 12
 	// DefaultDecoderFrames is how many latent frames of windows (margins aside) a decoder run takes: 12 windows of
