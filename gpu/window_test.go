@@ -444,14 +444,7 @@ func TestFlowInputs(t *testing.T) {
 // TestSplitRanks: the decoder's latent (a Conv's input) and the masked decoder's frame mask are declared of rank
 // 3; the flow's inputs, which the acoustic part computes, are left to its first run (TestRankedRunner).
 func TestSplitRanks(t *testing.T) {
-	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := splitGraph(graph, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sv := splitPiperShaped(t)
 	masked, _, err := maskDecoderGraph(sv.decoder)
 	if err != nil {
 		t.Fatal(err)
@@ -465,6 +458,20 @@ func TestSplitRanks(t *testing.T) {
 			t.Errorf("%s: inputs declared %s, want %s", tt.name, got, tt.ranks)
 		}
 	}
+}
+
+// splitPiperShaped cuts the Piper-shaped test voice as a GPU engine with the acoustic part on the CPU does.
+func splitPiperShaped(t *testing.T) *splitVoice {
+	t.Helper()
+	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := splitGraph(graph, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sv
 }
 
 // inputRanks lists a graph's inputs with their declared ranks (0: unknown).
@@ -484,14 +491,7 @@ func inputRanks(t *testing.T, graph []byte) string {
 // TestRankedRunner: the runner is made once, at the first run, from the graph with its inputs declared of the
 // ranks of that run's tensors; a failure to make it fails every run; close closes what was made.
 func TestRankedRunner(t *testing.T) {
-	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := splitGraph(graph, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sv := splitPiperShaped(t)
 	var made []string
 	fake := &fakeGraphRunner{}
 	r := newRankedRunner(sv.flow, sv.flowInputs, func(g []byte) (graphRunner, error) {
