@@ -612,6 +612,8 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 			e.logf("gpu: voice %q: no padding masks for its decoder (%v); the first and last samples of its sentences may differ slightly from running them alone", name, err)
 		}
 	}
+	// The acoustic part's form follows its CPU sessions, GPU acoustic workers' too (a VITS acoustic part has no
+	// ConvTranspose; only its speed on the GPU would differ).
 	acousticDevice := e.device
 	if e.acousticOnCPU {
 		acousticDevice = DeviceCPU
