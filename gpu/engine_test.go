@@ -577,10 +577,7 @@ func TestPrepareGraphAddsDurationOutput(t *testing.T) {
 	if !io.hasFrames || !io.hasSpeaker {
 		t.Fatalf("io %+v, want frames and speaker", io)
 	}
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(edited, &model); err != nil {
-		t.Fatal(err)
-	}
+	model := decodeModel(t, edited)
 	if got := model.GetGraph().OutputNames(); fmt.Sprint(got) != "[output w_ceil]" {
 		t.Errorf("outputs %v, want [output w_ceil]", got)
 	}

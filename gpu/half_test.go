@@ -541,10 +541,7 @@ func TestHalfPrecisionEngine(t *testing.T) {
 	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
 		DecoderBatch: 4, TextDevice: DeviceWebGPU, Precision: PrecisionFloat16})
 	for name, graph := range map[string][]byte{"flow": m.split.voice.flow, "decoder": m.split.voice.decoder} {
-		var model onnx.ModelProto
-		if err := proto.Unmarshal(graph, &model); err != nil {
-			t.Fatal(err)
-		}
+		model := decodeModel(t, graph)
 		types := map[int32]int{}
 		for _, init := range model.GetGraph().GetInitializer() {
 			types[init.GetDataType()]++

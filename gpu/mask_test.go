@@ -279,10 +279,7 @@ func TestPaddingMasksNameEachTensorOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(edited, &model); err != nil {
-		t.Fatal(err)
-	}
+	model := decodeModel(t, edited)
 	seen := map[string]bool{}
 	for _, init := range model.GetGraph().GetInitializer() {
 		if seen[init.GetName()] {

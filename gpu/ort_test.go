@@ -58,6 +58,16 @@ func needORT(t *testing.T) {
 	}
 }
 
+// decodeModel decodes an ONNX model or fails the test.
+func decodeModel(t *testing.T, data []byte) *onnx.ModelProto {
+	t.Helper()
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(data, &model); err != nil {
+		t.Fatal(err)
+	}
+	return &model
+}
+
 func readVoice(t *testing.T, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)

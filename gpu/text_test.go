@@ -116,10 +116,7 @@ func TestCutText(t *testing.T) {
 // asked for that output by name would write it.
 func ceilWritesFrames(t *testing.T, voice []byte) []byte {
 	t.Helper()
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(voice, &model); err != nil {
-		t.Fatal(err)
-	}
+	model := decodeModel(t, voice)
 	graph := model.GetGraph()
 	ceil := durationCeil(graph)
 	for _, node := range graph.GetNode() {
@@ -135,7 +132,7 @@ func ceilWritesFrames(t *testing.T, voice []byte) []byte {
 		}
 	}
 	graph.Output = append(graph.Output, floatTensor(outputFrames))
-	edited, err := proto.Marshal(&model)
+	edited, err := proto.Marshal(model)
 	if err != nil {
 		t.Fatal(err)
 	}

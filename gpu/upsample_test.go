@@ -121,10 +121,7 @@ func TestPolyphaseVoiceMatches(t *testing.T) {
 	if err != nil || replaced == 0 || left != 0 {
 		t.Fatalf("rewrite: replaced %d, left %d, err %v", replaced, left, err)
 	}
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(poly, &model); err != nil {
-		t.Fatal(err)
-	}
+	model := decodeModel(t, poly)
 	for _, n := range model.GetGraph().GetNode() {
 		if n.GetOpType() == "ConvTranspose" {
 			t.Errorf("ConvTranspose %q left in the rewritten voice", n.GetName())
@@ -154,10 +151,7 @@ func TestUpsamplingFormFollowsDevice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var model onnx.ModelProto
-		if err := proto.Unmarshal(graph, &model); err != nil {
-			t.Fatal(err)
-		}
+		model := decodeModel(t, graph)
 		forms := map[string]bool{}
 		for _, n := range model.GetGraph().GetNode() {
 			for _, form := range []string{"/ChannelsLast", "/Reshape"} {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
 )
 
 func TestWindowCutAndPlace(t *testing.T) {
@@ -417,10 +416,7 @@ func TestFlowInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(graph, &model); err != nil {
-		t.Fatal(err)
-	}
+	model := decodeModel(t, graph)
 	if got := fmt.Sprint(flowInputs(model.GetGraph())); got != "[/Add_output_0 /Cast_4_output_0]" {
 		t.Errorf("flow inputs %s, want z_p and the frame mask: [/Add_output_0 /Cast_4_output_0]", got)
 	}
@@ -477,10 +473,7 @@ func splitPiperShaped(t *testing.T) *splitVoice {
 // inputRanks lists a graph's inputs with their declared ranks (0: unknown).
 func inputRanks(t *testing.T, graph []byte) string {
 	t.Helper()
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(graph, &model); err != nil {
-		t.Fatal(err)
-	}
+	model := decodeModel(t, graph)
 	var ranks []string
 	for _, in := range model.GetGraph().GetInput() {
 		ranks = append(ranks, fmt.Sprintf("%s:%d", in.GetName(), len(in.GetType().GetTensorType().GetShape().GetDim())))
