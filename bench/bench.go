@@ -32,6 +32,9 @@ const (
 type Outcome struct {
 	AudioSeconds float64
 	Sentences    int
+	// Phonemes is the request's phoneme ids, all sentences together; reported per request only (shapes a
+	// GPU provider has not seen before cost it a compile: this says which requests brought new ones).
+	Phonemes int
 	// FirstAudio is how long after the request was sent its first audio was
 	// ready (a streamed chunk, where the engine streams); 0 means unknown, and
 	// the request's latency is used instead.
@@ -106,8 +109,24 @@ type Report struct {
 	// its device runs (warmup included).
 	Stages any `json:"stages,omitempty"`
 
+	// PerRequest has one record per measured request, in the order they were sent: for finding what the slow ones
+	// have in common. Not part of the JSON report (`ttsgen bench --per-request FILE` writes it as JSON lines).
+	PerRequest []RequestRecord `json:"-"`
+
 	Baseline *Report `json:"baseline,omitempty"`
 	Speedup  float64 `json:"speedup,omitempty"` // Speed / Baseline.Speed
+}
+
+// RequestRecord is what one measured request did.
+type RequestRecord struct {
+	Request      int     `json:"request"` // 0 is the first measured request; warmup requests are not counted
+	Text         string  `json:"text"`
+	Phonemes     int     `json:"phonemes"`
+	Sentences    int     `json:"sentences"`
+	AudioSeconds float64 `json:"audio_seconds"`
+	LatencyMS    float64 `json:"latency_ms"`
+	FirstAudioMS float64 `json:"first_audio_ms"`
+	Error        string  `json:"error,omitempty"`
 }
 
 // CompareTo records baseline (typically the same texts run one at a time)
@@ -123,6 +142,7 @@ func (r *Report) CompareTo(baseline Report) {
 
 // sample is the result of one measured request.
 type sample struct {
+	text       string
 	latency    time.Duration
 	firstAudio time.Duration
 	out        Outcome
@@ -227,6 +247,7 @@ func runOpen(ctx context.Context, start time.Time, rate float64, maxOutstanding 
 		select {
 		case slots <- struct{}{}:
 		default:
+			samples[i].text = textOf(i)
 			samples[i].err = fmt.Errorf("request %d dropped: %d requests already outstanding", i, maxOutstanding)
 			continue
 		}
@@ -257,7 +278,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 func measure(ctx context.Context, due time.Time, text string, synth SynthFunc) sample {
 	sent := time.Now()
 	out, err := synth(ctx, text)
-	s := sample{latency: time.Since(due), out: out, err: err}
+	s := sample{text: text, latency: time.Since(due), out: out, err: err}
 	s.firstAudio = s.latency
 	if out.FirstAudio > 0 {
 		s.firstAudio = sent.Sub(due) + out.FirstAudio
@@ -267,8 +288,12 @@ func measure(ctx context.Context, due time.Time, text string, synth SynthFunc) s
 
 func summarise(rep *Report, samples []sample, wall time.Duration) {
 	var latencies, firsts []time.Duration
-	for _, s := range samples {
+	rep.PerRequest = make([]RequestRecord, len(samples))
+	for i, s := range samples {
+		rep.PerRequest[i] = RequestRecord{Request: i, Text: s.text, Phonemes: s.out.Phonemes, Sentences: s.out.Sentences,
+			AudioSeconds: s.out.AudioSeconds, LatencyMS: durationMS(s.latency), FirstAudioMS: durationMS(s.firstAudio)}
 		if s.err != nil {
+			rep.PerRequest[i].Error = s.err.Error()
 			if rep.Errors == 0 {
 				rep.FirstError = s.err.Error()
 			}

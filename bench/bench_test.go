@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"reflect"
 	"testing/synctest"
 	"time"
 )
@@ -137,12 +138,44 @@ func TestRunStatistics(t *testing.T) {
 				}
 				got.PeakRSSBytes = 0                        // depends on the process, checked in TestPeakRSS
 				got.CPUSeconds, got.SystemCPUSeconds = 0, 0 // real CPU time, checked in TestCPUSecondsCountsTheRequestsWork
-				if got != tt.want {
+				if len(got.PerRequest) != tt.want.Requests {
+					t.Errorf("%d per-request records, want %d", len(got.PerRequest), tt.want.Requests)
+				}
+				got.PerRequest = nil // checked in TestPerRequestRecords
+				if !reflect.DeepEqual(got, tt.want) {
 					t.Errorf("Run report\n got %+v\nwant %+v", got, tt.want)
 				}
 			})
 		})
 	}
+}
+
+// Each measured request's record says what it was sent, what it made and how long it took, warmup left out.
+func TestPerRequestRecords(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		texts := []string{"100/10", "fail", "300"}
+		synth := func(ctx context.Context, text string) (Outcome, error) {
+			out, err := sleepSynth(ctx, text)
+			if err == nil {
+				out.Phonemes = len(text)
+			}
+			return out, err
+		}
+		got, err := Run(t.Context(), texts, Load{Requests: 4, Warmup: 1}, synth)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		// The warmup request is not recorded; the measured ones start again at the first text.
+		want := []RequestRecord{
+			{Request: 0, Text: "100/10", Phonemes: 6, Sentences: 1, AudioSeconds: 1, LatencyMS: 100, FirstAudioMS: 10},
+			{Request: 1, Text: "fail", Error: "voice exploded"},
+			{Request: 2, Text: "300", Phonemes: 3, Sentences: 1, AudioSeconds: 1, LatencyMS: 300, FirstAudioMS: 300},
+			{Request: 3, Text: "100/10", Phonemes: 6, Sentences: 1, AudioSeconds: 1, LatencyMS: 100, FirstAudioMS: 10},
+		}
+		if !reflect.DeepEqual(got.PerRequest, want) {
+			t.Errorf("per-request records\n got %+v\nwant %+v", got.PerRequest, want)
+		}
+	})
 }
 
 // A single-server fake makes open-loop queueing visible: arrivals stay on

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 	"time"
 
@@ -22,6 +24,7 @@ type benchOptions struct {
 	warmup      int
 	compare     string
 	asJSON      bool
+	perRequest  string
 	tuning      gpu.Options // engine knobs to measure; zero values keep the engine's defaults
 }
 
@@ -69,6 +72,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.IntVar(&o.warmup, "warmup", 2, "requests sent first and left out of the figures")
 	f.StringVar(&o.compare, "compare", "", `also run a baseline: "sequential" (one at a time, batch 1, as Piper does)`)
 	f.BoolVar(&o.asJSON, "json", false, "print exactly one JSON object")
+	f.StringVar(&o.perRequest, "per-request", "", "also write one JSON line per measured request to `FILE` (text, phonemes, latency and first audio): what the slow ones have in common")
 	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
 	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window (continuous batching; 0 = the device's default: 256 on webgpu, off elsewhere; -1 = off)")
@@ -115,6 +119,11 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 			return fmt.Errorf("baseline: %w", err)
 		}
 		report.CompareTo(baseline)
+	}
+	if o.perRequest != "" {
+		if err := writeRequestRecords(o.perRequest, report.PerRequest); err != nil {
+			return err
+		}
 	}
 	if o.asJSON {
 		return report.WriteJSON(streams.Out)
@@ -168,6 +177,9 @@ func benchOnce(ctx context.Context, s *settings, con *console, voice string, tex
 			results[i] = rt.engine.Submit(ctx, lv.Model, req)
 		}
 		out := bench.Outcome{Sentences: len(sentences)}
+		for _, sent := range sentences {
+			out.Phonemes += len(sent.IDs)
+		}
 		for i, ch := range results {
 			var res gpu.Result
 			if i == 0 {
@@ -196,4 +208,23 @@ func benchOnce(ctx context.Context, s *settings, con *console, voice string, tex
 	report.Stages = rt.engine.Stats()
 	report.Voice = lv.Voice.Name
 	return report, nil
+}
+
+// writeRequestRecords writes records to path as JSON lines.
+func writeRequestRecords(path string, records []bench.RequestRecord) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing per-request records: %w", err)
+	}
+	enc := json.NewEncoder(f)
+	for _, r := range records {
+		if err := enc.Encode(r); err != nil {
+			f.Close()
+			return fmt.Errorf("writing per-request records to %s: %w", path, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing per-request records to %s: %w", path, err)
+	}
+	return nil
 }

@@ -264,3 +264,54 @@ func TestSynthLengthScaleStretchesSpeech(t *testing.T) {
 		t.Errorf("length ratio %.2f (%d vs %d samples), want about 1.5", ratio, lengths["1.5"], lengths["1"])
 	}
 }
+
+// bench's JSON report counts the measured requests, and --per-request writes one line for each, in order, with what
+// it said and how long it took.
+func TestBenchPerRequestRecords(t *testing.T) {
+	dir := isolate(t)
+	needORT(t)
+	texts := filepath.Join(dir, "texts.txt")
+	if err := os.WriteFile(texts, []byte("Hello there.\nA second, longer text to say. And a third sentence.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	records := filepath.Join(dir, "requests.jsonl")
+	r := run(t, "", "bench", "--texts", texts, "--voice", tinyVoice, "--requests", "3", "--warmup", "1",
+		"--concurrency", "1", "--json", "--per-request", records, "-q")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	var report struct {
+		Requests, Sentences int
+	}
+	if err := json.Unmarshal([]byte(r.out), &report); err != nil {
+		t.Fatalf("report is not one JSON object: %v\n%s", err, r.out)
+	}
+	if report.Requests != 3 || report.Sentences != 1+2+1 {
+		t.Errorf("report: %d requests, %d sentences; want 3 and 4", report.Requests, report.Sentences)
+	}
+	data, err := os.ReadFile(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d per-request lines, want 3:\n%s", len(lines), data)
+	}
+	for i, line := range lines {
+		var rec struct {
+			Request, Phonemes, Sentences int
+			Text                         string
+			AudioSeconds                 float64 `json:"audio_seconds"`
+			LatencyMS                    float64 `json:"latency_ms"`
+			FirstAudioMS                 float64 `json:"first_audio_ms"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %d: %v: %s", i+1, err, line)
+		}
+		wantText := []string{"Hello there.", "A second, longer text to say. And a third sentence.", "Hello there."}[i]
+		if rec.Request != i || rec.Text != wantText || rec.Phonemes < 10 || rec.AudioSeconds < 0.3 ||
+			rec.FirstAudioMS <= 0 || rec.FirstAudioMS > rec.LatencyMS {
+			t.Errorf("line %d: %s", i+1, line)
+		}
+	}
+}
