@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"reflect"
 	"testing/synctest"
 	"time"
 )
