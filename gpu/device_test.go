@@ -59,3 +59,76 @@ func TestOnDevice(t *testing.T) {
 		})
 	}
 }
+
+// TestOnDeviceTextPart: a Piper voice's text part as the GPU runs it (its LayerNorms fused, layernorm.go, and the
+// device's kernels) gives what the CPU gives for the voice's own graph, durations included (they set each
+// sentence's length).
+func TestOnDeviceTextPart(t *testing.T) {
+	device := Device(os.Getenv("TTSGEN_TEST_DEVICE"))
+	if device == "" {
+		t.Skip("TTSGEN_TEST_DEVICE is not set: no GPU to check")
+	}
+	needORT(t)
+	for _, v := range []struct{ name, path string }{
+		{"piper-shaped", piperShapedVoicePath},
+		{"piper-medium-shaped", os.Getenv("TTSGEN_TEST_PIPER_MEDIUM")},
+	} {
+		if v.path == "" {
+			continue
+		}
+		t.Run(v.name, func(t *testing.T) {
+			graph, io, err := prepareGraph(readVoice(t, v.path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sv, err := splitGraph(graph, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut, err := cutText(sv.acoustic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			onGPU, fused, err := fuseLayerNorms(cut.text)
+			if err != nil || fused == 0 {
+				t.Fatalf("fused %d LayerNorms, err %v", fused, err)
+			}
+			rng := rand.New(rand.NewPCG(23, 24))
+			in := batchInput{size: 4, width: 120, lengths: []int64{120, 37, 80, 9}, scales: deterministic}
+			for i := range in.size {
+				in.ids = append(in.ids, sentence(rng, int(in.lengths[i]))...)
+				in.ids = append(in.ids, make([]int64, in.width-int(in.lengths[i]))...)
+			}
+			inputs := acousticInputs(in, io)
+			var outs [2][]tensor
+			for i, run := range []struct {
+				graph  []byte
+				device Device
+			}{{cut.text, DeviceCPU}, {onGPU, device}} {
+				r, err := ortBackend{}.newGraphRunner(run.graph, cut.textInputs, cut.boundary, run.device, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.close()
+				if outs[i], err = r.runGraph(inputs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, name := range cut.boundary {
+				want, got := outs[0][i], outs[1][i]
+				if want.f32 == nil {
+					continue
+				}
+				scale := 0.0
+				for _, x := range want.f32 {
+					scale = max(scale, math.Abs(float64(x)))
+				}
+				d := maxAbsDiff(got.f32, want.f32)
+				t.Logf("%s: %d LayerNorms fused; %s: max difference %.2g (largest value %.3g)", v.name, fused, name, d, scale)
+				if d > 1e-3*max(scale, 1) {
+					t.Errorf("%s differs from the CPU's by %.2g", name, d)
+				}
+			}
+		})
+	}
+}

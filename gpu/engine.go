@@ -551,6 +551,9 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 	if graph, err = e.rewriteUpsampling(name, graph, e.device); err != nil {
 		return nil, err
 	}
+	if e.device != DeviceCPU {
+		graph = gpuGraph(graph)
+	}
 	for i := range e.sessionsPerModel {
 		r, err := e.backend.newRunner(graph, io, e.device, e.threadsPerSession)
 		if err != nil {
@@ -594,6 +597,16 @@ func (e *Engine) rewriteUpsampling(name string, graph []byte, d Device) ([]byte,
 		e.logf("gpu: voice %q: %d ConvTranspose node(s) outside what polyphase upsampling covers run as they are", name, left)
 	}
 	return rewritten, nil
+}
+
+// gpuGraph is graph as a GPU session runs it: with its LayerNorms fused (layernorm.go), or as it is where they
+// cannot be.
+func gpuGraph(graph []byte) []byte {
+	fused, _, err := fuseLayerNorms(graph)
+	if err != nil {
+		return graph // not a model fuseLayerNorms can read: the session's creation will say what is wrong with it
+	}
+	return fused
 }
 
 // loadSplit cuts a voice at the decoder's latent, masks the decoder's padding if told to (mask.go), and creates
@@ -651,11 +664,14 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		acousticSessions, acousticDevice, acousticThreads = e.workers, DeviceCPU, 1
 	}
 	for i := range acousticSessions {
-		device, threads := acousticDevice, acousticThreads
+		device, threads, graph := acousticDevice, acousticThreads, voice.acoustic
 		if e.acousticOnCPU && i >= e.acousticCPU { // AcousticGPUWorkers
 			device, threads = e.device, e.threadsPerSession
 		}
-		a, err := e.backend.newGraphRunner(voice.acoustic, voice.acousticInputNames(), voice.acousticOutputs(), device, threads)
+		if device != DeviceCPU {
+			graph = gpuGraph(graph)
+		}
+		a, err := e.backend.newGraphRunner(graph, voice.acousticInputNames(), voice.acousticOutputs(), device, threads)
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("acoustic session on %s: %w", device, err)
@@ -699,8 +715,9 @@ func (e *Engine) loadText(s *splitModel) error {
 		closeGraphRunners(slices.Concat(gpu, cpu))
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	onGPU := gpuGraph(cut.text)
 	for range e.sessionsPerModel {
-		t, err := e.backend.newGraphRunner(cut.text, cut.textInputs, cut.boundary, e.device, e.threadsPerSession)
+		t, err := e.backend.newGraphRunner(onGPU, cut.textInputs, cut.boundary, e.device, e.threadsPerSession)
 		if err != nil {
 			return fail("text part session on "+string(e.device), err)
 		}
