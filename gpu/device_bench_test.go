@@ -112,11 +112,13 @@ func BenchmarkDeviceTransfers(b *testing.B) {
 }
 
 // BenchmarkDeviceDecoder runs full decoder runs of a voice's windows (TTSGEN_TEST_PIPER_MEDIUM, else the default
-// voice) at the engine's run sizes (float32 24 windows, float16 64) and float16 32 windows of twice the frames. Variants: "audio" as the engine runs them;
-// "sum" with the audio summed on the device (the same arithmetic, 4 bytes back); "prealloc" with output tensors made
-// once and reused (ORT copies into them); "unmasked" without padding masks (mask.go); "nchw" with the provider's
-// NCHW layout instead of its default NHWC; "profile" (where TTSGEN_PROBE_PROFILE names a file prefix) with ONNX
-// Runtime's profiler on, masked NHWC and NCHW.
+// voice) as a WebGPU engine runs them (split, masked, polyphase upsampling in its channels-last form), at the
+// engine's run sizes: float32 DefaultDecoderFrames of windows per run, float16 DefaultHalfDecoderFrames. Variants:
+// "audio" as the engine runs them; "sum" with the audio summed on the device (the same arithmetic, 4 bytes back);
+// "prealloc" with output tensors made once and reused (ORT copies into them); "unmasked" without padding masks
+// (mask.go); "post4" with the last Conv (one output channel) given three more channels of zero weights and sliced
+// back to one, to see whether the provider's matrix tiles waste time on a single output channel; "profile" and
+// "profile-post4" (where TTSGEN_PROBE_PROFILE names a file prefix) with ONNX Runtime's profiler on.
 func BenchmarkDeviceDecoder(b *testing.B) {
 	device := benchDevice(b)
 	path := os.Getenv("TTSGEN_TEST_PIPER_MEDIUM")
@@ -127,17 +129,20 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The decoder graph as a WebGPU engine would run it (split, polyphase upsampling), with and without masks.
+	// The decoder graph as a WebGPU engine runs it, with and without masks.
 	decoders := map[bool]splitVoice{}
 	var w windowing
 	for _, masked := range []bool{true, false} {
-		e, err := NewEngine(Options{Device: DeviceCPU, DecoderWindow: DefaultDecoderWindow(DeviceWebGPU), NoPaddingMasks: !masked})
+		e, err := NewEngine(Options{Device: device, NoPaddingMasks: !masked})
 		if err != nil {
 			b.Fatal(err)
 		}
 		m, err := e.Load("probe", voice, ModelConfig{SampleRate: 22050, NumSpeakers: 1})
 		if err != nil {
 			b.Fatal(err)
+		}
+		if m.split == nil {
+			b.Fatal("the voice was not split into decoder windows")
 		}
 		decoders[masked], w = *m.split.voice, m.split.window
 		e.Close()
@@ -149,7 +154,7 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 	for _, run := range []struct {
 		precision    Precision
 		rows, frames int
-	}{{PrecisionFloat32, 24, w.frames}, {PrecisionFloat16, 64, w.frames}, {PrecisionFloat16, 32, 2 * w.frames}} {
+	}{{PrecisionFloat32, DefaultDecoderFrames / w.frames, w.frames}, {PrecisionFloat16, DefaultHalfDecoderFrames / w.frames, w.frames}} {
 		span := run.frames + 2*w.margin
 		rng := rand.New(rand.NewPCG(1, uint64(run.rows)))
 		latent := make([]float32, run.rows*channels*span)
@@ -161,13 +166,16 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 			mask[i] = 1
 		}
 		for _, variant := range []struct {
-			name, layout string
-			masked       bool
+			name   string
+			masked bool
 		}{
-			{"audio", "", true}, {"sum", "", true}, {"prealloc", "", true}, {"unmasked", "", false},
-			{"nchw", "NCHW", true}, {"unmasked-nchw", "NCHW", false}, {"profile", "", true}, {"profile-nchw", "NCHW", true},
+			{"audio", true}, {"sum", true}, {"prealloc", true}, {"unmasked", false}, {"post4", true},
+			{"profile", true}, {"profile-post4", true},
 		} {
 			sv := decoders[variant.masked]
+			if strings.HasSuffix(variant.name, "post4") {
+				sv.decoder = paddedLastConv(b, sv.decoder)
+			}
 			if run.precision == PrecisionFloat16 {
 				if sv.decoder, err = halfPrecision(sv.decoder); err != nil {
 					b.Fatal(err)
@@ -178,9 +186,6 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 				graph, output = summedOutput(b, sv.decoder), "audio_sum"
 			}
 			backend := ortBackend{providerOptions: map[string]string{}}
-			if variant.layout != "" {
-				backend.providerOptions["ep.webgpuexecutionprovider.preferredLayout"] = variant.layout
-			}
 			if strings.HasPrefix(variant.name, "profile") {
 				if backend.profilePrefix = os.Getenv("TTSGEN_PROBE_PROFILE"); backend.profilePrefix == "" {
 					continue
@@ -221,6 +226,52 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 			})
 		}
 	}
+}
+
+// paddedLastConv gives decoder's one-output-channel Conv (HiFi-GAN's conv_post) three more output channels of
+// zero weights and bias and slices its output back to the first channel: the same audio.
+func paddedLastConv(b *testing.B, decoder []byte) []byte {
+	var g onnx.ModelProto
+	if err := proto.Unmarshal(decoder, &g); err != nil {
+		b.Fatal(err)
+	}
+	inits := map[string]*onnx.TensorProto{}
+	for _, t := range g.Graph.Initializer {
+		inits[t.GetName()] = t
+	}
+	for i, n := range g.Graph.Node {
+		if n.GetOpType() != "Conv" || len(n.GetInput()) < 2 || inits[n.GetInput()[1]] == nil || inits[n.GetInput()[1]].GetDims()[0] != 1 {
+			continue
+		}
+		widen := func(name string) {
+			t := inits[name]
+			v, ok := floatData(t)
+			if !ok {
+				b.Fatalf("%s: not float data", name)
+			}
+			dims := append([]int64{4}, t.GetDims()[1:]...)
+			g.Graph.Initializer = append(g.Graph.Initializer, floatInit(name+"/x4", append(v, make([]float32, 3*len(v))...), dims...))
+		}
+		widen(n.GetInput()[1])
+		n.Input[1] += "/x4"
+		if len(n.GetInput()) > 2 {
+			widen(n.GetInput()[2])
+			n.Input[2] += "/x4"
+		}
+		out := n.GetOutput()[0]
+		n.Output[0] = out + "/x4"
+		g.Graph.Initializer = append(g.Graph.Initializer, intInit(out+"/starts", 0), intInit(out+"/ends", 1), intInit(out+"/axes", 1))
+		slice := &onnx.NodeProto{Name: n.GetName() + "/first", OpType: "Slice",
+			Input: []string{out + "/x4", out + "/starts", out + "/ends", out + "/axes"}, Output: []string{out}}
+		g.Graph.Node = append(g.Graph.Node[:i+1], append([]*onnx.NodeProto{slice}, g.Graph.Node[i+1:]...)...)
+		data, err := proto.Marshal(&g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return data
+	}
+	b.Fatal("no Conv with one output channel in the decoder")
+	return nil
 }
 
 // summedOutput is decoder with its audio summed into "audio_sum" [1,1,1].

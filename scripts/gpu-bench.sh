@@ -72,7 +72,12 @@ for p in sys.argv[1:]:
     for e in api:
         op=re.split(r"[:\[]",(e.get("args") or {}).get("cache_key","?"))[0]; by[op]+=e["dur"]; cnt[op]+=1
     print("== %s: %d runs, wall %.2f ms/run, GPU %.2f ms/run, %d dispatches/run" % (p.split("/")[-1], n, sum(runs)/n/1000, sum(by.values())/n/1000, len(api)/n))
-    for op,us in by.most_common(12): print("   %-28s %8.3f ms/run %6.1f dispatches/run" % (op, us/n/1000, cnt[op]/n))' $prof/*.json >> "$results/$name.profiles.txt" 2>&1
+    for op,us in by.most_common(12): print("   %-28s %8.3f ms/run %6.1f dispatches/run" % (op, us/n/1000, cnt[op]/n))
+    # The same by whole program key (its shapes and variant: which Conv of the graph it is).
+    byk=collections.Counter(); cntk=collections.Counter()
+    for e in api:
+        k=(e.get("args") or {}).get("cache_key","?"); byk[k]+=e["dur"]; cntk[k]+=1
+    for k,us in byk.most_common(16): print("   %8.3f ms/run %5.1f/run  %s" % (us/n/1000, cntk[k]/n, k[:230]))' $prof/*.json >> "$results/$name.profiles.txt" 2>&1
   fi
   pack; grep -E "^Benchmark|FAIL|panic|Error" "$results/$name.txt" | cut -c1-200 | head -60
 }
@@ -378,6 +383,25 @@ run pmv_m_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --
 run pmv_m_first16_w128 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16 $W128
 run wg_m_def        60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_m_def_w128   60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 $W128
+# Seventh session, one call (BIN=ttsgen-prev.bin: the session's first commit, f93a5e7, before LayerNorm fusion;
+# both binaries embed the tiny voice, the default voice comes from the tree as $DV). Correctness on the device (the
+# text part with fused LayerNorms against the CPU's); first audio, with each request's record; the defaults; the
+# decoder's GPU time by program; the machine's own scaling beside the CPU engine's.
+REQ() { echo "--per-request $results/$1.requests.jsonl"; }
+check dev_check_n 150 TestOnDevice
+run pmv_n_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_n_first32)
+BIN=ttsgen-prev.bin run pmv_n_first32_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_n_first32_prev)
+run pmv_n_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_n_first16)
+BIN=ttsgen-prev.bin run pmv_n_first16_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_n_first16_prev)
+run pmv_n_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+BIN=ttsgen-prev.bin run pmv_n_32_prev 60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_n_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+BIN=ttsgen-prev.bin run pmv_n_16_prev 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run wg_n_def        60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
+PROBE_RUNS=10 probe probe_dec_n 150 'DeviceDecoder/fp(32|16)/(audio|post4|profile)'
+PROBE_RUNS=1 probe probe_cpu_n 90 'MachineScaling'
+run cpu_n_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
+run cpu_n_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
