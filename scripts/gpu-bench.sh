@@ -393,6 +393,11 @@ run pmv_n_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --
 BIN=ttsgen-prev.bin run pmv_n_first32_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_n_first32_prev)
 run pmv_n_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_n_first16)
 BIN=ttsgen-prev.bin run pmv_n_first16_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_n_first16_prev)
+# Where a one-sentence request's time goes: each session's runs, from ONNX Runtime's profiler.
+run pmv_n_first32_prof 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 20 --warmup 4 --ort-profile /tmp/prof_first/p
+if ls /tmp/prof_first/*.json >/dev/null 2>&1; then
+  python3 scripts/ort-profile-summary.py /tmp/prof_first/*.json > "$results/pmv_n_first32_prof.profiles.txt" 2>&1; rm -rf /tmp/prof_first; pack
+fi
 run pmv_n_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 BIN=ttsgen-prev.bin run pmv_n_32_prev 60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_n_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
