@@ -320,32 +320,40 @@ func (e *Engine) decode(m *Model, worker int, latent, mask []float32, speakers [
 
 // warmUp runs a split voice once at every decoder run size on a GPU, so that the provider compiles its kernels for
 // those shapes at Load rather than during the first requests (first audio measured 47 ms p99 for unseen shapes,
-// 22 ms for seen ones on the H200). The latent's channel count comes from one acoustic run of a short sentence.
+// 22 ms for seen ones on the H200). The parts before the decoder run on a batch of one sentence and one of two: the
+// provider's programs differ between a batch dimension of 1 and more (broadcasting), not between 2 and 32, and a
+// request's first batch of two sentences took 87-227 ms more on the H200 while they compiled. The latent's channel
+// count comes from those runs.
 func (e *Engine) warmUp(m *Model) error {
-	in := batchInput{size: 1, width: 3, ids: []int64{1, 0, 2}, lengths: []int64{3}, scales: Scales{Length: 1}}
-	if m.io.hasSpeaker {
-		in.speakers = []int64{0}
-	}
-	inputs := acousticInputs(in, m.split.voice.io)
-	var err error
-	if m.split.text != nil {
-		// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is the
-		// GPU's run that is warmed up and checked.
-		if inputs, _, err = m.split.runText(len(m.split.textCPU), inputs); err != nil {
-			return err
+	var out []tensor
+	for size := 1; size <= 2; size++ {
+		in := batchInput{size: size, width: 3, scales: Scales{Length: 1}}
+		for range size {
+			in.ids, in.lengths = append(in.ids, 1, 0, 2), append(in.lengths, 3)
+			if m.io.hasSpeaker {
+				in.speakers = append(in.speakers, 0)
+			}
 		}
-	}
-	out, err := m.split.acoustic[0].runGraph(inputs)
-	if err != nil {
-		return fmt.Errorf("acoustic part: %w", err)
-	}
-	if m.split.flow != nil {
-		if out, err = m.split.runFlow(0, out); err != nil {
-			return fmt.Errorf("flow: %w", err)
+		inputs := acousticInputs(in, m.split.voice.io)
+		var err error
+		if m.split.text != nil {
+			// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is
+			// the GPU's run that is warmed up and checked.
+			if inputs, _, err = m.split.runText(len(m.split.textCPU), inputs); err != nil {
+				return err
+			}
 		}
-	}
-	if len(out[0].shape) != 3 {
-		return fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)
+		if out, err = m.split.acoustic[0].runGraph(inputs); err != nil {
+			return fmt.Errorf("acoustic part: %w", err)
+		}
+		if m.split.flow != nil {
+			if out, err = m.split.runFlow(0, out); err != nil {
+				return fmt.Errorf("flow: %w", err)
+			}
+		}
+		if len(out[0].shape) != 3 {
+			return fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)
+		}
 	}
 	channels := int(out[0].shape[1])
 	for rows := 1; ; rows = e.decoderRows(rows + 1) {

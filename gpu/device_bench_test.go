@@ -290,3 +290,66 @@ func summedOutput(b *testing.B, decoder []byte) []byte {
 	}
 	return summed
 }
+
+// BenchmarkDeviceAcoustic times the GPU runs before the decoder as a WebGPU engine makes them for a voice
+// (TTSGEN_TEST_PIPER_MEDIUM, else the default voice): its text part (encoder and duration predictor, LayerNorms
+// fused) on one sentence of ~100 ids, as a one-sentence request runs it, and on a batch of 16; its flow on the
+// same batches. Variant "profile" (where TTSGEN_PROBE_PROFILE names a file prefix) turns ONNX Runtime's profiler on
+// for the engine's sessions, whose GPU timestamps say how much of a run is the device's own work.
+func BenchmarkDeviceAcoustic(b *testing.B) {
+	device := benchDevice(b)
+	path := os.Getenv("TTSGEN_TEST_PIPER_MEDIUM")
+	if path == "" {
+		path = "../voices/default/en_US-ttsgen-medium.onnx"
+	}
+	voice, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, variant := range []string{"plain", "profile"} {
+		opts := Options{Device: device}
+		if variant == "profile" {
+			if opts.ProfilePrefix = os.Getenv("TTSGEN_PROBE_PROFILE"); opts.ProfilePrefix == "" {
+				continue
+			}
+			opts.ProfilePrefix += "_acoustic"
+		}
+		e, err := NewEngine(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := e.Load("probe", voice, ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := m.split
+		if s == nil || s.text == nil {
+			b.Fatal("the voice was not split, or its text part not cut")
+		}
+		gpuWorker := len(s.textCPU) // past the CPU workers: runText runs on the GPU
+		rng := rand.New(rand.NewPCG(5, 5))
+		for _, size := range []int{1, 16} {
+			in := batchInput{size: size, width: 101, scales: Scales{Length: 1, Noise: 0.667, NoiseW: 0.8}}
+			for range size {
+				in.ids = append(in.ids, sentence(rng, 49)...)
+				in.lengths = append(in.lengths, 101)
+			}
+			inputs := acousticInputs(in, m.io)
+			mid, _, err := s.runText(gpuWorker, inputs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			acoustic, err := s.acoustic[0].runGraph(mid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/text/%dx101", variant, size), func(b *testing.B) {
+				timeRuns(b, func() error { _, _, err := s.runText(gpuWorker, inputs); return err })
+			})
+			b.Run(fmt.Sprintf("%s/flow/%dx%d", variant, size, acoustic[0].shape[2]), func(b *testing.B) {
+				timeRuns(b, func() error { _, err := s.runFlow(0, acoustic); return err })
+			})
+		}
+		e.Close()
+	}
+}

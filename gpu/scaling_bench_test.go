@@ -16,9 +16,9 @@ import (
 // (16 single-thread sessions on the H200 machine ran at 62-77% of 16 x one session): each workload runs on one
 // locked thread alone, then on one per core at once, and reports the per-thread rate with every core busy as a
 // fraction of the rate alone. "arith" is register arithmetic (what clock speed alone does); "stream" reads a
-// private 64 MiB buffer (memory bandwidth); "conv-cache" and "conv-dram" are one ONNX Runtime Conv of a HiFi-GAN's
-// last stage (32 channels, kernel 7), single-threaded, on 8,192 samples (1 MiB: cache-resident) and 176,400
-// (8 s of audio, 22 MiB: as the engine's whole-sentence CPU runs). Run with -test.bench MachineScaling
+// private 64 MiB buffer (memory bandwidth); "conv-l2", "conv-cache" and "conv-dram" are one ONNX Runtime Conv of
+// a HiFi-GAN's last stage (32 channels, kernel 7), single-threaded, on 1,024 samples (128 KiB in, 128 out: within
+// a core's L2), 8,192 (1 MiB each) and 176,400 (8 s of audio, 22 MiB each: as the engine's whole-sentence CPU runs). Run with -test.bench MachineScaling
 // -test.benchtime 1x (scripts/gpu-bench.sh's probe).
 func BenchmarkMachineScaling(b *testing.B) {
 	threads := runtime.NumCPU()
@@ -36,6 +36,7 @@ func BenchmarkMachineScaling(b *testing.B) {
 			}
 			return func() float64 { sumFloats(buf); return float64(4 * len(buf)) }, func() {}
 		}},
+		{"conv-l2", func(b *testing.B) (func() float64, func()) { return convUnit(b, 1024, 320) }},
 		{"conv-cache", func(b *testing.B) (func() float64, func()) { return convUnit(b, 8192, 40) }},
 		{"conv-dram", func(b *testing.B) (func() float64, func()) { return convUnit(b, 176400, 2) }},
 	}

@@ -349,11 +349,28 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 	}
 	recorder := &recordingRunner{graphRunner: m.split.decoder[0]}
 	m.split.decoder[0] = recorder
+	// The GPU parts before the decoder: one batch of a sentence, one of two (the provider's programs differ
+	// between a batch dimension of 1 and more).
+	var before []*recordingRunner
+	for _, part := range [][]graphRunner{m.split.flow, m.split.text} {
+		if len(part) > 0 {
+			before = append(before, &recordingRunner{graphRunner: part[0]})
+			part[0] = before[len(before)-1]
+		}
+	}
 	if err := e.warmUp(m); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(recorder.sizes); got != "[1 2 4]" {
 		t.Errorf("warm-up ran the decoder at %s windows, want [1 2 4] (every run size up to DecoderBatch 4)", got)
+	}
+	for _, r := range before {
+		if got := fmt.Sprint(r.sizes); got != "[1 2]" {
+			t.Errorf("warm-up ran a GPU part before the decoder on batches of %s sentences, want [1 2]", got)
+		}
+	}
+	if want := map[bool]int{true: 1}[m.split.flow != nil] + map[bool]int{true: 1}[text != DeviceCPU]; len(before) != want {
+		t.Errorf("%d GPU parts before the decoder, want %d", len(before), want)
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(13, 14)), 6, func(i int) int { return 4 + 7*i })
 	sameAudio(t, "whole-sentence audio", submitTogether(t, e, m, sentences), audio, 1e-4)
