@@ -407,6 +407,23 @@ PROBE_RUNS=10 probe probe_dec_n 150 'DeviceDecoder/fp(32|16)/(audio|post4|profil
 PROBE_RUNS=1 probe probe_cpu_n 90 'MachineScaling'
 run cpu_n_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
 run cpu_n_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
+# Second call (commit: warm-up on batches of one and two sentences): first audio and the defaults against the
+# session's first commit again (each pair in the other order this time); the text part's and flow's runs taken apart.
+run pmv_o_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_o_first32)
+BIN=ttsgen-prev.bin run pmv_o_first32_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_o_first32_prev)
+run pmv_o_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_o_first16)
+BIN=ttsgen-prev.bin run pmv_o_first16_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_o_first16_prev)
+mkdir -p /tmp/prof_first
+run pmv_o_first32_prof 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 20 --warmup 4 --ort-profile /tmp/prof_first/p
+if ls /tmp/prof_first/*.json >/dev/null 2>&1; then
+  python3 scripts/ort-profile-summary.py /tmp/prof_first/*.json > "$results/pmv_o_first32_prof.profiles.txt" 2>&1; rm -rf /tmp/prof_first; pack
+fi
+BIN=ttsgen-prev.bin run pmv_o_32_prev 60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_o_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+BIN=ttsgen-prev.bin run pmv_o_16_prev 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_o_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+PROBE_RUNS=10 probe probe_ac_o 150 'DeviceAcoustic'
+PROBE_RUNS=1 probe probe_cpu_o 60 'MachineScaling/(arith|conv-l2)'
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
