@@ -599,14 +599,15 @@ func (e *Engine) rewriteUpsampling(name string, graph []byte, d Device) ([]byte,
 	return rewritten, nil
 }
 
-// gpuGraph is graph as a GPU session runs it: with its LayerNorms fused (layernorm.go), or as it is where they
-// cannot be.
+// gpuGraph is graph as a GPU session runs it: with its LayerNorms fused (layernorm.go) and its additions of zeros
+// dropped (zeros.go), where either applies. A graph neither can read is left to the session's creation to report.
 func gpuGraph(graph []byte) []byte {
-	fused, _, err := fuseLayerNorms(graph)
-	if err != nil {
-		return graph // not a model fuseLayerNorms can read: the session's creation will say what is wrong with it
+	for _, rewrite := range []func([]byte) ([]byte, int, error){fuseLayerNorms, dropZeroAdds} {
+		if rewritten, _, err := rewrite(graph); err == nil {
+			graph = rewritten
+		}
 	}
-	return fused
+	return graph
 }
 
 // loadSplit cuts a voice at the decoder's latent, masks the decoder's padding if told to (mask.go), and creates
@@ -682,7 +683,11 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		// Made at their first run (on a GPU, Load's warm-up), when the acoustic part's outputs say the ranks of the
 		// flow's inputs (rankedRunner).
 		for range e.sessionsPerModel {
-			s.flow = append(s.flow, newRankedRunner(voice.flow, voice.flowInputs, func(graph []byte) (graphRunner, error) {
+			flow := voice.flow
+			if e.device != DeviceCPU {
+				flow = gpuGraph(flow)
+			}
+			s.flow = append(s.flow, newRankedRunner(flow, voice.flowInputs, func(graph []byte) (graphRunner, error) {
 				f, err := e.backend.newGraphRunner(graph, voice.flowInputs, []string{outputLatent}, e.device, e.threadsPerSession)
 				if err != nil {
 					return nil, fmt.Errorf("flow session: %w", err)
