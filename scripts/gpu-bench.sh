@@ -424,6 +424,21 @@ BIN=ttsgen-prev.bin run pmv_o_16_prev 60 $V --concurrency 256 --requests 1000 --
 run pmv_o_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 PROBE_RUNS=10 probe probe_ac_o 150 'DeviceAcoustic'
 PROBE_RUNS=1 probe probe_cpu_o 60 'MachineScaling/(arith|conv-l2)'
+# Third call (commit: additions of zeros dropped from GPU graphs), against the commit before it (3d20143) as
+# ttsgen-prev.bin; the machine-scaling probe with its Convs on tensors made once.
+check dev_check_p 100 TestOnDevice
+run pmv_p_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+BIN=ttsgen-prev.bin run pmv_p_32_prev 60 $V --concurrency 256 --requests 1000 --warmup 8
+BIN=ttsgen-prev.bin run pmv_p_32_prev2 60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_p_32b       60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_p_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+BIN=ttsgen-prev.bin run pmv_p_16_prev 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_p_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_p_first32)
+run wg_p_def        60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
+PROBE_RUNS=10 probe probe_ac_p 150 'DeviceAcoustic/plain'
+PROBE_RUNS=1 probe probe_cpu_p 90 'MachineScaling'
+run cpu_p_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
+run cpu_p_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
