@@ -320,42 +320,21 @@ func (e *Engine) decode(m *Model, worker int, latent, mask []float32, speakers [
 
 // warmUp runs a split voice once at every decoder run size on a GPU, so that the provider compiles its kernels for
 // those shapes at Load rather than during the first requests (first audio measured 47 ms p99 for unseen shapes,
-// 22 ms for seen ones on the H200). The parts before the decoder run on a batch of one sentence and one of two: the
-// provider's programs differ between a batch dimension of 1 and more (broadcasting), not between 2 and 32, and a
-// request's first batch of two sentences took 87-227 ms more on the H200 while they compiled. The latent's channel
-// count comes from those runs.
+// 22 ms for seen ones on the H200). The provider's programs depend on a few properties of a shape, not its sizes:
+// a dimension of 1 or more (broadcasting; a request's first batch of two sentences took 87-227 ms more on the H200
+// while they compiled), and a matrix dimension's divisibility by 4 (vector loads) and by 32 (whole tiles). So the
+// parts before the decoder run on batches of one and two sentences of 3, 4 and 32 ids; the latent's channel count
+// comes from those runs.
 func (e *Engine) warmUp(m *Model) error {
-	var out []tensor
+	var channels int
 	for size := 1; size <= 2; size++ {
-		in := batchInput{size: size, width: 3, scales: Scales{Length: 1}}
-		for range size {
-			in.ids, in.lengths = append(in.ids, 1, 0, 2), append(in.lengths, 3)
-			if m.io.hasSpeaker {
-				in.speakers = append(in.speakers, 0)
-			}
-		}
-		inputs := acousticInputs(in, m.split.voice.io)
-		var err error
-		if m.split.text != nil {
-			// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is
-			// the GPU's run that is warmed up and checked.
-			if inputs, _, err = m.split.runText(len(m.split.textCPU), inputs); err != nil {
+		for _, width := range []int{3, 4, 32} {
+			var err error
+			if channels, err = e.warmUpAcoustic(m, size, width); err != nil {
 				return err
 			}
 		}
-		if out, err = m.split.acoustic[0].runGraph(inputs); err != nil {
-			return fmt.Errorf("acoustic part: %w", err)
-		}
-		if m.split.flow != nil {
-			if out, err = m.split.runFlow(0, out); err != nil {
-				return fmt.Errorf("flow: %w", err)
-			}
-		}
-		if len(out[0].shape) != 3 {
-			return fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)
-		}
 	}
-	channels := int(out[0].shape[1])
 	for rows := 1; ; rows = e.decoderRows(rows + 1) {
 		span := m.split.window.span()
 		if _, err := e.decode(m, 0, make([]float32, rows*channels*span), make([]float32, rows*span), make([]int64, rows), rows, channels); err != nil {
@@ -365,4 +344,42 @@ func (e *Engine) warmUp(m *Model) error {
 			return nil
 		}
 	}
+}
+
+// warmUpAcoustic runs the parts of a split voice before the decoder on size sentences of width ids and returns the
+// latent's channel count.
+func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err error) {
+	in := batchInput{size: size, width: width, scales: Scales{Length: 1}}
+	ids := make([]int64, width) // Piper's pattern: BOS, then each phoneme followed by a pad, then EOS
+	ids[0], ids[width-1] = 1, 2
+	for i := 1; i < width-1; i += 2 {
+		ids[i] = 14 + int64(i%20)
+	}
+	for range size {
+		in.ids, in.lengths = append(in.ids, ids...), append(in.lengths, int64(width))
+		if m.io.hasSpeaker {
+			in.speakers = append(in.speakers, 0)
+		}
+	}
+	inputs := acousticInputs(in, m.split.voice.io)
+	if m.split.text != nil {
+		// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is
+		// the GPU's run that is warmed up and checked.
+		if inputs, _, err = m.split.runText(len(m.split.textCPU), inputs); err != nil {
+			return 0, err
+		}
+	}
+	out, err := m.split.acoustic[0].runGraph(inputs)
+	if err != nil {
+		return 0, fmt.Errorf("acoustic part: %w", err)
+	}
+	if m.split.flow != nil {
+		if out, err = m.split.runFlow(0, out); err != nil {
+			return 0, fmt.Errorf("flow: %w", err)
+		}
+	}
+	if len(out[0].shape) != 3 {
+		return 0, fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)
+	}
+	return int(out[0].shape[1]), nil
 }

@@ -228,13 +228,15 @@ func testContinuousBatching(t *testing.T, path string) {
 // recordingRunner notes the batch size of every decoder run.
 type recordingRunner struct {
 	graphRunner
-	mu    sync.Mutex
-	sizes []int64
+	mu     sync.Mutex
+	sizes  []int64
+	shapes [][]int64 // of the first input
 }
 
 func (r *recordingRunner) runGraph(inputs []tensor) ([]tensor, error) {
 	r.mu.Lock()
 	r.sizes = append(r.sizes, inputs[0].shape[0])
+	r.shapes = append(r.shapes, inputs[0].shape)
 	r.mu.Unlock()
 	return r.graphRunner.runGraph(inputs)
 }
@@ -349,8 +351,8 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 	}
 	recorder := &recordingRunner{graphRunner: m.split.decoder[0]}
 	m.split.decoder[0] = recorder
-	// The GPU parts before the decoder: one batch of a sentence, one of two (the provider's programs differ
-	// between a batch dimension of 1 and more).
+	// The GPU parts before the decoder: batches of one sentence and of two, of 3, 4 and 32 ids (the provider's
+	// programs differ between a batch dimension of 1 and more, and with a dimension's divisibility by 4 and 32).
 	var before []*recordingRunner
 	for _, part := range [][]graphRunner{m.split.flow, m.split.text} {
 		if len(part) > 0 {
@@ -358,15 +360,21 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 			part[0] = before[len(before)-1]
 		}
 	}
+
 	if err := e.warmUp(m); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(recorder.sizes); got != "[1 2 4]" {
 		t.Errorf("warm-up ran the decoder at %s windows, want [1 2 4] (every run size up to DecoderBatch 4)", got)
 	}
+	if len(m.split.text) > 0 {
+		if got := fmt.Sprint(before[len(before)-1].shapes); got != "[[1 3] [1 4] [1 32] [2 3] [2 4] [2 32]]" {
+			t.Errorf("warm-up ran the text part on ids of shapes %s", got)
+		}
+	}
 	for _, r := range before {
-		if got := fmt.Sprint(r.sizes); got != "[1 2]" {
-			t.Errorf("warm-up ran a GPU part before the decoder on batches of %s sentences, want [1 2]", got)
+		if got := fmt.Sprint(r.sizes); got != "[1 1 1 2 2 2]" {
+			t.Errorf("warm-up ran a GPU part before the decoder on batches of %s sentences, want [1 1 1 2 2 2]", got)
 		}
 	}
 	if want := map[bool]int{true: 1}[m.split.flow != nil] + map[bool]int{true: 1}[text != DeviceCPU]; len(before) != want {
