@@ -424,7 +424,7 @@ BIN=ttsgen-prev.bin run pmv_o_16_prev 60 $V --concurrency 256 --requests 1000 --
 run pmv_o_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 PROBE_RUNS=10 probe probe_ac_o 150 'DeviceAcoustic'
 PROBE_RUNS=1 probe probe_cpu_o 60 'MachineScaling/(arith|conv-l2)'
-# Third call (commit: additions of zeros dropped from GPU graphs), against the commit before it (3d20143) as
+# Third call (additions of zeros dropped from GPU graphs; warm-up on 3, 4 and 32 ids), against 3d20143 as
 # ttsgen-prev.bin; the machine-scaling probe with its Convs on tensors made once.
 check dev_check_p 100 TestOnDevice
 run pmv_p_32        60 $V --concurrency 256 --requests 1000 --warmup 8
