@@ -84,6 +84,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU (default: cpu on webgpu)`)
 	f.StringVar((*string)(&o.tuning.TextDevice), "text-device", "", `engine tuning: with the acoustic part on the CPU, "webgpu" runs its text encoder and duration predictor on the GPU and only the expansion to frames on the CPU; "auto" on the GPU when it is idle, else on the CPU (default: auto on webgpu)`)
 	f.IntVar(&o.tuning.AcousticGPUWorkers, "acoustic-gpu-workers", 0, "engine tuning: with the acoustic part on the CPU, this many more workers run it on the GPU")
+	f.IntVar(&o.tuning.TailTile, "tail-tile", 0, "engine tuning: on the CPU, samples per tile of the decoder's last two upsampling stages' input (0 = 256; -1 = whole sentences)")
 	f.BoolVar(&o.tuning.NoStrips, "no-strips", false, "engine tuning: cut decoder windows from each sentence alone, not from strips of a batch's sentences laid end to end (to measure what strips save)")
 	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
 	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")
@@ -131,9 +132,9 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	return report.WriteTable(streams.Out)
 }
 
-// sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite; one
-// sentence at a time has no padding, so no padding masks either), one session using every core (what ONNX Runtime
-// does by default), one sentence at a time, batch 1, whole sentences, float32.
+// sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite, no tiles;
+// one sentence at a time has no padding, so no padding masks either), one session using every core (what ONNX
+// Runtime does by default), one sentence at a time, batch 1, whole sentences, float32.
 func sequentialEngine(o *gpu.Options) {
 	threads := o.Threads
 	if threads <= 0 {
@@ -141,7 +142,7 @@ func sequentialEngine(o *gpu.Options) {
 	}
 	o.Threads, o.ThreadsPerSession = threads, threads
 	o.MaxBatch, o.InFlight = 1, 1
-	o.Upsampling, o.DecoderWindow = gpu.UpsamplingConvTranspose, -1
+	o.Upsampling, o.DecoderWindow, o.TailTile = gpu.UpsamplingConvTranspose, -1, -1
 	o.Precision = gpu.PrecisionFloat32
 }
 

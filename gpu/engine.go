@@ -95,6 +95,11 @@ type Options struct {
 	// then leaks into its first and last samples, as in Piper's own batches. For measuring what the masks cost,
 	// and for a baseline run the way Piper runs.
 	NoPaddingMasks bool
+	// TailTile is how a CPU engine running one sentence at a time (MaxBatch 1, whole sentences: its default) runs a
+	// voice's decoder: its last two upsampling stages on tiles of this many samples of their input, one tile
+	// after another, so that their tensors stay in the core's cache (tail.go; 0 = DefaultTailTile, -1 = the
+	// whole sentence in one run, as Piper runs it). Ignored elsewhere.
+	TailTile int
 	// NoStrips cuts decoder windows from each sentence alone rather than from strips of an acoustic batch's
 	// sentences laid end to end (window.go): for measuring what strips save.
 	NoStrips bool
@@ -299,6 +304,7 @@ type Engine struct {
 	half              bool   // split voices' flow and decoder compute in float16 (half.go)
 	paddingMasks      bool   // Load masks decoders' padding (mask.go)
 	noStrips          bool   // Options.NoStrips
+	tailTile          int    // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -425,6 +431,9 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		e.sessionsPerModel = e.workers
 		e.maxBatch = cmp.Or(opts.MaxBatch, DefaultCPUMaxBatch)
 		e.maxBatchPhonemes = cmp.Or(opts.MaxBatchPhonemes, DefaultCPUMaxBatchPhonemes)
+		if e.maxBatch == 1 && opts.TailTile >= 0 {
+			e.tailTile = cmp.Or(opts.TailTile, DefaultTailTile)
+		}
 	} else {
 		// One session on the device, shared by InFlight workers: ORT sessions may be run concurrently, and a
 		// second copy of the weights on the device would buy nothing.
@@ -548,6 +557,16 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			e.logf("gpu: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
 		}
 	}
+	if e.tailTile > 0 && e.window.frames == 0 && io.hasFrames {
+		tiled, err := e.loadTiled(name, graph, io)
+		if err == nil {
+			m.runners = tiled
+			return e.register(m)
+		}
+		if !errors.Is(err, errNoDecoder) { // not a VITS voice: nothing to tile, nothing to say
+			e.logf("gpu: voice %q: its decoder runs whole sentences, not tiles: %v", name, err)
+		}
+	}
 	if graph, err = e.rewriteUpsampling(name, graph, e.device); err != nil {
 		return nil, err
 	}
@@ -564,6 +583,40 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 		m.runners = append(m.runners, r)
 	}
 	return e.register(m)
+}
+
+// loadTiled cuts a voice for tiled decoder tails (tail.go) and makes a runner of a head and a tail session for each
+// of the engine's sessions.
+func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, error) {
+	tc, err := cutTail(graph)
+	if err != nil {
+		return nil, err
+	}
+	head, err := e.rewriteUpsampling(name, tc.head, e.device)
+	if err != nil {
+		return nil, err
+	}
+	tail, err := e.rewriteUpsampling(name, tc.tail, e.device)
+	if err != nil {
+		return nil, err
+	}
+	var runners []runner
+	for range e.sessionsPerModel {
+		h, err := e.backend.newGraphRunner(head, io.inputNames(), tc.headOutputs(), e.device, e.threadsPerSession)
+		if err != nil {
+			closeRunners(runners)
+			return nil, fmt.Errorf("head session: %w", err)
+		}
+		t, err := e.backend.newGraphRunner(tail, tc.tailInputs(), []string{outputAudio}, e.device, e.threadsPerSession)
+		if err != nil {
+			h.close()
+			closeRunners(runners)
+			return nil, fmt.Errorf("tail session: %w", err)
+		}
+		tile := (e.tailTile + tc.perFrame - 1) / tc.perFrame * tc.perFrame
+		runners = append(runners, &tiledRunner{head: h, tail: t, io: io, cut: tc, tile: tile})
+	}
+	return runners, nil
 }
 
 // needsPaddingMasks says whether Load masks a voice's decoder (mask.go): only where there is padding (batches of

@@ -246,13 +246,13 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 }
 
 // TestNoMasksWithoutPadding: one sentence at a time (the CPU's default) has no padding, so Load neither probes nor
-// masks the decoder; batches of several do.
+// masks the decoder (its sessions are the tiled decoder's head and tail, tail.go); batches of several do.
 func TestNoMasksWithoutPadding(t *testing.T) {
 	needORT(t)
 	for _, tt := range []struct {
 		maxBatch int
 		want     string
-	}{{1, "[]"}, {2, "[output@cpu/1]"}} { // the probe's decoder session
+	}{{1, "[tail_in+w_ceil@cpu/1 output@cpu/1]"}, {2, "[output@cpu/1]"}} { // the probe's decoder session
 		b := &deviceRecorder{}
 		e, err := newEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: tt.maxBatch}, b)
 		if err != nil {

@@ -30,42 +30,7 @@ func decoderReach(onnxModel []byte) (int, error) {
 	if latent == "" {
 		return 0, errNoDecoder
 	}
-	reach := map[string]float64{latent: 0} // latent frames, one side
-	err := walkDecoder(model.GetGraph(), latent, func(node *onnx.NodeProto, rate int) error {
-		var in float64
-		for _, name := range node.GetInput() {
-			in = max(in, reach[name])
-		}
-		switch node.GetOpType() {
-		case "Conv":
-			k, stride, dilation, padLeft, _ := convGeometry(node)
-			if stride != 1 {
-				return fmt.Errorf("Conv %q has stride %d", node.GetName(), stride)
-			}
-			// Output sample n reads inputs n - padLeft .. n - padLeft + (k-1)*dilation.
-			in += float64(max(padLeft, (k-1)*dilation-padLeft)) / float64(rate)
-		case "ConvTranspose":
-			k, stride, dilation, padLeft, _ := convGeometry(node)
-			if dilation != 1 {
-				return fmt.Errorf("ConvTranspose %q has dilation %d", node.GetName(), dilation)
-			}
-			// Output sample n reads inputs t with t*stride + j - padLeft = n, j < k: t within
-			// (k-1-padLeft)/stride below n/stride and padLeft/stride above, plus one for rounding.
-			in += (float64(max(k-1-padLeft, padLeft))/float64(stride) + 1) / float64(rate)
-		}
-		for _, name := range node.GetOutput() {
-			reach[name] = in
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	final, ok := reach[outputAudio]
-	if !ok {
-		return 0, fmt.Errorf("the output %q does not depend on the decoder's latent", outputAudio)
-	}
-	return int(math.Ceil(final - 1e-9)), nil
+	return reachFrom(model.GetGraph(), latent)
 }
 
 // walkDecoder calls visit, in graph order, for every node that reads a tensor computed from latent, with rate: the
@@ -140,4 +105,45 @@ func convGeometry(node *onnx.NodeProto) (k, stride, dilation, padLeft int, err e
 		return 0, 0, 0, 0, fmt.Errorf("%s %q has no kernel_shape", node.GetOpType(), node.GetName())
 	}
 	return k, stride, dilation, padLeft, nil
+}
+
+// reachFrom works out how many samples of start, on either side, can change an output sample of the graph: the
+// margin a tile of start needs (decoderReach's rule, from any tensor of the decoder).
+func reachFrom(graph *onnx.GraphProto, start string) (int, error) {
+	reach := map[string]float64{start: 0} // samples of start, one side
+	err := walkDecoder(graph, start, func(node *onnx.NodeProto, rate int) error {
+		var in float64
+		for _, name := range node.GetInput() {
+			in = max(in, reach[name])
+		}
+		switch node.GetOpType() {
+		case "Conv":
+			k, stride, dilation, padLeft, _ := convGeometry(node)
+			if stride != 1 {
+				return fmt.Errorf("Conv %q has stride %d", node.GetName(), stride)
+			}
+			// Output sample n reads inputs n - padLeft .. n - padLeft + (k-1)*dilation.
+			in += float64(max(padLeft, (k-1)*dilation-padLeft)) / float64(rate)
+		case "ConvTranspose":
+			k, stride, dilation, padLeft, _ := convGeometry(node)
+			if dilation != 1 {
+				return fmt.Errorf("ConvTranspose %q has dilation %d", node.GetName(), dilation)
+			}
+			// Output sample n reads inputs t with t*stride + j - padLeft = n, j < k: t within
+			// (k-1-padLeft)/stride below n/stride and padLeft/stride above, plus one for rounding.
+			in += (float64(max(k-1-padLeft, padLeft))/float64(stride) + 1) / float64(rate)
+		}
+		for _, name := range node.GetOutput() {
+			reach[name] = in
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	final, ok := reach[outputAudio]
+	if !ok {
+		return 0, fmt.Errorf("the output %q does not depend on %q", outputAudio, start)
+	}
+	return int(math.Ceil(final - 1e-9)), nil
 }
