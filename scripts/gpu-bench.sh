@@ -111,7 +111,7 @@ fi
 # text encoder, flow, "resblock 2" HiFi-GAN of 256 channels; 63 MB like Piper's). The pm_ voice above has the
 # decoder of Piper's "high" quality, not medium's.
 pmv=/tmp/pmv/en_US-pmvits-medium.onnx
-if [[ "$only" == *" pmv_"* || "$only" == *" probe_"* || "$only" == *" dev_check"* ]] && [ ! -s "$pmv" ]; then
+if [[ "$only" == *" pmv_"* || "$only" == *" probe_"* || "$only" == *" dev_check"* || "$only" == "  " ]] && [ ! -s "$pmv" ]; then
   mkdir -p /tmp/pmv && python3 voices/train/piper_shape.py --medium --out "$pmv" > "$results/pmv-export.txt" 2>&1
   grep -v Warning "$results/pmv-export.txt" | tail -n 2 | cut -c1-200
 fi
@@ -439,6 +439,22 @@ PROBE_RUNS=10 probe probe_ac_p 150 'DeviceAcoustic/plain'
 PROBE_RUNS=1 probe probe_cpu_p 90 'MachineScaling'
 run cpu_p_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
 run cpu_p_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
+# Fourth call (commit: tiled decoder tails on the CPU): CPU scaling with tiles (the new default) and without
+# (--tail-tile -1), and the tile size; the default voice (masks itself) and the Piper medium graph (does not).
+NOTILE="--tail-tile -1"
+run cpu_q_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
+run cpu_q_t1_whole  40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 $NOTILE
+run cpu_q_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
+run cpu_q_t16_whole 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 $NOTILE
+run cpu_q_t16_128   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tail-tile 128
+run cpu_q_t16_512   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tail-tile 512
+run cpu_q_t1_b      40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
+run cpu_q_t1_whole_b 40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 $NOTILE
+run cpu_q_vs_seq    90 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --compare sequential
+run pmv_q_cpu_t1    60 $B --voice $pmv --device cpu --threads 1 --concurrency 2 --requests 6 --warmup 1
+run pmv_q_cpu_t1_whole 60 $B --voice $pmv --device cpu --threads 1 --concurrency 2 --requests 6 --warmup 1 $NOTILE
+run pmv_q_cpu_t16   60 $B --voice $pmv --device cpu --threads 16 --concurrency 32 --requests 64 --warmup 2
+run pmv_q_cpu_t16_whole 60 $B --voice $pmv --device cpu --threads 16 --concurrency 32 --requests 64 --warmup 2 $NOTILE
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
