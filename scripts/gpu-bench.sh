@@ -455,6 +455,13 @@ run pmv_q_cpu_t1    60 $B --voice $pmv --device cpu --threads 1 --concurrency 2 
 run pmv_q_cpu_t1_whole 60 $B --voice $pmv --device cpu --threads 1 --concurrency 2 --requests 6 --warmup 1 $NOTILE
 run pmv_q_cpu_t16   60 $B --voice $pmv --device cpu --threads 16 --concurrency 32 --requests 64 --warmup 2
 run pmv_q_cpu_t16_whole 60 $B --voice $pmv --device cpu --threads 16 --concurrency 32 --requests 64 --warmup 2 $NOTILE
+# Fifth call: the same CPU comparison with three times the requests (the fourth call's one-session runs, 8
+# requests, differed by 20% between two runs of one setting).
+run cpu_r_t1        60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
+run cpu_r_t1_whole  60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2 $NOTILE
+PREFIX="taskset -c 0" run cpu_r_t1pin 60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
+run cpu_r_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
+run cpu_r_t16_whole 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 $NOTILE
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
