@@ -37,6 +37,14 @@
 // only per-run overhead, which a full-size voice does not have, while its padding and larger working set cost
 // real work.
 //
+// What keeps 16 sessions from 16 x one is memory traffic: on the H200 machine one ONNX Runtime Conv per core kept
+// 86-87% of its lone speed with every core busy on cache-sized tensors and 67% on an 8-second sentence's
+// (BenchmarkMachineScaling). So a CPU engine running one sentence at a time cuts each VITS voice at the input of
+// its decoder's second-to-last upsampling layer (tail.go): the head runs on the whole sentence, the two largest
+// stages on tiles of TailTile samples of that input with their receptive field as margin, one tile after another,
+// which gives the whole sentence's audio. 16 sessions of the default voice: 183.5x real time against 151.5x whole,
+// 81% of 16 x one session against 67%, a third of the memory (BENCHMARKS.md, seventh session).
+//
 // On a GPU (webgpu, cuda) one session is shared by InFlight workers (default 2), so that packing one batch and
 // unpacking another overlap the device's work; whole-sentence batches are bigger (MaxBatch 16, at most 2,048
 // padded phonemes). ONNX Runtime's WebGPU provider runs one Run at a time per process (its context has one command
@@ -52,7 +60,10 @@
 // sums through the providers' fast Conv kernels, measured faster on CPU and WebGPU. On WebGPU, which runs Conv
 // channels last, the rewrite and the split graphs' declared input ranks let ONNX Runtime cancel the layout
 // Transposes it wraps each Conv in (a Piper decoder kept 19, now 6; its flow 30, now 9): decoder device time 8-21%
-// lower (BENCHMARKS.md, sixth session).
+// lower (BENCHMARKS.md, sixth session). GPU sessions' graphs are also rewritten where ONNX Runtime leaves WebGPU
+// work that the CPU provider does not have: Piper's LayerNorms, exported as nine operators each, are fused into
+// one (layernorm.go: 300 of a text part's dispatches; its run 17.6 ms instead of 22.3), and a WaveNet's skip sum
+// no longer starts from a zero tensor uploaded from the CPU every run (zeros.go: the flow's device time -30%).
 //
 // # Continuous batching (decoder windows)
 //
