@@ -390,6 +390,9 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		}
 	}
 
+	if opts.TailTile < -1 {
+		return nil, fmt.Errorf("gpu: option TailTile is %d; want -1 (off), 0 (default) or more", opts.TailTile)
+	}
 	switch opts.Precision {
 	case "", PrecisionFloat32, PrecisionFloat16:
 	default:
@@ -615,6 +618,18 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 		}
 		tile := (e.tailTile + tc.perFrame - 1) / tc.perFrame * tc.perFrame
 		runners = append(runners, &tiledRunner{head: h, tail: t, io: io, cut: tc, tile: tile})
+	}
+	// One run of a sentence of several frames checks what the graph alone cannot say: that everything the tail
+	// reads from the head runs along the sentence (a tail conditioned on the speaker would not).
+	probe := batchInput{size: 1, width: 32, lengths: []int64{32}, scales: Scales{Length: 1}}
+	probe.ids = make([]int64, 32)
+	probe.ids[0], probe.ids[31] = 1, 2
+	for i := 1; i < 31; i += 2 {
+		probe.ids[i] = 14 + int64(i%20)
+	}
+	if _, err := runners[0].run(probe); err != nil {
+		closeRunners(runners)
+		return nil, fmt.Errorf("a trial run: %w", err)
 	}
 	return runners, nil
 }

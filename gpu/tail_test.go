@@ -3,7 +3,11 @@ package gpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
 )
 
 // tiledAndWhole makes a tiled runner (tiles of tile samples of the tail's input, margin reach unless it is -1) and
@@ -68,7 +72,7 @@ func TestCutTail(t *testing.T) {
 func TestTiledTailMatchesWholeSentence(t *testing.T) {
 	needORT(t)
 	rng := rand.New(rand.NewPCG(15, 16))
-	for _, path := range []string{tinyVoicePath, piperShapedVoicePath} {
+	for _, path := range []string{tinyVoicePath, piperShapedVoicePath, piperShaped3VoicePath} {
 		for _, tile := range []int{16, 40, 256} {
 			t.Run(fmt.Sprintf("%s/tile%d", path, tile), func(t *testing.T) {
 				tiled, whole, _ := tiledAndWhole(t, path, tile, -1)
@@ -76,6 +80,9 @@ func TestTiledTailMatchesWholeSentence(t *testing.T) {
 				for _, n := range []int{3, 17, 40} {
 					ids := sentence(rng, n)
 					in := batchInput{size: 1, width: len(ids), ids: ids, lengths: []int64{int64(len(ids))}, scales: deterministic}
+					if path == piperShaped3VoicePath {
+						in.speakers = []int64{int64(n % 3)}
+					}
 					want, err := whole.run(in)
 					if err != nil {
 						t.Fatal(err)
@@ -123,5 +130,67 @@ func TestTailTilesWhereTheyApply(t *testing.T) {
 				t.Errorf("tiled runner %v, want %v", tiled, tt.tiled)
 			}
 		})
+	}
+}
+
+// speakerScaledTail multiplies the 3-speaker Piper-shaped voice's last upsampling output by a factor of one made
+// from the speaker id: a tail that reads something of the head's that does not run along the sentence.
+func speakerScaledTail(t *testing.T) []byte {
+	t.Helper()
+	model := decodeModel(t, readVoice(t, piperShaped3VoicePath))
+	g := model.GetGraph()
+	var last *onnx.NodeProto
+	for _, n := range g.GetNode() {
+		if n.GetOpType() == "ConvTranspose" {
+			last = n
+		}
+	}
+	out := last.GetOutput()[0]
+	last.Output[0] = out + "/unscaled"
+	g.Initializer = append(g.Initializer, floatInit("speaker/zero", []float32{0}), floatInit("speaker/one", []float32{1}),
+		intInit("speaker/shape", 1, 1, 1))
+	extra := []*onnx.NodeProto{
+		{Name: "speaker/cast", OpType: "Cast", Input: []string{inputSpeaker}, Output: []string{"speaker/f"},
+			Attribute: []*onnx.AttributeProto{{Name: "to", Type: onnx.AttributeProto_INT, I: int64(onnx.TensorProto_FLOAT)}}},
+		{Name: "speaker/mul", OpType: "Mul", Input: []string{"speaker/f", "speaker/zero"}, Output: []string{"speaker/0"}},
+		{Name: "speaker/add", OpType: "Add", Input: []string{"speaker/0", "speaker/one"}, Output: []string{"speaker/1"}},
+		{Name: "speaker/reshape", OpType: "Reshape", Input: []string{"speaker/1", "speaker/shape"}, Output: []string{"speaker/factor"}},
+		{Name: "speaker/scale", OpType: "Mul", Input: []string{out + "/unscaled", "speaker/factor"}, Output: []string{out}},
+	}
+	var nodes []*onnx.NodeProto
+	for _, n := range g.GetNode() {
+		nodes = append(nodes, n)
+		if n == last {
+			nodes = append(nodes, extra...)
+		}
+	}
+	g.Node = nodes
+	data, err := proto.Marshal(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A tail that reads a head tensor not along the sentence fails Load's trial run: the voice runs whole sentences,
+// with a note, and speaks.
+func TestTailTrialRunFallsBack(t *testing.T) {
+	needORT(t)
+	var logs []string
+	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m, err := e.Load("scaled", speakerScaledTail(t), ModelConfig{SampleRate: 22050, NumSpeakers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, tiled := m.runners[0].(*tiledRunner); tiled || len(logs) != 1 || !strings.Contains(logs[0], "a trial run") {
+		t.Errorf("tiled %v, logs %q; want whole sentences and a note of the trial run", tiled, logs)
+	}
+	res := <-e.Submit(t.Context(), m, Request{IDs: sentence(rand.New(rand.NewPCG(1, 2)), 10), Speaker: 1, Scales: deterministic})
+	if res.Err != nil || len(res.Audio) == 0 {
+		t.Errorf("result: %d samples, err %v", len(res.Audio), res.Err)
 	}
 }
