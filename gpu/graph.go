@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -38,6 +39,18 @@ func (io modelIO) outputNames() []string {
 		return []string{outputAudio, outputFrames}
 	}
 	return []string{outputAudio}
+}
+
+// parseModel decodes an ONNX model that has a graph.
+func parseModel(onnxModel []byte) (*onnx.ModelProto, error) {
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(onnxModel, &model); err != nil {
+		return nil, fmt.Errorf("not an ONNX model: %w", err)
+	}
+	if model.GetGraph() == nil {
+		return nil, errors.New("not an ONNX model: no graph")
+	}
+	return &model, nil
 }
 
 // prepareGraph checks that onnxModel is a Piper-format voice and, when the graph has the duration predictor's

@@ -30,15 +30,12 @@ const layerNormOpset = 17
 // 13, where Squeeze, Unsqueeze, Split and ReduceSum took attributes that later became inputs, or with an operator
 // whose meaning changed up to 17) is returned as it is, with 0.
 func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(onnxModel, &model); err != nil {
-		return nil, 0, fmt.Errorf("not an ONNX model: %w", err)
+	model, err := parseModel(onnxModel)
+	if err != nil {
+		return nil, 0, err
 	}
 	g := model.GetGraph()
-	if g == nil {
-		return nil, 0, fmt.Errorf("not an ONNX model: no graph")
-	}
-	opset := defaultOpset(&model)
+	opset := defaultOpset(model)
 	if opset < 13 || slices.ContainsFunc(g.GetNode(), func(n *onnx.NodeProto) bool { return n.GetOpType() == "RoiAlign" }) {
 		return onnxModel, 0, nil
 	}
@@ -147,7 +144,7 @@ func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
 			}
 		}
 	}
-	out, err := proto.Marshal(&model)
+	out, err := proto.Marshal(model)
 	if err != nil {
 		return nil, 0, fmt.Errorf("re-encoding graph with fused LayerNorms: %w", err)
 	}

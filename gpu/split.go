@@ -91,14 +91,11 @@ const flowPrefix = "/flow/"
 // of its flow, when it has one. It needs the duration Ceil node too, since windows are cut from each sentence's
 // own frames.
 func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(onnxModel, &model); err != nil {
-		return nil, fmt.Errorf("not an ONNX model: %w", err)
+	model, err := parseModel(onnxModel)
+	if err != nil {
+		return nil, err
 	}
 	graph := model.GetGraph()
-	if graph == nil {
-		return nil, errors.New("not an ONNX model: no graph")
-	}
 	var latent string
 	latentRank := 0 // unknown
 	inits := map[string]*onnx.TensorProto{}
@@ -129,7 +126,6 @@ func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
 	io := modelIO{hasSpeaker: slices.Contains(inputs, inputSpeaker), hasFrames: true}
 
 	sv := &splitVoice{io: io}
-	var err error
 	var flowIn []string
 	if withFlow {
 		flowIn = flowInputs(graph)
@@ -141,16 +137,16 @@ func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
 			sv.flowInputs = append(sv.flowInputs, fmt.Sprintf("flow_in%d", i))
 			sources[name], toFlow[name] = sv.flowInputs[i], sv.flowInputs[i]
 		}
-		if sv.flow, err = subgraph(&model, map[string]string{latent: outputLatent}, sources); err != nil {
+		if sv.flow, err = subgraph(model, map[string]string{latent: outputLatent}, sources); err != nil {
 			return nil, fmt.Errorf("cutting the flow graph: %w", err)
 		}
-		if sv.acoustic, err = subgraph(&model, toFlow, nil); err != nil {
+		if sv.acoustic, err = subgraph(model, toFlow, nil); err != nil {
 			return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
 		}
-	} else if sv.acoustic, err = subgraph(&model, map[string]string{latent: outputLatent, ceil: outputFrames}, nil); err != nil {
+	} else if sv.acoustic, err = subgraph(model, map[string]string{latent: outputLatent, ceil: outputFrames}, nil); err != nil {
 		return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
 	}
-	decoder, err := cutGraph(&model, map[string]string{outputAudio: outputAudio}, map[string]string{latent: outputLatent}, nil,
+	decoder, err := cutGraph(model, map[string]string{outputAudio: outputAudio}, map[string]string{latent: outputLatent}, nil,
 		map[string]int{latent: latentRank})
 	if err != nil {
 		return nil, fmt.Errorf("cutting the decoder graph: %w", err)

@@ -41,9 +41,9 @@ const tailInput = "tail_in"
 // cutTail cuts a prepared voice graph (with its duration output) at the input of its decoder's second-to-last
 // ConvTranspose, or fails when the decoder has fewer than two or its receptive field cannot be worked out.
 func cutTail(graph []byte) (*tailCut, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(graph, &model); err != nil {
-		return nil, fmt.Errorf("not an ONNX model: %w", err)
+	model, err := parseModel(graph)
+	if err != nil {
+		return nil, err
 	}
 	g := model.GetGraph()
 	latent := ""
@@ -56,7 +56,7 @@ func cutTail(graph []byte) (*tailCut, error) {
 		return nil, errNoDecoder
 	}
 	var ups []*onnx.NodeProto
-	err := walkDecoder(g, latent, func(node *onnx.NodeProto, _ int) error {
+	err = walkDecoder(g, latent, func(node *onnx.NodeProto, _ int) error {
 		if node.GetOpType() == "ConvTranspose" {
 			ups = append(ups, node)
 		}
@@ -122,10 +122,10 @@ func cutTail(graph []byte) (*tailCut, error) {
 		return nil, err
 	}
 	ranks := map[string]int{cut: 3}
-	if tc.head, err = subgraph(&model, headOut, nil); err != nil {
+	if tc.head, err = subgraph(model, headOut, nil); err != nil {
 		return nil, fmt.Errorf("cutting the head: %w", err)
 	}
-	if tc.tail, err = cutGraph(&model, map[string]string{outputAudio: outputAudio}, sources, nil, ranks); err != nil {
+	if tc.tail, err = cutGraph(model, map[string]string{outputAudio: outputAudio}, sources, nil, ranks); err != nil {
 		return nil, fmt.Errorf("cutting the tail: %w", err)
 	}
 	var tail onnx.ModelProto

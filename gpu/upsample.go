@@ -35,14 +35,11 @@ import (
 // and returns the re-encoded model, how many it replaced and how many it left as they are. channelsLast picks the
 // interleave's form (above).
 func rewriteUpsampling(onnxModel []byte, channelsLast bool) (rewritten []byte, replaced, left int, err error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(onnxModel, &model); err != nil {
-		return nil, 0, 0, fmt.Errorf("not an ONNX model: %w", err)
+	model, err := parseModel(onnxModel)
+	if err != nil {
+		return nil, 0, 0, err
 	}
 	graph := model.GetGraph()
-	if graph == nil {
-		return nil, 0, 0, fmt.Errorf("not an ONNX model: no graph")
-	}
 	inits := map[string]*onnx.TensorProto{}
 	for _, init := range graph.GetInitializer() {
 		inits[init.GetName()] = init
@@ -68,7 +65,7 @@ func rewriteUpsampling(onnxModel []byte, channelsLast bool) (rewritten []byte, r
 	}
 	graph.Node = nodes
 	// The original weights may now be unread; ONNX Runtime drops unused initializers itself.
-	out, err := proto.Marshal(&model)
+	out, err := proto.Marshal(model)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("re-encoding graph with polyphase upsampling: %w", err)
 	}

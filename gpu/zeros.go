@@ -19,14 +19,11 @@ import (
 // the zeros' shape, drops the ConstantOfShape nodes nothing reads any more, and returns the re-encoded model and
 // how many it replaced.
 func dropZeroAdds(onnxModel []byte) ([]byte, int, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(onnxModel, &model); err != nil {
-		return nil, 0, fmt.Errorf("not an ONNX model: %w", err)
+	model, err := parseModel(onnxModel)
+	if err != nil {
+		return nil, 0, err
 	}
 	g := model.GetGraph()
-	if g == nil {
-		return nil, 0, fmt.Errorf("not an ONNX model: no graph")
-	}
 	zerosOfShape := map[string]string{} // a ConstantOfShape's output of zeros -> its shape input
 	for _, n := range g.GetNode() {
 		if n.GetOpType() == "ConstantOfShape" && len(n.GetInput()) == 1 && len(n.GetOutput()) == 1 && fillsZeros(n) {
@@ -67,7 +64,7 @@ func dropZeroAdds(onnxModel []byte) ([]byte, int, error) {
 		_, zeros := zerosOfShape[n.GetOutput()[0]]
 		return n.GetOpType() == "ConstantOfShape" && zeros && !read[n.GetOutput()[0]]
 	})
-	out, err := proto.Marshal(&model)
+	out, err := proto.Marshal(model)
 	if err != nil {
 		return nil, 0, fmt.Errorf("re-encoding graph without its zero additions: %w", err)
 	}
