@@ -350,11 +350,7 @@ func (e *Engine) warmUp(m *Model) error {
 // latent's channel count.
 func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err error) {
 	in := batchInput{size: size, width: width, scales: Scales{Length: 1}}
-	ids := make([]int64, width) // Piper's pattern: BOS, then each phoneme followed by a pad, then EOS
-	ids[0], ids[width-1] = 1, 2
-	for i := 1; i < width-1; i += 2 {
-		ids[i] = 14 + int64(i%20)
-	}
+	ids := trialSentence(width)
 	for range size {
 		in.ids, in.lengths = append(in.ids, ids...), append(in.lengths, int64(width))
 		if m.io.hasSpeaker {
@@ -382,4 +378,15 @@ func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err er
 		return 0, fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)
 	}
 	return int(out[0].shape[1]), nil
+}
+
+// trialSentence is width phoneme ids in Piper's pattern (BOS, each phoneme followed by a pad, EOS), for the runs
+// Load makes before any request: warm-ups and trials.
+func trialSentence(width int) []int64 {
+	ids := make([]int64, width)
+	ids[0], ids[width-1] = 1, 2
+	for i := 1; i < width-1; i += 2 {
+		ids[i] = 14 + int64(i%20)
+	}
+	return ids
 }

@@ -621,13 +621,8 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 	}
 	// One run of a sentence of several frames checks what the graph alone cannot say: that everything the tail
 	// reads from the head runs along the sentence (a tail conditioned on the speaker would not).
-	probe := batchInput{size: 1, width: 32, lengths: []int64{32}, scales: Scales{Length: 1}}
-	probe.ids = make([]int64, 32)
-	probe.ids[0], probe.ids[31] = 1, 2
-	for i := 1; i < 31; i += 2 {
-		probe.ids[i] = 14 + int64(i%20)
-	}
-	if _, err := runners[0].run(probe); err != nil {
+	trial := batchInput{size: 1, width: 32, ids: trialSentence(32), lengths: []int64{32}, scales: Scales{Length: 1}}
+	if _, err := runners[0].run(trial); err != nil {
 		closeRunners(runners)
 		return nil, fmt.Errorf("a trial run: %w", err)
 	}
