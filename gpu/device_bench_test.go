@@ -58,6 +58,19 @@ func timeRuns(b *testing.B, run func() error) {
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/run")
 }
 
+// probeVoice reads the voice the benchmarks below measure: TTSGEN_TEST_PIPER_MEDIUM, else the default voice.
+func probeVoice(b *testing.B) []byte {
+	path := os.Getenv("TTSGEN_TEST_PIPER_MEDIUM")
+	if path == "" {
+		path = "../voices/default/en_US-ttsgen-medium.onnx"
+	}
+	voice, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return voice
+}
+
 // transferGraph is one of: "both" (y = x*2, x and y n floats), "up" (y = ReduceSum(x): n floats up, one down),
 // "down" (y = Expand(x, [n]): one float up, n down).
 func transferGraph(kind string, n int64) ([]byte, int64, int64) {
@@ -121,14 +134,7 @@ func BenchmarkDeviceTransfers(b *testing.B) {
 // "profile-post4" (where TTSGEN_PROBE_PROFILE names a file prefix) with ONNX Runtime's profiler on.
 func BenchmarkDeviceDecoder(b *testing.B) {
 	device := benchDevice(b)
-	path := os.Getenv("TTSGEN_TEST_PIPER_MEDIUM")
-	if path == "" {
-		path = "../voices/default/en_US-ttsgen-medium.onnx"
-	}
-	voice, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
+	voice := probeVoice(b)
 	// The decoder graph as a WebGPU engine runs it, with and without masks.
 	decoders := map[bool]splitVoice{}
 	var w windowing
@@ -298,14 +304,7 @@ func summedOutput(b *testing.B, decoder []byte) []byte {
 // for the engine's sessions, whose GPU timestamps say how much of a run is the device's own work.
 func BenchmarkDeviceAcoustic(b *testing.B) {
 	device := benchDevice(b)
-	path := os.Getenv("TTSGEN_TEST_PIPER_MEDIUM")
-	if path == "" {
-		path = "../voices/default/en_US-ttsgen-medium.onnx"
-	}
-	voice, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
+	voice := probeVoice(b)
 	for _, variant := range []string{"plain", "profile"} {
 		opts := Options{Device: device}
 		if variant == "profile" {

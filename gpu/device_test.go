@@ -77,14 +77,7 @@ func TestOnDeviceTextPart(t *testing.T) {
 			continue
 		}
 		t.Run(v.name, func(t *testing.T) {
-			graph, io, err := prepareGraph(readVoice(t, v.path))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sv, err := splitGraph(graph, true)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sv, io := splitVoiceAt(t, v.path)
 			cut, err := cutText(sv.acoustic)
 			if err != nil {
 				t.Fatal(err)
@@ -94,11 +87,7 @@ func TestOnDeviceTextPart(t *testing.T) {
 				t.Fatalf("fused %d LayerNorms, err %v", fused, err)
 			}
 			rng := rand.New(rand.NewPCG(23, 24))
-			in := batchInput{size: 4, width: 120, lengths: []int64{120, 37, 80, 9}, scales: deterministic}
-			for i := range in.size {
-				in.ids = append(in.ids, sentence(rng, int(in.lengths[i]))...)
-				in.ids = append(in.ids, make([]int64, in.width-int(in.lengths[i]))...)
-			}
+			in := paddedBatch(rng, 120, 37, 80, 9)
 			inputs := acousticInputs(in, io)
 			var outs [2][]tensor
 			for i, run := range []struct {

@@ -135,14 +135,7 @@ func TestFuseLayerNormsLeaves(t *testing.T) {
 // acoustic part gives the same outputs for a batch of sentences.
 func TestFuseLayerNormsPiperShaped(t *testing.T) {
 	needORT(t)
-	graph, io, err := prepareGraph(readVoice(t, piperShapedVoicePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := splitGraph(graph, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sv, io := splitVoiceAt(t, piperShapedVoicePath)
 	before := opCounts(t, sv.acoustic)
 	fused, n, err := fuseLayerNorms(sv.acoustic)
 	if err != nil {
@@ -153,11 +146,7 @@ func TestFuseLayerNormsPiperShaped(t *testing.T) {
 			n, before["ReduceMean"], after["ReduceMean"], after["LayerNormalization"])
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	in := batchInput{size: 3, width: 30, lengths: []int64{30, 12, 21}, scales: deterministic}
-	for i := range in.size {
-		in.ids = append(in.ids, sentence(rng, int(in.lengths[i]))...)
-		in.ids = append(in.ids, make([]int64, in.width-int(in.lengths[i]))...)
-	}
+	in := paddedBatch(rng, 30, 12, 21)
 	var outs [2][]tensor
 	for i, g := range [][]byte{sv.acoustic, fused} {
 		r, err := ortBackend{}.newGraphRunner(g, io.inputNames(), sv.acousticOutputs(), DeviceCPU, 1)

@@ -122,6 +122,21 @@ func sentence(rng *rand.Rand, n int) []int64 {
 	return append(ids, 2)
 }
 
+// paddedBatch is a batch of random sentences of the given lengths in phoneme ids (Piper's layout, as sentence's),
+// zero-padded to the longest, with deterministic scales.
+func paddedBatch(rng *rand.Rand, lengths ...int) batchInput {
+	in := batchInput{size: len(lengths), width: slices.Max(lengths), scales: deterministic}
+	for _, n := range lengths {
+		row := make([]int64, in.width)
+		row[0], row[n-1] = 1, 2
+		for j := 1; j < n-1; j += 2 {
+			row[j] = 14 + rng.Int64N(140)
+		}
+		in.ids, in.lengths = append(in.ids, row...), append(in.lengths, int64(n))
+	}
+	return in
+}
+
 // aloneReference makes n random sentences, the i-th of length(i) phonemes, and their audio run alone (batch 1, no
 // noise) on m's first session: what any batched or windowed run of the same sentence must give back.
 func aloneReference(t *testing.T, e *Engine, m *Model, rng *rand.Rand, n int, length func(int) int) ([][]int64, [][]float32) {

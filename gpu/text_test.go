@@ -80,11 +80,7 @@ func TestCutText(t *testing.T) {
 			sm := &splitModel{voice: &splitVoice{io: io, text: cut}, text: []graphRunner{text}}
 
 			rng := rand.New(rand.NewPCG(5, 6))
-			in := batchInput{size: 3, width: 30, lengths: []int64{30, 12, 21}, scales: deterministic}
-			for i := range in.size {
-				in.ids = append(in.ids, sentence(rng, int(in.lengths[i]))...)
-				in.ids = append(in.ids, make([]int64, in.width-int(in.lengths[i]))...)
-			}
+			in := paddedBatch(rng, 30, 12, 21)
 			if io.hasSpeaker {
 				in.speakers = []int64{2, 0, 1}
 			}

@@ -484,7 +484,14 @@ func TestSplitRanks(t *testing.T) {
 // splitPiperShaped cuts the Piper-shaped test voice as a GPU engine with the acoustic part on the CPU does.
 func splitPiperShaped(t *testing.T) *splitVoice {
 	t.Helper()
-	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
+	sv, _ := splitVoiceAt(t, piperShapedVoicePath)
+	return sv
+}
+
+// splitVoiceAt cuts the voice at path as a GPU engine with the acoustic part on the CPU does (flow apart).
+func splitVoiceAt(t *testing.T, path string) (*splitVoice, modelIO) {
+	t.Helper()
+	graph, io, err := prepareGraph(readVoice(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +499,7 @@ func splitPiperShaped(t *testing.T) *splitVoice {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sv
+	return sv, io
 }
 
 // inputRanks lists a graph's inputs with their declared ranks (0: unknown).

@@ -88,24 +88,13 @@ func TestDropZeroAdds(t *testing.T) {
 // The Piper-shaped voice's flow: each WaveNet's zero skip sum is dropped, and the flow gives the same latent.
 func TestDropZeroAddsPiperShapedFlow(t *testing.T) {
 	needORT(t)
-	graph, io, err := prepareGraph(readVoice(t, piperShapedVoicePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := splitGraph(graph, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sv, io := splitVoiceAt(t, piperShapedVoicePath)
 	dropped, n, err := dropZeroAdds(sv.flow)
 	if before, after := opCounts(t, sv.flow)["ConstantOfShape"], opCounts(t, dropped)["ConstantOfShape"]; err != nil || n == 0 || n != before || after != 0 {
 		t.Fatalf("replaced %d of the flow's %d ConstantOfShape, %d left (err %v); want all, none left", n, before, after, err)
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
-	in := batchInput{size: 2, width: 30, lengths: []int64{30, 12}, scales: deterministic}
-	for i := range in.size {
-		in.ids = append(in.ids, sentence(rng, int(in.lengths[i]))...)
-		in.ids = append(in.ids, make([]int64, in.width-int(in.lengths[i]))...)
-	}
+	in := paddedBatch(rng, 30, 12)
 	acoustic, err := ortBackend{}.newGraphRunner(sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, 1)
 	if err != nil {
 		t.Fatal(err)
