@@ -390,8 +390,8 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		}
 	}
 
-	if opts.TailTile < -1 {
-		return nil, fmt.Errorf("gpu: option TailTile is %d; want -1 (off), 0 (default) or more", opts.TailTile)
+	if opts.TailTile < -1 || opts.TailTile > maxTailTile {
+		return nil, fmt.Errorf("gpu: option TailTile is %d; want -1 (off), 0 (default) or up to %d", opts.TailTile, maxTailTile)
 	}
 	switch opts.Precision {
 	case "", PrecisionFloat32, PrecisionFloat16:
@@ -619,12 +619,15 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 		tile := (e.tailTile + tc.perFrame - 1) / tc.perFrame * tc.perFrame
 		runners = append(runners, &tiledRunner{head: h, tail: t, io: io, cut: tc, tile: tile})
 	}
-	// One run of a sentence of several frames checks what the graph alone cannot say: that everything the tail
-	// reads from the head runs along the sentence (a tail conditioned on the speaker would not).
-	trial := batchInput{size: 1, width: 32, ids: trialSentence(32), lengths: []int64{32}, scales: Scales{Length: 1}}
-	if _, err := runners[0].run(trial); err != nil {
-		closeRunners(runners)
-		return nil, fmt.Errorf("a trial run: %w", err)
+	// Runs of two sentences of different lengths check what the graph alone cannot say: that everything the tail
+	// reads from the head runs along the sentence, a whole number of samples per frame (a tail conditioned on the
+	// speaker would not; two lengths, so that a size cannot divide both frame counts by chance).
+	for _, width := range []int{32, 47} {
+		trial := batchInput{size: 1, width: width, ids: trialSentence(width), lengths: []int64{int64(width)}, scales: Scales{Length: 1}}
+		if _, err := runners[0].run(trial); err != nil {
+			closeRunners(runners)
+			return nil, fmt.Errorf("a trial run: %w", err)
+		}
 	}
 	return runners, nil
 }

@@ -511,6 +511,11 @@ func TestWorkerLayout(t *testing.T) {
 	if _, err := newEngine(Options{MaxBatch: -1}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "MaxBatch is -1") {
 		t.Errorf("negative MaxBatch: err %v", err)
 	}
+	for _, tile := range []int{-2, maxTailTile + 1} {
+		if _, err := newEngine(Options{TailTile: tile}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("TailTile is %d", tile)) {
+			t.Errorf("TailTile %d: err %v", tile, err)
+		}
+	}
 	for _, opts := range []Options{
 		{Device: DeviceCPU, AcousticDevice: DeviceWebGPU},
 		{Device: DeviceWebGPU, TextDevice: DeviceCUDA},

@@ -28,7 +28,7 @@ const layerNormOpset = 17
 // exponent 2, epsilon, and a rank-1 gamma and beta) by a LayerNormalization node, raising the model's opset to 17
 // if it is lower, and returns the re-encoded model and how many it fused. A model it cannot raise (opset before
 // 13, where Squeeze, Unsqueeze, Split and ReduceSum took attributes that later became inputs, or with an operator
-// whose meaning changed up to 17) is returned as it is, with 0.
+// whose meaning changed up to 17: changesMeaningBy17) is returned as it is, with 0.
 func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
 	model, err := parseModel(onnxModel)
 	if err != nil {
@@ -36,7 +36,7 @@ func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
 	}
 	g := model.GetGraph()
 	opset := defaultOpset(model)
-	if opset < 13 || slices.ContainsFunc(g.GetNode(), func(n *onnx.NodeProto) bool { return n.GetOpType() == "RoiAlign" }) {
+	if opset < 13 || slices.ContainsFunc(g.GetNode(), changesMeaningBy17) {
 		return onnxModel, 0, nil
 	}
 	consts := constantTensors(g)
@@ -149,6 +149,13 @@ func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("re-encoding graph with fused LayerNorms: %w", err)
 	}
 	return out, len(fused), nil
+}
+
+// changesMeaningBy17 says whether node means something else, or is invalid, once its model's opset is raised from
+// 13-16 to 17: RoiAlign (its default coordinate mode changed at 16) and BatchNormalization with the training
+// outputs that opset 14 removed.
+func changesMeaningBy17(n *onnx.NodeProto) bool {
+	return n.GetOpType() == "RoiAlign" || n.GetOpType() == "BatchNormalization" && len(n.GetOutput()) > 1
 }
 
 // defaultOpset is the model's version of the default (ai.onnx) operator set.

@@ -120,6 +120,11 @@ func TestFuseLayerNormsLeaves(t *testing.T) {
 		{"RoiAlign, whose default changed at opset 16", 15, func(g *onnx.GraphProto) {
 			g.Node = append(g.Node, halfTestNode("RoiAlign", []string{"x", "rois", "idx"}, "pooled"))
 		}},
+		{"BatchNormalization's training outputs, gone at opset 14", 13, func(g *onnx.GraphProto) {
+			bn := halfTestNode("BatchNormalization", []string{"x", "s", "b", "m", "v"}, "bn")
+			bn.Output = append(bn.Output, "bn_mean", "bn_var")
+			g.Node = append(g.Node, bn)
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			graph := layerNormTestGraph(t, tt.opset, tt.edit)

@@ -19,6 +19,9 @@ import (
 // the sentence has one. Every tile's middle is then what the whole-sentence tail computes: each output sample
 // reads the same inputs, and at the sentence's own ends the tail's zero padding is the whole run's.
 
+// maxTailTile bounds Options.TailTile (a tile of it is hours of audio: one tile for any sentence).
+const maxTailTile = 1 << 24
+
 // DefaultTailTile is the cut tensor's samples per tile (Piper medium: 32 frames, 8,192 output samples, 1 MiB at the
 // last stage's 32 channels).
 const DefaultTailTile = 256
@@ -174,7 +177,7 @@ func (r *tiledRunner) run(in batchInput) (batchOutput, error) {
 		return batchOutput{}, fmt.Errorf("head gave %d tail input samples, not whole frames of %d", length, pf)
 	}
 	for i, e := range extras {
-		if n := len(e.shape); n == 0 || e.f32 == nil || int(e.shape[n-1])%(length/pf) != 0 {
+		if n := len(e.shape); n == 0 || e.f32 == nil || int(e.shape[n-1]) < length/pf || int(e.shape[n-1])%(length/pf) != 0 {
 			return batchOutput{}, fmt.Errorf("head gave %s of shape %v, not a float tensor along the sentence's %d frames", r.cut.extras[i], e.shape, length/pf)
 		}
 	}

@@ -194,3 +194,20 @@ func TestTailTrialRunFallsBack(t *testing.T) {
 		t.Errorf("result: %d samples, err %v", len(res.Audio), res.Err)
 	}
 }
+
+// Through the engine (its polyphase upsampling, its workers), tiles as small as a frame give each sentence the audio
+// the voice's own whole-sentence run gives.
+func TestEngineTilesMatchWholeSentences(t *testing.T) {
+	needORT(t)
+	for _, path := range []string{tinyVoicePath, piperShapedVoicePath} {
+		t.Run(path, func(t *testing.T) {
+			ref, refModel := voiceEngine(t, path, Options{Threads: 1, TailTile: -1, Upsampling: UpsamplingConvTranspose})
+			sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(17, 18)), 5, func(i int) int { return 2 + 19*i })
+			e, m := voiceEngine(t, path, Options{Threads: 2, TailTile: 8})
+			if _, tiled := m.runners[0].(*tiledRunner); !tiled {
+				t.Fatal("the engine runs whole sentences")
+			}
+			sameAudio(t, "the whole-sentence run", submitTogether(t, e, m, sentences), audio, 1e-5)
+		})
+	}
+}

@@ -61,8 +61,11 @@ func dropZeroAdds(onnxModel []byte) ([]byte, int, error) {
 		read[o.GetName()] = true
 	}
 	g.Node = slices.DeleteFunc(g.Node, func(n *onnx.NodeProto) bool {
+		if n.GetOpType() != "ConstantOfShape" || len(n.GetOutput()) != 1 {
+			return false
+		}
 		_, zeros := zerosOfShape[n.GetOutput()[0]]
-		return n.GetOpType() == "ConstantOfShape" && zeros && !read[n.GetOutput()[0]]
+		return zeros && !read[n.GetOutput()[0]]
 	})
 	out, err := proto.Marshal(model)
 	if err != nil {
