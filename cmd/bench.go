@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -109,6 +110,11 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 		*opts = t
 	}
 	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
+	if o.perRequest != "" && report.PerRequest != nil { // a run whose requests all failed too: their errors are there
+		if werr := writeRequestRecords(o.perRequest, report.PerRequest); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -120,11 +126,6 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 			return fmt.Errorf("baseline: %w", err)
 		}
 		report.CompareTo(baseline)
-	}
-	if o.perRequest != "" {
-		if err := writeRequestRecords(o.perRequest, report.PerRequest); err != nil {
-			return err
-		}
 	}
 	if o.asJSON {
 		return report.WriteJSON(streams.Out)
