@@ -462,6 +462,11 @@ run cpu_r_t1_whole  60 $B $DV --device cpu --threads 1 --concurrency 2 --request
 PREFIX="taskset -c 0" run cpu_r_t1pin 60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
 run cpu_r_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
 run cpu_r_t16_whole 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 $NOTILE
+# Sixth call: the session's last commit (after review fixes), what a user runs, on the GPU and the CPU.
+check dev_check_s 100 TestOnDevice
+smoke smoke_cli_s 90
+run cpu_s_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
+run pmv_s_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_s_first32)
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
