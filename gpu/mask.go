@@ -142,14 +142,9 @@ func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	graph := model.GetGraph()
-	latent := ""
-	for _, node := range graph.GetNode() {
-		if node.GetName() == decoderEntry && len(node.GetInput()) > 0 {
-			latent = node.GetInput()[0]
-		}
-	}
-	if latent == "" {
-		return nil, 0, errNoDecoder
+	latent, err := decoderLatent(graph)
+	if err != nil {
+		return nil, 0, err
 	}
 	ceil := durationCeil(graph)
 	if ceil == "" {

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
 )
 
 // decoderReach works out from a voice graph how many latent frames on either side of a frame can change that
@@ -17,18 +16,13 @@ import (
 // bound: it assumes every tap matters. A graph with a strided Conv or a layer it cannot read is an error, and the
 // caller keeps its default margin.
 func decoderReach(onnxModel []byte) (int, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(onnxModel, &model); err != nil {
-		return 0, fmt.Errorf("not an ONNX model: %w", err)
+	model, err := parseModel(onnxModel)
+	if err != nil {
+		return 0, err
 	}
-	latent := ""
-	for _, node := range model.GetGraph().GetNode() {
-		if node.GetName() == decoderEntry && len(node.GetInput()) > 0 {
-			latent = node.GetInput()[0]
-		}
-	}
-	if latent == "" {
-		return 0, errNoDecoder
+	latent, err := decoderLatent(model.GetGraph())
+	if err != nil {
+		return 0, err
 	}
 	return reachFrom(model.GetGraph(), latent)
 }

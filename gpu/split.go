@@ -17,6 +17,16 @@ const decoderEntry = "/dec/conv_pre/Conv"
 // errNoDecoder: the graph has no VITS decoder that ttsgen knows how to find (not split, nothing to mask).
 var errNoDecoder = fmt.Errorf("no decoder node %q", decoderEntry)
 
+// decoderLatent returns the tensor the graph's decoder reads: decoderEntry's first input.
+func decoderLatent(g *onnx.GraphProto) (string, error) {
+	for _, node := range g.GetNode() {
+		if node.GetName() == decoderEntry && len(node.GetInput()) > 0 {
+			return node.GetInput()[0], nil
+		}
+	}
+	return "", errNoDecoder
+}
+
 // Tensor names of the split graphs.
 const (
 	outputLatent = "latent" // acoustic graph output and decoder graph input: [B, channels, frames]

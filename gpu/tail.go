@@ -49,14 +49,9 @@ func cutTail(graph []byte) (*tailCut, error) {
 		return nil, err
 	}
 	g := model.GetGraph()
-	latent := ""
-	for _, node := range g.GetNode() {
-		if node.GetName() == decoderEntry && len(node.GetInput()) > 0 {
-			latent = node.GetInput()[0]
-		}
-	}
-	if latent == "" {
-		return nil, errNoDecoder
+	latent, err := decoderLatent(g)
+	if err != nil {
+		return nil, err
 	}
 	var ups []*onnx.NodeProto
 	err = walkDecoder(g, latent, func(node *onnx.NodeProto, _ int) error {
