@@ -467,6 +467,15 @@ check dev_check_s 100 TestOnDevice
 smoke smoke_cli_s 90
 run cpu_s_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
 run pmv_s_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_s_first32)
+# Seventh call: 512-frame decoder windows (half the margin frames of 256) at the same frames per run.
+W512="--decoder-window 512"
+run pmv_t_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_t_32_w512   60 $V --concurrency 256 --requests 1000 --warmup 8 $W512
+run pmv_t_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
+run pmv_t_16_w512   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 $W512
+run pmv_t_32_w512b  60 $V --concurrency 256 --requests 1000 --warmup 8 $W512
+run pmv_t_32b       60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_t_first32_w512 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $W512
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
