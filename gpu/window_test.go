@@ -575,3 +575,18 @@ func TestStripGroups(t *testing.T) {
 		}
 	}
 }
+
+// Load's trial sentences are in Piper's pattern and use only phoneme ids every voice has.
+func TestTrialSentence(t *testing.T) {
+	for _, width := range []int{3, 4, 32, 47} {
+		ids := trialSentence(width)
+		if len(ids) != width || ids[0] != 1 || ids[width-1] != 2 {
+			t.Fatalf("width %d: %v", width, ids)
+		}
+		for i, id := range ids[1 : width-1] {
+			if pad := i%2 == 1; pad && id != 0 || !pad && (id < 3 || id > 12) {
+				t.Errorf("width %d: id %d at %d", width, id, i+1)
+			}
+		}
+	}
+}
