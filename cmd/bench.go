@@ -76,7 +76,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.StringVar(&o.perRequest, "per-request", "", "also write one JSON line per measured request to `FILE` (text, phonemes, latency and first audio): what the slow ones have in common")
 	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
-	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window (continuous batching; 0 = the device's default: 256 on webgpu, off elsewhere; -1 = off)")
+	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window (continuous batching; 0 = the device's default: 512 on webgpu, off elsewhere; -1 = off)")
 	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = the voice's receptive field, from its graph)")
 	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, "engine tuning: most decoder windows per run (0 = 3,072 frames of windows per run, 8,192 with --precision fp16)")
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")

@@ -197,15 +197,18 @@ const (
 	// fill a sentence's last window, measured no faster at first (Piper medium graph: 843x against 865x in
 	// float16, 808x against 825x in float32, BENCHMARKS.md fifth session); once WebGPU's layout Transposes were
 	// gone from the decoder (upsample.go), faster: 1,001x and 1,048x against 914x and 968x in float16, 822x and
-	// 870x against 786x and 856x in float32 (two calls, sixth session).
-	DefaultGPUDecoderWindow = 256
+	// 870x against 786x and 856x in float32 (two calls, sixth session). 512-frame windows (margins 5% of the
+	// work instead of 9%, and half the padding past a strip's end) against 256 in one call of the seventh session:
+	// 927x against 849x in float32 (decoder device time -5%), 1,019x against 1,016x in float16; first audio 31 / 40
+	// ms (p50 / p99).
+	DefaultGPUDecoderWindow = 512
 	DefaultDecoderMargin    = 12
-	// DefaultDecoderFrames is how many latent frames of windows (margins aside) a decoder run takes: 12 windows of
-	// 256 frames, 24 of 128, which keeps the largest tensor of a float32 Piper medium decoder inside the provider's
+	// DefaultDecoderFrames is how many latent frames of windows (margins aside) a decoder run takes: 6 windows of
+	// 512 frames, 12 of 256, 24 of 128, which keeps the largest tensor of a float32 Piper medium decoder inside the provider's
 	// buffer cache (above).
 	DefaultDecoderFrames = 3072
 	// DefaultHalfDecoderFrames is DefaultDecoderFrames for a float16 decoder (Precision fp16), whose activations take
-	// half the bytes: 32 windows of 256 frames, 64 of 128 (near 154 MiB at the largest tensor). Measured on the
+	// half the bytes: 16 windows of 512 frames, 32 of 256, 64 of 128 (near 154 MiB at the largest tensor). Measured on the
 	// H200 (Piper medium graph, float16, 128-frame windows): 64 per run 959x and 1,031x against 948x and 920x for
 	// 48; 48 against 24, 765x against 703x; 96 per run fell off the cliff (470x against 914x).
 	DefaultHalfDecoderFrames = 8192

@@ -406,15 +406,15 @@ func TestDeviceDefaults(t *testing.T) {
 		acousticOnCPU        bool
 		text                 Device
 	}{
-		{Options{Device: DeviceWebGPU, Threads: 4}, 256, 12, 12, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 256, 12, 32, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, DecoderBatch: 8}, 256, 12, 8, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4}, 512, 12, 6, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 512, 12, 16, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, DecoderBatch: 8}, 512, 12, 8, true, DeviceAuto},
 		// Windows per run follow the window: the same frames per run.
 		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 128}, 128, 12, 24, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 128, Precision: PrecisionFloat16}, 128, 12, 64, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 5000}, 5000, 12, 1, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: -1}, 0, 0, 0, false, ""},
-		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 256, 12, 12, false, ""},
+		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 512, 12, 6, false, ""},
 		{Options{Device: DeviceCPU, Threads: 4}, 0, 0, 0, false, ""},
 	} {
 		e, err := newEngine(tt.opts, &deviceRecorder{})
