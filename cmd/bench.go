@@ -49,7 +49,8 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 --texts takes one text per line, or an LJSpeech-style metadata.csv (ID|text|normalized).`,
 		Example: `  ttsgen bench --texts samples/bench.txt --compare sequential
   ttsgen bench --texts samples/bench.txt --concurrency 16 --device webgpu --json
-  ttsgen bench --texts samples/bench.txt --rate 3.3 --requests 80`,
+  ttsgen bench --texts samples/bench.txt --rate 3.3 --requests 80
+  ttsgen bench --texts samples/short.txt --concurrency 1 --per-request requests.jsonl   # which requests were slow`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.texts == "" {
