@@ -136,7 +136,7 @@ func (s *splitModel) runFlow(worker int, acoustic []tensor) ([]tensor, error) {
 			len(acoustic), acoustic[0].shape, n+1)
 	}
 	frames := acoustic[0].shape[2]
-	padded := (frames + flowFrameStep - 1) / flowFrameStep * flowFrameStep
+	padded := roundUp(frames, flowFrameStep)
 	inputs := make([]tensor, n)
 	for i, t := range acoustic[:n] {
 		inputs[i] = t

@@ -606,6 +606,7 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 	if err != nil {
 		return nil, err
 	}
+	tile := roundUp(e.tailTile, tc.perFrame) // tiles and their margins are whole frames (tail.go)
 	var runners []runner
 	for range e.sessionsPerModel {
 		h, err := e.backend.newGraphRunner(head, io.inputNames(), tc.headOutputs(), e.device, e.threadsPerSession)
@@ -619,7 +620,6 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 			closeRunners(runners)
 			return nil, fmt.Errorf("tail session: %w", err)
 		}
-		tile := (e.tailTile + tc.perFrame - 1) / tc.perFrame * tc.perFrame
 		runners = append(runners, &tiledRunner{head: h, tail: t, io: io, cut: tc, tile: tile})
 	}
 	// Runs of two sentences of different lengths check what the graph alone cannot say: that everything the tail
@@ -733,13 +733,17 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	if e.acousticOnCPU {
 		acousticSessions, acousticDevice, acousticThreads = e.workers, DeviceCPU, 1
 	}
+	acousticOnGPU := voice.acoustic // made once, for the sessions on a GPU
+	if acousticDevice != DeviceCPU || e.acousticOnCPU && e.acousticCPU < acousticSessions { // GPU acoustic workers
+		acousticOnGPU = gpuGraph(voice.acoustic)
+	}
 	for i := range acousticSessions {
 		device, threads, graph := acousticDevice, acousticThreads, voice.acoustic
 		if e.acousticOnCPU && i >= e.acousticCPU { // AcousticGPUWorkers
 			device, threads = e.device, e.threadsPerSession
 		}
 		if device != DeviceCPU {
-			graph = gpuGraph(graph)
+			graph = acousticOnGPU
 		}
 		a, err := e.backend.newGraphRunner(graph, voice.acousticInputNames(), voice.acousticOutputs(), device, threads)
 		if err != nil {
@@ -751,11 +755,11 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	if voice.flow != nil {
 		// Made at their first run (on a GPU, Load's warm-up), when the acoustic part's outputs say the ranks of the
 		// flow's inputs (rankedRunner).
+		flow := voice.flow
+		if e.device != DeviceCPU {
+			flow = gpuGraph(flow)
+		}
 		for range e.sessionsPerModel {
-			flow := voice.flow
-			if e.device != DeviceCPU {
-				flow = gpuGraph(flow)
-			}
 			s.flow = append(s.flow, newRankedRunner(flow, voice.flowInputs, func(graph []byte) (graphRunner, error) {
 				f, err := e.backend.newGraphRunner(graph, voice.flowInputs, []string{outputLatent}, e.device, e.threadsPerSession)
 				if err != nil {

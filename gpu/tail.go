@@ -80,7 +80,7 @@ func cutTail(graph []byte) (*tailCut, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the tail's receptive field: %w", err)
 	}
-	tc.reach = (reach + tc.perFrame - 1) / tc.perFrame * tc.perFrame
+	tc.reach = roundUp(reach, tc.perFrame)
 	if durationCeil(g) == "" {
 		return nil, errors.New("no duration Ceil node")
 	}

@@ -32,6 +32,11 @@ type windowing struct {
 
 func (w windowing) span() int { return w.frames + 2*w.margin }
 
+// roundUp is n rounded up to a multiple of step.
+func roundUp[T int | int64](n, step T) T {
+	return (n + step - 1) / step * step
+}
+
 // count is how many windows a strip (or a sentence) of the given number of frames needs.
 func (w windowing) count(frames int) int {
 	return (frames + w.frames - 1) / w.frames
