@@ -733,8 +733,9 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	if e.acousticOnCPU {
 		acousticSessions, acousticDevice, acousticThreads = e.workers, DeviceCPU, 1
 	}
-	acousticOnGPU := voice.acoustic // made once, for the sessions on a GPU
-	if acousticDevice != DeviceCPU || e.acousticOnCPU && e.acousticCPU < acousticSessions { // GPU acoustic workers
+	// The graph for the sessions on a GPU (all of them, or the GPU acoustic workers'), rewritten once.
+	acousticOnGPU := voice.acoustic
+	if acousticDevice != DeviceCPU || e.acousticOnCPU && e.acousticCPU < acousticSessions {
 		acousticOnGPU = gpuGraph(voice.acoustic)
 	}
 	for i := range acousticSessions {
