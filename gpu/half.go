@@ -58,12 +58,7 @@ func halfPrecision(graph []byte) ([]byte, error) {
 	if g == nil || len(g.GetNode()) == 0 {
 		return nil, fmt.Errorf("half precision: no graph nodes in %d bytes", len(graph))
 	}
-	opset := int64(0)
-	for _, o := range model.GetOpsetImport() {
-		if o.GetDomain() == "" || o.GetDomain() == "ai.onnx" {
-			opset = o.GetVersion()
-		}
-	}
+	opset := defaultOpset(&model)
 	if err := checkHalfOps(g); err != nil {
 		return nil, err
 	}

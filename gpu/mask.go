@@ -223,10 +223,8 @@ func maskableModel(data []byte) (*onnx.ModelProto, error) {
 	if err := proto.Unmarshal(data, &model); err != nil {
 		return nil, fmt.Errorf("not an ONNX model: %w", err)
 	}
-	for _, o := range model.GetOpsetImport() {
-		if (o.GetDomain() == "" || o.GetDomain() == "ai.onnx") && o.GetVersion() < 13 {
-			return nil, fmt.Errorf("opset %d is older than 13", o.GetVersion())
-		}
+	if opset := defaultOpset(&model); opset != 0 && opset < 13 { // none (0): left to ONNX Runtime to refuse
+		return nil, fmt.Errorf("opset %d is older than 13", opset)
 	}
 	return &model, nil
 }

@@ -166,12 +166,7 @@ func addLeadingAxis(part []byte, crossing map[string]string, textPart bool) ([]b
 	}
 	graph := model.GetGraph()
 	// Opset 13 moved Unsqueeze's and Squeeze's axes from an attribute to an input.
-	axesInput := false
-	for _, op := range model.GetOpsetImport() {
-		if (op.GetDomain() == "" || op.GetDomain() == "ai.onnx") && op.GetVersion() >= 13 {
-			axesInput = true
-		}
-	}
+	axesInput := defaultOpset(&model) >= 13
 	const axes = "ttsgen_text_axis0"
 	node := func(op, in, out string) *onnx.NodeProto {
 		n := &onnx.NodeProto{Name: "ttsgen_" + op + "_" + out, OpType: op, Input: []string{in}, Output: []string{out}}
