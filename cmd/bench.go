@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ttsgen/ttsgen/atomicfile"
 	"github.com/ttsgen/ttsgen/bench"
 	"github.com/ttsgen/ttsgen/gpu"
 	"github.com/ttsgen/ttsgen/pipeline"
@@ -77,7 +78,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.StringVar(&o.perRequest, "per-request", "", "also write one JSON line per measured request to `FILE` (text, phonemes, latency and first audio): what the slow ones have in common")
 	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
-	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, "engine tuning: frames per decoder window (continuous batching; 0 = the device's default: 512 on webgpu, off elsewhere; -1 = off)")
+	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, fmt.Sprintf("engine tuning: frames per decoder window (continuous batching; 0 = the device's default: %d on webgpu, off elsewhere; -1 = off)", gpu.DefaultGPUDecoderWindow))
 	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = the voice's receptive field, from its graph)")
 	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, "engine tuning: most decoder windows per run (0 = 3,072 frames of windows per run, 8,192 with --precision fp16)")
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
@@ -86,7 +87,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU (default: cpu on webgpu)`)
 	f.StringVar((*string)(&o.tuning.TextDevice), "text-device", "", `engine tuning: with the acoustic part on the CPU, "webgpu" runs its text encoder and duration predictor on the GPU and only the expansion to frames on the CPU; "auto" on the GPU when it is idle, else on the CPU (default: auto on webgpu)`)
 	f.IntVar(&o.tuning.AcousticGPUWorkers, "acoustic-gpu-workers", 0, "engine tuning: with the acoustic part on the CPU, this many more workers run it on the GPU")
-	f.IntVar(&o.tuning.TailTile, "tail-tile", 0, "engine tuning: on the CPU, samples per tile of the decoder's last two upsampling stages' input (0 = 256; -1 = whole sentences)")
+	f.IntVar(&o.tuning.TailTile, "tail-tile", 0, fmt.Sprintf("engine tuning: on the CPU, samples per tile of the decoder's last two upsampling stages' input (0 = %d; -1 = whole sentences)", gpu.DefaultTailTile))
 	f.BoolVar(&o.tuning.NoStrips, "no-strips", false, "engine tuning: cut decoder windows from each sentence alone, not from strips of a batch's sentences laid end to end (to measure what strips save)")
 	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
 	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")
@@ -213,21 +214,15 @@ func benchOnce(ctx context.Context, s *settings, con *console, voice string, tex
 	return report, nil
 }
 
-// writeRequestRecords writes records to path as JSON lines.
+// writeRequestRecords writes records to path as JSON lines, through a temporary file like every output.
 func writeRequestRecords(path string, records []bench.RequestRecord) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing per-request records: %w", err)
-	}
-	enc := json.NewEncoder(f)
-	for _, r := range records {
-		if err := enc.Encode(r); err != nil {
-			f.Close()
-			return fmt.Errorf("writing per-request records to %s: %w", path, err)
+	return atomicfile.Write(path, "", nil, func(f *os.File) error {
+		enc := json.NewEncoder(f)
+		for _, r := range records {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
 		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing per-request records to %s: %w", path, err)
-	}
-	return nil
+		return nil
+	})
 }
