@@ -94,14 +94,7 @@ func TestOnDeviceTextPart(t *testing.T) {
 				graph  []byte
 				device Device
 			}{{cut.text, DeviceCPU}, {onGPU, device}} {
-				r, err := ortBackend{}.newGraphRunner(run.graph, cut.textInputs, cut.boundary, run.device, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.close()
-				if outs[i], err = r.runGraph(inputs); err != nil {
-					t.Fatal(err)
-				}
+				outs[i] = runGraphOnce(t, run.graph, cut.textInputs, cut.boundary, run.device, inputs)
 			}
 			for i, name := range cut.boundary {
 				want, got := outs[0][i], outs[1][i]

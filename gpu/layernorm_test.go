@@ -154,14 +154,7 @@ func TestFuseLayerNormsPiperShaped(t *testing.T) {
 	in := paddedBatch(rng, 30, 12, 21)
 	var outs [2][]tensor
 	for i, g := range [][]byte{sv.acoustic, fused} {
-		r, err := ortBackend{}.newGraphRunner(g, io.inputNames(), sv.acousticOutputs(), DeviceCPU, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.close()
-		if outs[i], err = r.runGraph(acousticInputs(in, io)); err != nil {
-			t.Fatal(err)
-		}
+		outs[i] = runGraphOnce(t, g, io.inputNames(), sv.acousticOutputs(), DeviceCPU, acousticInputs(in, io))
 	}
 	for i := range outs[0] {
 		if !slices.Equal(outs[1][i].shape, outs[0][i].shape) {

@@ -122,6 +122,21 @@ func sentence(rng *rand.Rand, n int) []int64 {
 	return append(ids, 2)
 }
 
+// runGraphOnce makes a one-thread session of graph on device d, runs it on inputs and returns its outputs.
+func runGraphOnce(t *testing.T, graph []byte, inputNames, outputNames []string, d Device, inputs []tensor) []tensor {
+	t.Helper()
+	r, err := ortBackend{}.newGraphRunner(graph, inputNames, outputNames, d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	out, err := r.runGraph(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // paddedBatch is a batch of random sentences of the given lengths in phoneme ids (Piper's layout, as sentence's),
 // zero-padded to the longest, with deterministic scales.
 func paddedBatch(rng *rand.Rand, lengths ...int) batchInput {

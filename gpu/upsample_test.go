@@ -45,16 +45,7 @@ func convTransposeGraph(t *testing.T, rng *rand.Rand, cin, cout, k, stride int, 
 
 func runOne(t *testing.T, graph []byte, x tensor) tensor {
 	t.Helper()
-	r, err := ortBackend{}.newGraphRunner(graph, []string{"x"}, []string{"y"}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
-	out, err := r.runGraph([]tensor{x})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out[0]
+	return runGraphOnce(t, graph, []string{"x"}, []string{"y"}, DeviceCPU, []tensor{x})[0]
 }
 
 // TestPolyphaseUpsamplingMatchesConvTranspose checks the rewrite against ONNX Runtime's own ConvTranspose: same

@@ -95,28 +95,11 @@ func TestDropZeroAddsPiperShapedFlow(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
 	in := paddedBatch(rng, 30, 12)
-	acoustic, err := ortBackend{}.newGraphRunner(sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer acoustic.close()
-	out, err := acoustic.runGraph(acousticInputs(in, io))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := runGraphOnce(t, sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, acousticInputs(in, io))
 	flowIn := out[:len(sv.flowInputs)]
 	var latents [2][]float32
 	for i, g := range [][]byte{sv.flow, dropped} {
-		r, err := ortBackend{}.newGraphRunner(g, sv.flowInputs, []string{outputLatent}, DeviceCPU, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.close()
-		got, err := r.runGraph(flowIn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		latents[i] = got[0].f32
+		latents[i] = runGraphOnce(t, g, sv.flowInputs, []string{outputLatent}, DeviceCPU, flowIn)[0].f32
 	}
 	if d := maxAbsDiff(latents[1], latents[0]); d != 0 || len(latents[0]) == 0 {
 		t.Errorf("latent differs by %g (%d values)", d, len(latents[0]))
