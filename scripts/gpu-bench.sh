@@ -388,16 +388,21 @@ run wg_m_def_w128   60 $B --device webgpu --concurrency 256 --requests 2000 --wa
 # text part with fused LayerNorms against the CPU's); first audio, with each request's record; the defaults; the
 # decoder's GPU time by program; the machine's own scaling beside the CPU engine's.
 REQ() { echo "--per-request $results/$1.requests.jsonl"; }
+profiled() { # NAME LIMIT_SECONDS BENCH-ARGS...: a run with ONNX Runtime's profiler on, its profiles summarised
+  local name=$1 prof=/tmp/prof_$1
+  rm -rf "$prof" && mkdir -p "$prof"
+  run "$@" --ort-profile "$prof/p"
+  if ls "$prof"/*.json >/dev/null 2>&1; then
+    python3 scripts/ort-profile-summary.py "$prof"/*.json > "$results/$name.profiles.txt" 2>&1; rm -rf "$prof"; pack
+  fi
+}
 check dev_check_n 150 TestOnDevice
 run pmv_n_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_n_first32)
 BIN=ttsgen-prev.bin run pmv_n_first32_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_n_first32_prev)
 run pmv_n_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_n_first16)
 BIN=ttsgen-prev.bin run pmv_n_first16_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_n_first16_prev)
 # Where a one-sentence request's time goes: each session's runs, from ONNX Runtime's profiler.
-run pmv_n_first32_prof 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 20 --warmup 4 --ort-profile /tmp/prof_first/p
-if ls /tmp/prof_first/*.json >/dev/null 2>&1; then
-  python3 scripts/ort-profile-summary.py /tmp/prof_first/*.json > "$results/pmv_n_first32_prof.profiles.txt" 2>&1; rm -rf /tmp/prof_first; pack
-fi
+profiled pmv_n_first32_prof 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 20 --warmup 4
 run pmv_n_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 BIN=ttsgen-prev.bin run pmv_n_32_prev 60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_n_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
@@ -413,11 +418,7 @@ run pmv_o_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --
 BIN=ttsgen-prev.bin run pmv_o_first32_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_o_first32_prev)
 run pmv_o_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_o_first16)
 BIN=ttsgen-prev.bin run pmv_o_first16_prev 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --precision fp16 $(REQ pmv_o_first16_prev)
-mkdir -p /tmp/prof_first
-run pmv_o_first32_prof 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 20 --warmup 4 --ort-profile /tmp/prof_first/p
-if ls /tmp/prof_first/*.json >/dev/null 2>&1; then
-  python3 scripts/ort-profile-summary.py /tmp/prof_first/*.json > "$results/pmv_o_first32_prof.profiles.txt" 2>&1; rm -rf /tmp/prof_first; pack
-fi
+profiled pmv_o_first32_prof 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 20 --warmup 4
 BIN=ttsgen-prev.bin run pmv_o_32_prev 60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_o_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 BIN=ttsgen-prev.bin run pmv_o_16_prev 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
