@@ -620,7 +620,7 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 			closeRunners(runners)
 			return nil, fmt.Errorf("tail session: %w", err)
 		}
-		runners = append(runners, &tiledRunner{head: h, tail: t, io: io, cut: tc, tile: tile})
+		runners = append(runners, &tiledRunner{head: h, tail: t, io: io, cut: tc, tile: tile, stats: &e.stats, now: e.now})
 	}
 	// Runs of two sentences of different lengths check what the graph alone cannot say: that everything the tail
 	// reads from the head runs along the sentence, a whole number of samples per frame (a tail conditioned on the

@@ -13,16 +13,19 @@ const (
 	stageAcoustic = "acoustic" // the acoustic part of a split voice (what is left of it after the text part)
 	stageFlow     = "flow"     // the flow of a split voice, when it runs apart (on the GPU)
 	stageDecoder  = "decoder"  // decoder windows of a split voice
+	stageHead     = "head"     // a tiled voice's head (tail.go): the whole sentence up to its decoder's tail
+	stageTail     = "tail"     // a tiled voice's tail, tile by tile
 )
 
 // StageStats sums up the device runs of one stage since the engine started: what a tuning run needs to see where
 // the time goes.
 type StageStats struct {
-	Stage string `json:"stage"` // "whole", "text", "text-cpu", "acoustic", "flow" or "decoder"
+	Stage string `json:"stage"` // "whole", "text", "text-cpu", "acoustic", "flow", "decoder", "head" or "tail"
 	Runs  int    `json:"runs"`
-	Items int    `json:"items"` // sentences (whole, acoustic) or windows (decoder) run
-	// Units is the real work in those runs: phonemes for whole and acoustic runs, frames for decoder windows;
-	// Padded is what the runs' tensors held, padding (windows' margins, silent windows) included.
+	Items int    `json:"items"` // sentences (whole, acoustic, head) or windows (decoder) or tiles (tail) run
+	// Units is the real work in those runs: phonemes for whole, acoustic and head runs, frames for decoder windows
+	// and tail tiles; Padded is what the runs' tensors held, padding (windows' and tiles' margins, silent windows)
+	// included.
 	Units  int `json:"units"`
 	Padded int `json:"padded"`
 	// Seconds is the workers' time in runs, from handing the tensors over to having the output back (waiting

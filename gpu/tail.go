@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"google.golang.org/protobuf/proto"
@@ -152,16 +153,22 @@ type tiledRunner struct {
 	io         modelIO
 	cut        *tailCut
 	tile       int // tail input samples per tile: whole frames (cut.perFrame)
+	// stats, when not nil, gets the head's and the tiles' run times apart (stages "head" and "tail"): where a
+	// sentence's time goes, to see which part loses speed when every core is busy.
+	stats *stageStats
+	now   func() time.Time
 }
 
 func (r *tiledRunner) run(in batchInput) (batchOutput, error) {
 	if in.size != 1 {
 		return batchOutput{}, fmt.Errorf("a tiled decoder runs one sentence at a time, not %d", in.size)
 	}
+	headStart := r.clock()
 	out, err := r.head.runGraph(acousticInputs(in, r.io))
 	if err != nil {
 		return batchOutput{}, fmt.Errorf("head: %w", err)
 	}
+	tailStart := r.clock()
 	x, frames, extras := out[0], out[1], out[2:]
 	if len(x.shape) != 3 || x.shape[0] != 1 || x.f32 == nil {
 		return batchOutput{}, fmt.Errorf("head gave a tail input of shape %v; want [1, channels, samples]", x.shape)
@@ -177,9 +184,11 @@ func (r *tiledRunner) run(in batchInput) (batchOutput, error) {
 		}
 	}
 	audio := make([]float32, 0, length*r.cut.rate)
+	tiles, read := 0, 0 // tiles run, and the tail input samples they read, margins included
 	for start := 0; start < length; start += r.tile {
 		end := min(start+r.tile, length)
 		lo, hi := max(start-r.cut.reach, 0), min(end+r.cut.reach, length)
+		tiles, read = tiles+1, read+hi-lo
 		inputs := []tensor{sliceLastAxis(x, lo, hi)}
 		for _, e := range extras {
 			perFrame := int(e.shape[len(e.shape)-1]) / (length / pf)
@@ -195,7 +204,18 @@ func (r *tiledRunner) run(in batchInput) (batchOutput, error) {
 		}
 		audio = append(audio, samples[(start-lo)*r.cut.rate:(end-lo)*r.cut.rate]...)
 	}
+	if r.stats != nil {
+		r.stats.add(stageHead, 1, int(in.lengths[0]), in.width, headStart, tailStart)
+		r.stats.add(stageTail, tiles, length/pf, read/pf, tailStart, r.clock())
+	}
 	return batchOutput{audio: audio, frames: frames.f32}, nil
+}
+
+func (r *tiledRunner) clock() time.Time {
+	if r.now == nil {
+		return time.Time{}
+	}
+	return r.now()
 }
 
 // sliceLastAxis returns t's positions [lo, hi) along its last axis.

@@ -208,6 +208,31 @@ func TestEngineTilesMatchWholeSentences(t *testing.T) {
 				t.Fatal("the engine runs whole sentences")
 			}
 			sameAudio(t, "the whole-sentence run", submitTogether(t, e, m, sentences), audio, 1e-5)
+			checkTileStats(t, e.Stats(), len(sentences), sentences)
 		})
+	}
+}
+
+// checkTileStats checks that a tiled engine's stats count each sentence's head run once (with its phonemes) and
+// its tail in tiles that cover its frames, margins counted apart; trial runs at Load add two sentences.
+func checkTileStats(t *testing.T, stats []StageStats, n int, sentences [][]int64) {
+	t.Helper()
+	byStage := map[string]StageStats{}
+	for _, s := range stats {
+		byStage[s.Stage] = s
+	}
+	head, tail, whole := byStage[stageHead], byStage[stageTail], byStage[stageWhole]
+	phonemes := 32 + 47 // the trial runs'
+	for _, s := range sentences {
+		phonemes += len(s)
+	}
+	if head.Runs != n+2 || head.Items != n+2 || head.Units != phonemes {
+		t.Errorf("head stats %+v; want %d runs of %d phonemes", head, n+2, phonemes)
+	}
+	if tail.Runs != n+2 || tail.Items < n+2 || tail.Units <= 0 || tail.Padded <= tail.Units {
+		t.Errorf("tail stats %+v; want %d runs of at least one tile each, margins beyond the frames", tail, n+2)
+	}
+	if whole.Runs != n || whole.Seconds < head.Seconds*float64(n)/float64(n+2)/2 {
+		t.Errorf("whole-sentence stats %+v against head %+v; want a run per sentence, each holding its head's", whole, head)
 	}
 }

@@ -477,6 +477,22 @@ run pmv_t_16_w512   60 $V --concurrency 256 --requests 1000 --warmup 8 --precisi
 run pmv_t_32_w512b  60 $V --concurrency 256 --requests 1000 --warmup 8 $W512
 run pmv_t_32b       60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_t_first32_w512 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $W512
+# Eighth session, first call: TestOnDevice with 512-frame windows on the H200; ONNX Runtime's WebGPU option
+# maxNumPendingDispatches (dispatches encoded before a submit, default 16) and more float32 windows per run (the
+# buffer cache's 160 MiB bucket allows 9 of 512 frames); where the CPU's 16 sessions lose speed, head against tail
+# (the stages "head" and "tail" of a tiled voice), and whether Go's garbage collector takes a share.
+PD="--provider-option ep.webgpuexecutionprovider.maxNumPendingDispatches"
+check dev_check_u 150 TestOnDevice
+run pmv_u_32        60 $V --concurrency 256 --requests 1000 --warmup 8
+run pmv_u_32_pd4    60 $V --concurrency 256 --requests 1000 --warmup 8 $PD=4
+run pmv_u_32_pd64   60 $V --concurrency 256 --requests 1000 --warmup 8 $PD=64
+run pmv_u_32_pd256  60 $V --concurrency 256 --requests 1000 --warmup 8 $PD=256
+run pmv_u_32_d8     60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-batch 8
+run pmv_u_32_d9     60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-batch 9
+run pmv_u_32b       60 $V --concurrency 256 --requests 1000 --warmup 8
+run cpu_u_t1        60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
+run cpu_u_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
+PREFIX="env GOGC=off" run cpu_u_t16_gcoff 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
