@@ -103,11 +103,6 @@ type Options struct {
 	// NoStrips cuts decoder windows from each sentence alone rather than from strips of an acoustic batch's
 	// sentences laid end to end (window.go): for measuring what strips save.
 	NoStrips bool
-	// WorkerThreads is how workers meet the operating system's threads: "locked" keeps each worker on one OS
-	// thread, which Linux keeps on one core while it can, so that a sentence's runs find their data in that
-	// core's cache; "pinned" binds worker i's thread to the i-th core of the process's CPU set as well (for a
-	// machine that runs nothing else); "free" leaves it to Go's scheduler ("" = DefaultWorkerThreads).
-	WorkerThreads WorkerThreads
 	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
 	ProfilePrefix string
@@ -313,8 +308,6 @@ type Engine struct {
 	paddingMasks      bool   // Load masks decoders' padding (mask.go)
 	noStrips          bool   // Options.NoStrips
 	tailTile          int    // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
-	workerThreads     WorkerThreads
-	cores             []int // with WorkerThreadsPinned: the process's cores, worker i's thread bound to cores[i%len]
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -408,9 +401,6 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	default:
 		return nil, fmt.Errorf("gpu: unknown precision %q (want %s or %s)", opts.Precision, PrecisionFloat32, PrecisionFloat16)
 	}
-	if err := checkWorkerThreads(opts.WorkerThreads); err != nil {
-		return nil, err
-	}
 	switch opts.Upsampling {
 	case UpsamplingDefault, UpsamplingConvTranspose, UpsamplingPolyphase:
 	default:
@@ -440,10 +430,6 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	e.work = sync.NewCond(&e.mu)
 	e.half = opts.Precision == PrecisionFloat16 && device != DeviceCPU
 	e.upsampling = cmp.Or(opts.Upsampling, DefaultUpsampling(device))
-	e.workerThreads = cmp.Or(opts.WorkerThreads, DefaultWorkerThreads(device))
-	if e.workerThreads == WorkerThreadsPinned {
-		e.cores = allowedCores()
-	}
 	threads := cmp.Or(opts.Threads, runtime.NumCPU())
 	if device == DeviceCPU {
 		e.threadsPerSession = min(cmp.Or(opts.ThreadsPerSession, DefaultThreadsPerSession), threads)
@@ -950,7 +936,6 @@ func (e *Engine) finishLocked(it *item, res Result, started time.Time) {
 // runWorker takes batches until the engine closes. It sleeps on the condition variable while the queue is empty.
 func (e *Engine) runWorker(worker int) {
 	defer e.workersDone.Done()
-	defer e.bindWorkerThread(worker)()
 	for {
 		e.mu.Lock()
 		for len(e.pending) == 0 && len(e.windows) == 0 && !e.closed {

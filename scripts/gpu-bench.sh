@@ -493,19 +493,6 @@ run pmv_u_32b       60 $V --concurrency 256 --requests 1000 --warmup 8
 run cpu_u_t1        60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
 run cpu_u_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
 PREFIX="env GOGC=off" run cpu_u_t16_gcoff 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
-# Second call (commit: workers locked to their OS threads on the CPU): CPU sessions free, locked and pinned, one
-# and 16; float32 on the Piper medium graph over 3,000 requests (the 1,000-request runs held the device 83-91% of
-# their ~10 s: start and drain are a large share of them).
-for wt in free locked pinned; do
-  run cpu_v_t1_$wt  60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2 --worker-threads $wt
-  run cpu_v_t16_$wt 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --worker-threads $wt
-done
-run cpu_v_t16_locked_b 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --worker-threads locked
-run cpu_v_t16_free_b   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --worker-threads free
-run pmv_v_32_3k        90 $V --concurrency 256 --requests 3000 --warmup 8
-run pmv_v_32_3k_d8     90 $V --concurrency 256 --requests 3000 --warmup 8 --decoder-batch 8
-run pmv_v_32_3k_locked 90 $V --concurrency 256 --requests 3000 --warmup 8 --worker-threads locked
-run pmv_v_16_3k        90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
