@@ -503,7 +503,10 @@ run pmv_w_32_3k_t24  90 $V --concurrency 256 --requests 3000 --warmup 8 --thread
 run pmv_w_32_3k_t32  90 $V --concurrency 256 --requests 3000 --warmup 8 --threads 32
 run pmv_w_32_3k_b    90 $V --concurrency 256 --requests 3000 --warmup 8
 run pmv_w_32_3k_t24b 90 $V --concurrency 256 --requests 3000 --warmup 8 --threads 24
-# Fourth call: a corpus-sized run (10,000 requests, ~88,000 s of audio), where the start and the drain weigh little.
+# Fourth call: where the text part's CPU runs spend their time (each of them ~100 ms a sentence on one core,
+# the CPU's share of the work that keeps the device fed).
+profiled pmv_x_32_prof 90 $V --concurrency 256 --requests 400 --warmup 8
+# Fifth call: a corpus-sized run (10,000 requests, ~88,000 s of audio), where the start and the drain weigh little.
 run pmv_x_32_10k 200 $V --concurrency 256 --requests 10000 --warmup 8
 run pmv_x_16_10k 200 $V --concurrency 256 --requests 10000 --warmup 8 --precision fp16
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
