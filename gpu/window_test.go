@@ -590,3 +590,40 @@ func TestTrialSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestJobKinds: with dedicated GPU workers (worker 2 of 2 + 1) the other workers take batches and leave flows and
+// decoder windows to it until the GPU's backlog reaches gpuBacklogRuns; without them (gpuWorkers 0) every worker
+// runs windows first once a full run is ready, as before. Close drains windows and flows on every worker.
+func TestJobKinds(t *testing.T) {
+	const batch = 4
+	for _, tt := range []struct {
+		name                    string
+		gpuWorkers, worker      int
+		pending, flows, windows int
+		closed                  bool
+		want                    jobKind
+	}{
+		{"CPU worker, batches waiting", 1, 0, 3, 2, 8, false, jobBatch},
+		{"CPU worker, nothing but GPU work", 1, 0, 0, 2, 8, false, jobNone},
+		{"CPU worker, GPU backlog full", 1, 0, 3, gpuBacklogRuns - 1, batch, false, jobWindows},
+		{"CPU worker, GPU backlog of flows", 1, 0, 3, gpuBacklogRuns, 0, false, jobFlow},
+		{"GPU worker, a full decoder run first", 1, 2, 3, 2, batch, false, jobWindows},
+		{"GPU worker, then flows", 1, 2, 3, 2, batch - 1, false, jobFlow},
+		{"GPU worker, a short run waits for requests", 1, 2, 3, 0, batch - 1, false, jobNone},
+		{"GPU worker, a short run when nothing comes", 1, 2, 0, 0, batch - 1, false, jobWindows},
+		{"GPU worker never takes batches", 1, 2, 3, 0, 0, false, jobNone},
+		{"closing: a CPU worker drains flows", 1, 0, 0, 1, 0, true, jobFlow},
+		{"closing: and short runs", 1, 1, 0, 0, 1, true, jobWindows},
+		{"closed and drained", 1, 2, 0, 0, 0, true, jobExit},
+		{"no GPU workers: a full run first", 0, 0, 3, 0, batch, false, jobWindows},
+		{"no GPU workers: a short run waits for requests", 0, 1, 3, 0, batch - 1, false, jobBatch},
+		{"no GPU workers: a short run when nothing comes", 0, 1, 0, 0, 1, false, jobWindows},
+		{"no GPU workers: idle", 0, 1, 0, 0, 0, false, jobNone},
+	} {
+		e := &Engine{workers: 2, gpuWorkers: tt.gpuWorkers, decoderBatch: batch, closed: tt.closed,
+			pending: make([]*item, tt.pending), flows: make([]flowJob, tt.flows), windows: make([]window, tt.windows)}
+		if got := e.jobKindLocked(tt.worker); got != tt.want {
+			t.Errorf("%s: job kind %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
