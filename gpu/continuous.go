@@ -3,15 +3,13 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Continuous batching for split voices (see doc.go): a worker runs the acoustic part on a batch of whole
 // sentences and queues each sentence's decoder windows; any worker then decodes windows, from whatever sentences
 // are waiting, in runs of up to decoderBatch, and a sentence is delivered when its last window is placed.
 
-// runAcoustic runs the acoustic part of a split voice on a batch and queues the sentences' decoder windows, or,
-// with dedicated GPU workers, queues the batch's flow for them.
+// runAcoustic runs the acoustic part of a split voice on a batch and queues the sentences' decoder windows.
 func (e *Engine) runAcoustic(worker int, batch []*item) {
 	m := batch[0].model
 	started := e.now()
@@ -34,45 +32,15 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 		e.stats.record(stageAcoustic, batch, acousticStart, e.now())
 	}
 	if err == nil && m.split.flow != nil {
-		job := flowJob{batch: batch, size: in.size, acoustic: out, started: started}
-		if e.gpuWorkers > 0 {
-			e.mu.Lock()
-			e.flows = append(e.flows, job)
-			e.work.Broadcast()
-			e.mu.Unlock()
-			return
-		}
-		e.runFlowJob(worker, job)
-		return
+		flowStart := e.now()
+		out, err = m.split.runFlow(worker, out)
+		e.stats.record(stageFlow, batch, flowStart, e.now())
 	}
-	e.queueWindows(worker, batch, in.size, out, err, started)
-}
-
-// flowJob is a batch whose acoustic part has run, up to the flow.
-type flowJob struct {
-	batch    []*item
-	size     int      // the packed batch's size
-	acoustic []tensor // the acoustic part's outputs: the flow's inputs, then the durations
-	started  time.Time
-}
-
-// runFlowJob runs a batch's flow and queues its sentences' decoder windows.
-func (e *Engine) runFlowJob(worker int, job flowJob) {
-	flowStart := e.now()
-	out, err := job.batch[0].model.split.runFlow(worker, job.acoustic)
-	e.stats.record(stageFlow, job.batch, flowStart, e.now())
-	e.queueWindows(worker, job.batch, job.size, out, err, job.started)
-}
-
-// queueWindows lays out a batch's latents (out: the latent and the durations, unless err) in strips and queues
-// their decoder windows; a failed batch of several sentences runs again one sentence at a time.
-func (e *Engine) queueWindows(worker int, batch []*item, size int, out []tensor, err error, started time.Time) {
-	m := batch[0].model
 	var latents [][]float32
 	var frames []int
 	var channels int
 	if err == nil {
-		latents, frames, channels, err = sentenceLatents(out[0], out[1], size)
+		latents, frames, channels, err = sentenceLatents(out[0], out[1], in.size)
 	}
 	if retryAlone(err, batch, func(one []*item) { e.runAcoustic(worker, one) }) {
 		return

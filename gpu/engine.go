@@ -90,11 +90,6 @@ type Options struct {
 	// (a session each), taking batches as the CPU workers do: for a voice whose acoustic part keeps every core
 	// busy while the GPU has time to spare (0 = none).
 	AcousticGPUWorkers int
-	// GPUWorkers, with the acoustic part on the CPU, is how many workers run nothing but split voices' flows and
-	// decoder windows, the work that waits for the serialised device, so that the others run acoustic parts on
-	// the CPU without waiting for it (0 = DefaultGPUWorkers; -1 = none: every worker runs a batch's acoustic part
-	// and its flow one after the other, and decoder windows).
-	GPUWorkers int
 	// NoPaddingMasks runs voices' decoders as exported, without the padding masks that Load adds to decoders
 	// that do not mask themselves, such as Piper's (mask.go): in a batch or a window, what lies beyond a sentence
 	// then leaks into its first and last samples, as in Piper's own batches. For measuring what the masks cost,
@@ -191,8 +186,6 @@ const (
 	DefaultSplitGPUMaxBatch         = 32
 	DefaultSplitGPUMaxBatchPhonemes = 4096
 	DefaultInFlight                 = 2
-	// Two workers waiting for the device keep it busy: one runs while the other prepares its tensors.
-	DefaultGPUWorkers = 2
 
 	// Continuous batching on WebGPU (H200): 24 windows of 128 frames, each reading 12 frames of margin on both
 	// sides, 3,648 frames per decoder run (114 MiB at the largest tensor, inside the provider's buffer cache):
@@ -310,7 +303,6 @@ type Engine struct {
 	upsampling        Upsampling
 	acousticOnCPU     bool   // split voices run their acoustic part on CPU sessions, one per worker
 	acousticCPU       int    // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
-	gpuWorkers        int    // with acousticOnCPU: workers after the first workers that run only flows and decoder windows
 	text              Device // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
 	half              bool   // split voices' flow and decoder compute in float16 (half.go)
 	paddingMasks      bool   // Load masks decoders' padding (mask.go)
@@ -327,7 +319,6 @@ type Engine struct {
 	work    *sync.Cond // signalled when pending or windows gain items, or the engine closes
 	pending []*item    // queued requests, oldest first
 	windows []window   // decoder windows of running sentences, oldest first
-	flows   []flowJob  // with gpuWorkers: batches whose flow waits for the GPU, oldest first
 	models  []*Model
 	closed  bool
 
@@ -402,9 +393,6 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		}
 	}
 
-	if opts.GPUWorkers < -1 {
-		return nil, fmt.Errorf("gpu: option GPUWorkers is %d; want -1 (none), 0 (default) or more", opts.GPUWorkers)
-	}
 	if opts.TailTile < -1 || opts.TailTile > maxTailTile {
 		return nil, fmt.Errorf("gpu: option TailTile is %d; want -1 (off), 0 (default) or up to %d", opts.TailTile, maxTailTile)
 	}
@@ -474,9 +462,6 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 			e.workers = max(e.workers, threads)
 			e.acousticCPU = e.workers
 			e.workers += opts.AcousticGPUWorkers
-			if opts.GPUWorkers >= 0 {
-				e.gpuWorkers = cmp.Or(opts.GPUWorkers, DefaultGPUWorkers)
-			}
 			e.text = cmp.Or(opts.TextDevice, DefaultTextDevice(device))
 			e.splitMaxBatch = cmp.Or(opts.MaxBatch, DefaultSplitGPUMaxBatch)
 			e.splitMaxBatchPh = cmp.Or(opts.MaxBatchPhonemes, DefaultSplitGPUMaxBatchPhonemes)
@@ -486,8 +471,8 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		e.splitMaxBatch, e.splitMaxBatchPh = e.maxBatch, e.maxBatchPhonemes
 	}
 	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
-	e.workersDone.Add(e.workers + e.gpuWorkers)
-	for w := range e.workers + e.gpuWorkers {
+	e.workersDone.Add(e.workers)
+	for w := range e.workers {
 		go e.runWorker(w)
 	}
 	return e, nil
@@ -948,104 +933,34 @@ func (e *Engine) finishLocked(it *item, res Result, started time.Time) {
 	<-e.slots
 }
 
-// runWorker takes work until the engine closes. It sleeps on the condition variable while there is none for it.
+// runWorker takes batches until the engine closes. It sleeps on the condition variable while the queue is empty.
 func (e *Engine) runWorker(worker int) {
 	defer e.workersDone.Done()
 	for {
 		e.mu.Lock()
-		job := e.nextJobLocked(worker)
-		for job.kind == jobNone {
+		for len(e.pending) == 0 && len(e.windows) == 0 && !e.closed {
 			e.work.Wait()
-			job = e.nextJobLocked(worker)
 		}
-		e.mu.Unlock()
-		switch job.kind {
-		case jobExit:
+		// Decoder windows come first once a full run of them is ready, or when no sentence waits: they finish
+		// sentences that already hold a place in the queue. Close drains them, since their sentences are running.
+		if len(e.windows) > 0 && (len(e.windows) >= e.decoderBatch || len(e.pending) == 0 || e.closed) {
+			run := e.takeWindowsLocked()
+			e.mu.Unlock()
+			e.runWindows(worker, run)
+			continue
+		}
+		if e.closed {
+			e.mu.Unlock()
 			return
-		case jobWindows:
-			e.runWindows(worker, job.windows)
-		case jobFlow:
-			e.runFlowJob(worker, job.flow)
-		case jobBatch:
-			if job.batch[0].model.split != nil {
-				e.runAcoustic(worker, job.batch)
-			} else {
-				e.runBatch(worker, job.batch)
-			}
+		}
+		batch := e.takeBatchLocked()
+		e.mu.Unlock()
+		if batch[0].model.split != nil {
+			e.runAcoustic(worker, batch)
+		} else {
+			e.runBatch(worker, batch)
 		}
 	}
-}
-
-type jobKind int
-
-const (
-	jobNone    jobKind = iota // nothing for this worker now: wait
-	jobExit                   // the engine closed and nothing is left for this worker
-	jobWindows                // a decoder run
-	jobFlow                   // a batch's flow (dedicated GPU workers)
-	jobBatch                  // a batch of queued requests
-)
-
-type job struct {
-	kind    jobKind
-	windows []window
-	flow    flowJob
-	batch   []*item
-}
-
-// gpuBacklogRuns is the GPU work (flows waiting, and decoder runs of waiting windows) past which a CPU worker of an
-// engine with dedicated GPU workers runs GPU work itself rather than take another batch: that wait for the device
-// is what keeps the CPU's acoustic parts from running ever further ahead of the GPU, in memory.
-const gpuBacklogRuns = 8
-
-// nextJobLocked takes worker's next job off the queues (see jobKindLocked).
-func (e *Engine) nextJobLocked(worker int) job {
-	switch kind := e.jobKindLocked(worker); kind {
-	case jobWindows:
-		return job{kind: kind, windows: e.takeWindowsLocked()}
-	case jobFlow:
-		f := e.flows[0]
-		e.flows[0] = flowJob{}
-		e.flows = e.flows[1:]
-		return job{kind: kind, flow: f}
-	case jobBatch:
-	default:
-		return job{kind: kind}
-	}
-	batch := e.takeBatchLocked()
-	if len(e.pending) == 0 && e.gpuWorkers > 0 {
-		e.work.Broadcast() // GPU workers holding back a short decoder run for more requests need not wait now
-	}
-	return job{kind: jobBatch, batch: batch}
-}
-
-// jobKindLocked says what worker does next. Decoder windows come first once a full run of them is ready: they finish
-// sentences that already hold a place in the queue; a run of fewer waits until no request waits for the acoustic
-// part (and no flow for a GPU worker), since more windows then come soon. Close drains windows and flows, since
-// their sentences are running.
-//
-// With dedicated GPU workers (gpuWorkers, numbered after the others), they run the flows and decoder windows, and
-// the other workers run batches' acoustic parts on the CPU without waiting for the device, unless the GPU's
-// backlog has reached gpuBacklogRuns or the engine is closing; then they help as every worker does without them.
-func (e *Engine) jobKindLocked(worker int) jobKind {
-	gpuOnly := worker >= e.workers
-	backlog := len(e.flows) + (len(e.windows)+e.decoderBatch-1)/max(1, e.decoderBatch)
-	if gpuOnly || e.gpuWorkers == 0 || e.closed || backlog >= gpuBacklogRuns {
-		nothingComing := len(e.pending) == 0 && len(e.flows) == 0 || e.closed
-		if len(e.windows) > 0 && (len(e.windows) >= e.decoderBatch || nothingComing) {
-			return jobWindows
-		}
-		if len(e.flows) > 0 {
-			return jobFlow
-		}
-	}
-	switch {
-	case e.closed:
-		return jobExit
-	case gpuOnly || len(e.pending) == 0:
-		return jobNone
-	}
-	return jobBatch
 }
 
 // takeBatchLocked removes the next batch from the queue: the oldest request (so none starves) plus the queued
