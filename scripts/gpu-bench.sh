@@ -506,9 +506,19 @@ run pmv_w_32_3k_t24b 90 $V --concurrency 256 --requests 3000 --warmup 8 --thread
 # Fourth call: where the text part's CPU runs spend their time (each of them ~100 ms a sentence on one core,
 # the CPU's share of the work that keeps the device fed).
 profiled pmv_x_32_prof 90 $V --concurrency 256 --requests 400 --warmup 8
-# Fifth call: a corpus-sized run (10,000 requests, ~88,000 s of audio), where the start and the drain weigh little.
-run pmv_x_32_10k 200 $V --concurrency 256 --requests 10000 --warmup 8
-run pmv_x_16_10k 200 $V --concurrency 256 --requests 10000 --warmup 8 --precision fp16
+# Fifth call (commit 05c4f94, reverted after it: dedicated GPU workers, 2 by default, ran the flows and decoder
+# windows, and the other workers the acoustic parts on the CPU without waiting for the device): against every
+# worker running its batch's flow itself (--gpu-workers -1, as before) and the session's first commit
+# (ttsgen-prev.bin); fewer CPU workers; first audio; the default voice; a corpus-sized run. --gpu-workers needs
+# that commit's binary.
+run pmv_y_32_3k      90 $V --concurrency 256 --requests 3000 --warmup 8
+run pmv_y_32_3k_old  90 $V --concurrency 256 --requests 3000 --warmup 8 --gpu-workers -1
+run pmv_y_32_3k_t14  90 $V --concurrency 256 --requests 3000 --warmup 8 --threads 14
+run pmv_y_16_3k      90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
+run pmv_y_first32    40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4
+run wg_y_def         60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
+BIN=ttsgen-prev.bin run wg_y_def_prev 60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
+run pmv_y_32_6k     150 $V --concurrency 256 --requests 6000 --warmup 8
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
