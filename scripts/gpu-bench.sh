@@ -493,6 +493,19 @@ run pmv_u_32b       60 $V --concurrency 256 --requests 1000 --warmup 8
 run cpu_u_t1        60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
 run cpu_u_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
 PREFIX="env GOGC=off" run cpu_u_t16_gcoff 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
+# Second call (commit 7dbeab8, reverted after it; --worker-threads needs its binary: CPU workers locked to their
+# OS threads): CPU sessions free, locked and pinned, one and 16; float32 on the Piper medium graph over 3,000
+# requests (the 1,000-request runs held the device 83-91% of their ~10 s).
+for wt in free locked pinned; do
+  run cpu_v_t1_$wt  60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2 --worker-threads $wt
+  run cpu_v_t16_$wt 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --worker-threads $wt
+done
+run cpu_v_t16_locked_b 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --worker-threads locked
+run cpu_v_t16_free_b   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --worker-threads free
+run pmv_v_32_3k        90 $V --concurrency 256 --requests 3000 --warmup 8
+run pmv_v_32_3k_d8     90 $V --concurrency 256 --requests 3000 --warmup 8 --decoder-batch 8
+run pmv_v_32_3k_locked 90 $V --concurrency 256 --requests 3000 --warmup 8 --worker-threads locked
+run pmv_v_16_3k        90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 # (Locked and pinned worker threads measured no different from free ones on the CPU: the option was reverted.)
 # Third call: a WebGPU engine's 16 workers run the text part on their CPU sessions and wait for the device for the
 # flow and decoder runs, so a few of them always wait (11.8 of 16 cores busy) while the device idles 12-13% of a
