@@ -80,7 +80,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
 	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, fmt.Sprintf("engine tuning: frames per decoder window (continuous batching; 0 = the device's default: %d on webgpu, off elsewhere; -1 = off)", gpu.DefaultGPUDecoderWindow))
 	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = the voice's receptive field, from its graph)")
-	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, "engine tuning: most decoder windows per run (0 = 3,072 frames of windows per run, 8,192 with --precision fp16)")
+	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, fmt.Sprintf("engine tuning: most decoder windows per run (0 = %d frames of windows per run, %d with --precision fp16; fewer for short windows)", gpu.DefaultDecoderFrames, gpu.DefaultHalfDecoderFrames))
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
 	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
 	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)

@@ -57,7 +57,8 @@ type Options struct {
 	// DefaultDecoderMargin when the graph has layers that cannot be read).
 	DecoderMargin int
 	// DecoderBatch is the most windows per decoder run (0 = DefaultDecoderFrames, or DefaultHalfDecoderFrames for
-	// Precision fp16, divided by the window).
+	// Precision fp16, divided by the window; fewer for short windows, whose margins weigh more: see
+	// defaultDecoderBatch).
 	DecoderBatch int
 
 	// Upsampling chooses how the decoder's ConvTranspose layers run (see upsample.go): as they are, or rewritten
@@ -203,16 +204,33 @@ const (
 	// ms (p50 / p99).
 	DefaultGPUDecoderWindow = 512
 	DefaultDecoderMargin    = 12
-	// DefaultDecoderFrames is how many latent frames of windows (margins aside) a decoder run takes: 6 windows of
-	// 512 frames, 12 of 256, 24 of 128, which keeps the largest tensor of a float32 Piper medium decoder inside the provider's
-	// buffer cache (above).
-	DefaultDecoderFrames = 3072
+	// DefaultDecoderFrames is how many latent frames of windows (margins aside) a decoder run takes: 8 windows of
+	// 512 frames, 16 of 256. Against 6 of 512 (3,072 frames) on the H200, Piper medium graph, float32: 938x
+	// against 899x and 860x (1,000 requests), 985x against 957x (3,000), decoder device time -2%; 9 windows 903x
+	// (BENCHMARKS.md, eighth session). The largest tensor of a float32 Piper medium decoder, 32 KiB per frame
+	// with margins, then stays inside the provider's 160 MiB buffer cache (above); maxDecoderSpanFrames keeps
+	// it there for short windows, whose margins are a larger share.
+	DefaultDecoderFrames = 4096
 	// DefaultHalfDecoderFrames is DefaultDecoderFrames for a float16 decoder (Precision fp16), whose activations take
-	// half the bytes: 16 windows of 512 frames, 32 of 256, 64 of 128 (near 154 MiB at the largest tensor). Measured on the
+	// half the bytes: 16 windows of 512 frames, 32 of 256 (near 141 MiB at the largest tensor). Measured on the
 	// H200 (Piper medium graph, float16, 128-frame windows): 64 per run 959x and 1,031x against 948x and 920x for
 	// 48; 48 against 24, 765x against 703x; 96 per run fell off the cliff (470x against 914x).
 	DefaultHalfDecoderFrames = 8192
+	// maxDecoderSpanFrames bounds a default decoder run's frames with the margins (DefaultDecoderMargin on each
+	// side of each window): 144 MiB at the largest tensor of a float32 Piper medium decoder, twice the frames in
+	// float16.
+	maxDecoderSpanFrames = 4608
 )
+
+// defaultDecoderBatch is the windows per decoder run unless told otherwise: DefaultDecoderFrames (or
+// DefaultHalfDecoderFrames) of windows, at most maxDecoderSpanFrames (twice that in float16) with their margins.
+func defaultDecoderBatch(window int, half bool) int {
+	frames, span := DefaultDecoderFrames, maxDecoderSpanFrames
+	if half {
+		frames, span = DefaultHalfDecoderFrames, 2*maxDecoderSpanFrames
+	}
+	return max(1, min(frames/window, span/(window+2*DefaultDecoderMargin)))
+}
 
 // ModelConfig is what the voice's JSON config says about the model.
 type ModelConfig struct {
@@ -452,11 +470,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	if window := cmp.Or(opts.DecoderWindow, DefaultDecoderWindow(device)); window > 0 {
 		e.window = windowing{frames: window, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
 		e.marginSet = opts.DecoderMargin > 0
-		frames := DefaultDecoderFrames
-		if e.half {
-			frames = DefaultHalfDecoderFrames
-		}
-		e.decoderBatch = cmp.Or(opts.DecoderBatch, max(1, frames/window))
+		e.decoderBatch = cmp.Or(opts.DecoderBatch, defaultDecoderBatch(window, e.half))
 		if cmp.Or(opts.AcousticDevice, DefaultAcousticDevice(device)) == DeviceCPU && device != DeviceCPU {
 			e.acousticOnCPU = true
 			e.workers = max(e.workers, threads)

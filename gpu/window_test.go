@@ -406,15 +406,18 @@ func TestDeviceDefaults(t *testing.T) {
 		acousticOnCPU        bool
 		text                 Device
 	}{
-		{Options{Device: DeviceWebGPU, Threads: 4}, 512, 12, 6, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4}, 512, 12, 8, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 512, 12, 16, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, DecoderBatch: 8}, 512, 12, 8, true, DeviceAuto},
-		// Windows per run follow the window: the same frames per run.
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 128}, 128, 12, 24, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 128, Precision: PrecisionFloat16}, 128, 12, 64, true, DeviceAuto},
+		// Windows per run follow the window: the same frames per run, unless their margins would take the
+		// largest tensor past maxDecoderSpanFrames (4,608 frames; 9,216 in float16).
+		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 256}, 256, 12, 16, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 128}, 128, 12, 30, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 128, Precision: PrecisionFloat16}, 128, 12, 60, true, DeviceAuto},
+		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 64}, 64, 12, 52, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 5000}, 5000, 12, 1, true, DeviceAuto},
 		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: -1}, 0, 0, 0, false, ""},
-		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 512, 12, 6, false, ""},
+		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 512, 12, 8, false, ""},
 		{Options{Device: DeviceCPU, Threads: 4}, 0, 0, 0, false, ""},
 	} {
 		e, err := newEngine(tt.opts, &deviceRecorder{})
