@@ -104,6 +104,11 @@ type Options struct {
 	// NoStrips cuts decoder windows from each sentence alone rather than from strips of an acoustic batch's
 	// sentences laid end to end (window.go): for measuring what strips save.
 	NoStrips bool
+	// EagerWindows decodes fewer windows than DecoderBatch whenever a worker finds some waiting and the serialised
+	// GPU idle, rather than leaving them for a full run while requests wait for their acoustic part (see
+	// windowsFirstLocked): the device idles less, at the cost of runs padded with silent windows. Off until it is
+	// measured: on the H200 the device idled 12-16% of every float32 run (BENCHMARKS.md, eighth session).
+	EagerWindows bool
 	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
 	ProfilePrefix string
@@ -319,13 +324,15 @@ type Engine struct {
 	marginSet         bool      // Options.DecoderMargin was given: every voice uses it
 	decoderBatch      int
 	upsampling        Upsampling
-	acousticOnCPU     bool   // split voices run their acoustic part on CPU sessions, one per worker
-	acousticCPU       int    // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
-	text              Device // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
-	half              bool   // split voices' flow and decoder compute in float16 (half.go)
-	paddingMasks      bool   // Load masks decoders' padding (mask.go)
-	noStrips          bool   // Options.NoStrips
-	tailTile          int    // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
+	acousticOnCPU     bool        // split voices run their acoustic part on CPU sessions, one per worker
+	acousticCPU       int         // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
+	text              Device      // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
+	half              bool        // split voices' flow and decoder compute in float16 (half.go)
+	paddingMasks      bool        // Load masks decoders' padding (mask.go)
+	noStrips          bool        // Options.NoStrips
+	tailTile          int         // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
+	eagerWindows      bool        // Options.EagerWindows
+	serial            *deviceLock // the device's run lock (runLock), nil where runs need none
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -444,6 +451,8 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		// Masks are on unless turned off: an option's zero value is the default.
 		paddingMasks: !opts.NoPaddingMasks,
 		noStrips:     opts.NoStrips,
+		eagerWindows: opts.EagerWindows,
+		serial:       runLock(device),
 	}
 	e.work = sync.NewCond(&e.mu)
 	e.half = opts.Precision == PrecisionFloat16 && device != DeviceCPU
@@ -955,9 +964,7 @@ func (e *Engine) runWorker(worker int) {
 		for len(e.pending) == 0 && len(e.windows) == 0 && !e.closed {
 			e.work.Wait()
 		}
-		// Decoder windows come first once a full run of them is ready, or when no sentence waits: they finish
-		// sentences that already hold a place in the queue. Close drains them, since their sentences are running.
-		if len(e.windows) > 0 && (len(e.windows) >= e.decoderBatch || len(e.pending) == 0 || e.closed) {
+		if e.windowsFirstLocked() {
 			run := e.takeWindowsLocked()
 			e.mu.Unlock()
 			e.runWindows(worker, run)
@@ -975,6 +982,19 @@ func (e *Engine) runWorker(worker int) {
 			e.runBatch(worker, batch)
 		}
 	}
+}
+
+// windowsFirstLocked says whether a worker looking for work decodes waiting windows before taking a batch. Decoder
+// windows come first once a full run of them is ready, or when no sentence waits: they finish sentences that
+// already hold a place in the queue. Close drains them, since their sentences are running. With EagerWindows, a
+// shorter run goes too when the serialised device is idle: otherwise it may stay idle while every worker runs a
+// text part on the CPU and the windows wait for more.
+func (e *Engine) windowsFirstLocked() bool {
+	if len(e.windows) == 0 {
+		return false
+	}
+	idle := e.eagerWindows && e.serial != nil && e.serial.Idle()
+	return len(e.windows) >= e.decoderBatch || len(e.pending) == 0 || e.closed || idle
 }
 
 // takeBatchLocked removes the next batch from the queue: the oldest request (so none starves) plus the queued

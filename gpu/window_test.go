@@ -593,3 +593,50 @@ func TestTrialSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsFirst: a worker decodes waiting windows before taking a batch once a full run is ready, when no
+// request waits, or when the engine closes; with EagerWindows also when the serialised device is idle, and only
+// then.
+func TestWindowsFirst(t *testing.T) {
+	var device deviceLock
+	for _, tt := range []struct {
+		name                   string
+		eager, busy, closed    bool
+		windows, pending, want int
+	}{
+		{"none waiting", true, false, false, 0, 3, 0},
+		{"a full run", false, true, false, 4, 3, 1},
+		{"a short run, requests waiting", false, false, false, 3, 3, 0},
+		{"a short run, no request waiting", false, true, false, 3, 0, 1},
+		{"a short run, closing", false, true, true, 3, 3, 1},
+		{"eager, a short run, the device idle", true, false, false, 3, 3, 1},
+		{"eager, a short run, the device busy", true, true, false, 3, 3, 0},
+	} {
+		e := &Engine{decoderBatch: 4, eagerWindows: tt.eager, serial: &device, closed: tt.closed,
+			windows: make([]window, tt.windows), pending: make([]*item, tt.pending)}
+		if tt.busy {
+			device.Lock()
+		}
+		if got := e.windowsFirstLocked(); got != (tt.want == 1) {
+			t.Errorf("%s: windows first %v", tt.name, got)
+		}
+		if tt.busy {
+			device.Unlock()
+		}
+	}
+	// Where runs need no lock (the CPU, CUDA), there is no idle device to fill.
+	e := &Engine{decoderBatch: 4, eagerWindows: true, windows: make([]window, 3), pending: make([]*item, 3)}
+	if e.windowsFirstLocked() {
+		t.Error("a short run went first on a device without a run lock")
+	}
+}
+
+// TestEagerWindowsSameAudio: decoding short runs whenever the device is idle changes which windows share a run,
+// not a sentence's audio.
+func TestEagerWindowsSameAudio(t *testing.T) {
+	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3,
+		DecoderWindow: 16, DecoderBatch: 4, EagerWindows: true})
+	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(21, 22)), 6, func(i int) int { return 4 + 7*i })
+	sameAudio(t, "whole-sentence audio", submitTogether(t, e, m, sentences), audio, 1e-4)
+}
