@@ -324,15 +324,14 @@ type Engine struct {
 	marginSet         bool      // Options.DecoderMargin was given: every voice uses it
 	decoderBatch      int
 	upsampling        Upsampling
-	acousticOnCPU     bool        // split voices run their acoustic part on CPU sessions, one per worker
-	acousticCPU       int         // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
-	text              Device      // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
-	half              bool        // split voices' flow and decoder compute in float16 (half.go)
-	paddingMasks      bool        // Load masks decoders' padding (mask.go)
-	noStrips          bool        // Options.NoStrips
-	tailTile          int         // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
-	eagerWindows      bool        // Options.EagerWindows
-	serial            *deviceLock // the device's run lock (runLock), nil where runs need none
+	acousticOnCPU     bool   // split voices run their acoustic part on CPU sessions, one per worker
+	acousticCPU       int    // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
+	text              Device // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
+	half              bool   // split voices' flow and decoder compute in float16 (half.go)
+	paddingMasks      bool   // Load masks decoders' padding (mask.go)
+	noStrips          bool   // Options.NoStrips
+	tailTile          int    // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
+	eagerWindows      bool   // Options.EagerWindows
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -452,7 +451,6 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		paddingMasks: !opts.NoPaddingMasks,
 		noStrips:     opts.NoStrips,
 		eagerWindows: opts.EagerWindows,
-		serial:       runLock(device),
 	}
 	e.work = sync.NewCond(&e.mu)
 	e.half = opts.Precision == PrecisionFloat16 && device != DeviceCPU
@@ -993,7 +991,8 @@ func (e *Engine) windowsFirstLocked() bool {
 	if len(e.windows) == 0 {
 		return false
 	}
-	idle := e.eagerWindows && e.serial != nil && e.serial.Idle()
+	serial := runLock(e.device)
+	idle := e.eagerWindows && serial != nil && serial.Idle()
 	return len(e.windows) >= e.decoderBatch || len(e.pending) == 0 || e.closed || idle
 }
 

@@ -208,15 +208,16 @@ func TestEngineTilesMatchWholeSentences(t *testing.T) {
 				t.Fatal("the engine runs whole sentences")
 			}
 			sameAudio(t, "the whole-sentence run", submitTogether(t, e, m, sentences), audio, 1e-5)
-			checkTileStats(t, e.Stats(), len(sentences), sentences)
+			checkTileStats(t, e.Stats(), sentences)
 		})
 	}
 }
 
 // checkTileStats checks that a tiled engine's stats count each sentence's head run once (with its phonemes) and
 // its tail in tiles that cover its frames, margins counted apart; trial runs at Load add two sentences.
-func checkTileStats(t *testing.T, stats []StageStats, n int, sentences [][]int64) {
+func checkTileStats(t *testing.T, stats []StageStats, sentences [][]int64) {
 	t.Helper()
+	n := len(sentences)
 	byStage := map[string]StageStats{}
 	for _, s := range stats {
 		byStage[s.Stage] = s

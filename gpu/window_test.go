@@ -598,7 +598,7 @@ func TestTrialSentence(t *testing.T) {
 // request waits, or when the engine closes; with EagerWindows also when the serialised device is idle, and only
 // then.
 func TestWindowsFirst(t *testing.T) {
-	var device deviceLock
+	device := runLock(DeviceWebGPU)
 	for _, tt := range []struct {
 		name                   string
 		eager, busy, closed    bool
@@ -612,7 +612,7 @@ func TestWindowsFirst(t *testing.T) {
 		{"eager, a short run, the device idle", true, false, false, 3, 3, 1},
 		{"eager, a short run, the device busy", true, true, false, 3, 3, 0},
 	} {
-		e := &Engine{decoderBatch: 4, eagerWindows: tt.eager, serial: &device, closed: tt.closed,
+		e := &Engine{device: DeviceWebGPU, decoderBatch: 4, eagerWindows: tt.eager, closed: tt.closed,
 			windows: make([]window, tt.windows), pending: make([]*item, tt.pending)}
 		if tt.busy {
 			device.Lock()
@@ -625,7 +625,7 @@ func TestWindowsFirst(t *testing.T) {
 		}
 	}
 	// Where runs need no lock (the CPU, CUDA), there is no idle device to fill.
-	e := &Engine{decoderBatch: 4, eagerWindows: true, windows: make([]window, 3), pending: make([]*item, 3)}
+	e := &Engine{device: DeviceCPU, decoderBatch: 4, eagerWindows: true, windows: make([]window, 3), pending: make([]*item, 3)}
 	if e.windowsFirstLocked() {
 		t.Error("a short run went first on a device without a run lock")
 	}
