@@ -600,24 +600,25 @@ func TestTrialSentence(t *testing.T) {
 func TestWindowsFirst(t *testing.T) {
 	device := runLock(DeviceWebGPU)
 	for _, tt := range []struct {
-		name                   string
-		eager, busy, closed    bool
-		windows, pending, want int
+		name                string
+		eager, busy, closed bool
+		windows, pending    int
+		want                bool
 	}{
-		{"none waiting", true, false, false, 0, 3, 0},
-		{"a full run", false, true, false, 4, 3, 1},
-		{"a short run, requests waiting", false, false, false, 3, 3, 0},
-		{"a short run, no request waiting", false, true, false, 3, 0, 1},
-		{"a short run, closing", false, true, true, 3, 3, 1},
-		{"eager, a short run, the device idle", true, false, false, 3, 3, 1},
-		{"eager, a short run, the device busy", true, true, false, 3, 3, 0},
+		{"none waiting", true, false, false, 0, 3, false},
+		{"a full run", false, true, false, 4, 3, true},
+		{"a short run, requests waiting", false, false, false, 3, 3, false},
+		{"a short run, no request waiting", false, true, false, 3, 0, true},
+		{"a short run, closing", false, true, true, 3, 3, true},
+		{"eager, a short run, the device idle", true, false, false, 3, 3, true},
+		{"eager, a short run, the device busy", true, true, false, 3, 3, false},
 	} {
 		e := &Engine{device: DeviceWebGPU, decoderBatch: 4, eagerWindows: tt.eager, closed: tt.closed,
 			windows: make([]window, tt.windows), pending: make([]*item, tt.pending)}
 		if tt.busy {
 			device.Lock()
 		}
-		if got := e.windowsFirstLocked(); got != (tt.want == 1) {
+		if got := e.windowsFirstLocked(); got != tt.want {
 			t.Errorf("%s: windows first %v", tt.name, got)
 		}
 		if tt.busy {
