@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Continuous batching for split voices (see doc.go): a worker runs the acoustic part on a batch of whole
@@ -18,13 +19,15 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	var out []tensor
 	var err error
 	if m.split.text != nil {
-		var onCPU bool
-		inputs, onCPU, err = m.split.runText(worker, inputs)
-		stage := stageText
-		if onCPU {
-			stage = stageTextCPU
+		var runs []textRun
+		inputs, runs, err = m.split.runText(worker, e.textPiece, inputs, e.now)
+		for _, r := range runs {
+			stage := stageText
+			if r.onCPU {
+				stage = stageTextCPU
+			}
+			e.stats.record(stage, batch[r.lo:r.hi], r.start, r.end)
 		}
-		e.stats.record(stage, batch, started, e.now())
 	}
 	if err == nil {
 		acousticStart := e.now()
@@ -87,9 +90,10 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 
 // runText runs the text part of a voice whose acoustic part was cut at the durations (text.go) on the voice's
 // inputs, and returns the inputs of the rest of the acoustic part: the text part's outputs, then the voice inputs
-// that the rest reads itself. With TextDevice auto a CPU worker runs it on the GPU if no run holds or waits for
-// the device, else on its own CPU session (onCPU); other workers wait for the GPU.
-func (s *splitModel) runText(worker int, voiceInputs []tensor) (next []tensor, onCPU bool, err error) {
+// that the rest reads itself; and where its runs went. With TextDevice auto a CPU worker runs it on the GPU if no
+// run holds or waits for the device, else on its own CPU session, piece by piece (piece sentences at a time, 0 =
+// all), handing the rest to the GPU as soon as the GPU is idle between pieces; other workers wait for the GPU.
+func (s *splitModel) runText(worker, piece int, voiceInputs []tensor, now func() time.Time) (next []tensor, runs []textRun, err error) {
 	cut := s.voice.text
 	byName := map[string]tensor{}
 	for i, name := range s.voice.io.inputNames() {
@@ -99,18 +103,34 @@ func (s *splitModel) runText(worker int, voiceInputs []tensor) (next []tensor, o
 	for i, name := range cut.textInputs {
 		in[i] = byName[name]
 	}
+	rows := int(voiceInputs[0].shape[0])
 	gpu := s.text[worker%len(s.text)]
-	var out []tensor
-	if worker < len(s.textCPU) {
-		if out, err = gpu.tryRunGraph(in); errors.Is(err, errDeviceBusy) {
-			onCPU = true
-			out, err = s.textCPU[worker].runGraph(in)
+	run := func(r graphRunner, lo, hi int, onCPU, try bool) ([]tensor, error) {
+		start := now()
+		part := in
+		if lo > 0 || hi < rows {
+			part = textInputRows(cut.textInputs, in, lo, hi)
 		}
-	} else {
-		out, err = gpu.runGraph(in)
+		var out []tensor
+		var err error
+		if try {
+			out, err = r.tryRunGraph(part)
+		} else {
+			out, err = r.runGraph(part)
+		}
+		if err == nil {
+			runs = append(runs, textRun{lo: lo, hi: hi, onCPU: onCPU, start: start, end: now()})
+		}
+		return out, err
+	}
+	var out []tensor
+	if worker >= len(s.textCPU) {
+		out, err = run(gpu, 0, rows, false, false)
+	} else if out, err = run(gpu, 0, rows, false, true); errors.Is(err, errDeviceBusy) {
+		out, err = s.runTextPieces(run, s.textCPU[worker], gpu, rows, piece)
 	}
 	if err != nil {
-		return nil, onCPU, fmt.Errorf("text part: %w", err)
+		return nil, runs, fmt.Errorf("text part: %w", err)
 	}
 	for i, name := range cut.boundary {
 		byName[name] = out[i]
@@ -119,7 +139,45 @@ func (s *splitModel) runText(worker int, voiceInputs []tensor) (next []tensor, o
 	for i, name := range cut.expandInput {
 		next[i] = byName[name]
 	}
-	return next, onCPU, nil
+	return next, runs, nil
+}
+
+// textRun is one run of a batch's text part: sentences lo to hi, on a CPU session or on the GPU.
+type textRun struct {
+	lo, hi     int
+	onCPU      bool
+	start, end time.Time
+}
+
+// runTextPieces runs a batch's text part on a CPU session, piece sentences at a time, and between pieces tries the
+// rest on the GPU, which takes it if idle. A voice whose text part cannot be run in pieces (perRow unknown), or a
+// batch no larger than a piece, runs in one CPU run.
+func (s *splitModel) runTextPieces(run func(r graphRunner, lo, hi int, onCPU, try bool) ([]tensor, error),
+	cpu, gpu graphRunner, rows, piece int) ([]tensor, error) {
+	if piece <= 0 || piece >= rows || s.textPerRow == nil {
+		return run(cpu, 0, rows, true, false)
+	}
+	var parts [][]tensor
+	for lo := 0; lo < rows; {
+		hi := min(lo+piece, rows)
+		part, err := run(cpu, lo, hi, true, false)
+		if err != nil {
+			return nil, err
+		}
+		parts, lo = append(parts, part), hi
+		if lo == rows {
+			break
+		}
+		rest, err := run(gpu, lo, rows, false, true)
+		if errors.Is(err, errDeviceBusy) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		parts, lo = append(parts, rest), rows
+	}
+	return joinTextRows(parts, s.textPerRow)
 }
 
 // flowFrameStep: the flow runs on whole batches, whose frame count changes from run to run; rounding it up to a
@@ -361,7 +419,7 @@ func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err er
 	if m.split.text != nil {
 		// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is
 		// the GPU's run that is warmed up and checked.
-		if inputs, _, err = m.split.runText(len(m.split.textCPU), inputs); err != nil {
+		if inputs, _, err = m.split.runText(len(m.split.textCPU), 0, inputs, e.now); err != nil {
 			return 0, err
 		}
 	}

@@ -334,7 +334,7 @@ func BenchmarkDeviceAcoustic(b *testing.B) {
 				in.lengths = append(in.lengths, 101)
 			}
 			inputs := acousticInputs(in, m.io)
-			mid, _, err := s.runText(gpuWorker, inputs)
+			mid, _, err := s.runText(gpuWorker, 0, inputs, time.Now)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -343,7 +343,7 @@ func BenchmarkDeviceAcoustic(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Run(fmt.Sprintf("%s/text/%dx101", variant, size), func(b *testing.B) {
-				timeRuns(b, func() error { _, _, err := s.runText(gpuWorker, inputs); return err })
+				timeRuns(b, func() error { _, _, err := s.runText(gpuWorker, 0, inputs, time.Now); return err })
 			})
 			b.Run(fmt.Sprintf("%s/flow/%dx%d", variant, size, acoustic[0].shape[2]), func(b *testing.B) {
 				timeRuns(b, func() error { _, err := s.runFlow(0, acoustic); return err })

@@ -109,6 +109,12 @@ type Options struct {
 	// windowsFirstLocked): the device idles less, at the cost of runs padded with silent windows. Off until it is
 	// measured: on the H200 the device idled 12-16% of every float32 run (BENCHMARKS.md, eighth session).
 	EagerWindows bool
+	// TextPiece, with TextDevice auto, is how many sentences a worker's CPU session runs of a batch's text part at
+	// a time when the GPU was busy: between pieces the worker hands the rest of the batch to the GPU if the GPU has
+	// gone idle meanwhile (text.go). A whole batch's text part takes a CPU core over a second with a Piper medium
+	// voice, long enough for the GPU to run dry while every worker is in one (0 = DefaultTextPiece; < 0 = the
+	// whole batch at once).
+	TextPiece int
 	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
 	ProfilePrefix string
@@ -191,7 +197,9 @@ const (
 	// the serialised device. Measured on the H200 (Piper medium graph, float16): 920-1,031x against 877x.
 	DefaultSplitGPUMaxBatch         = 32
 	DefaultSplitGPUMaxBatchPhonemes = 4096
-	DefaultInFlight                 = 2
+	// DefaultTextPiece: 0, a batch's text part in one CPU run, until pieces are measured on the H200.
+	DefaultTextPiece = 0
+	DefaultInFlight  = 2
 
 	// Continuous batching on WebGPU (H200): 24 windows of 128 frames, each reading 12 frames of margin on both
 	// sides, 3,648 frames per decoder run (114 MiB at the largest tensor, inside the provider's buffer cache):
@@ -289,7 +297,10 @@ type splitModel struct {
 	acoustic []graphRunner // like Model.runners
 	text     []graphRunner // none, or like decoder: the text part, when voice.text is set
 	textCPU  []graphRunner // with TextDevice auto: the text part on the CPU, one per CPU acoustic worker
-	flow     []graphRunner // none, or like decoder
+	// textPerRow: for each of the text part's outputs, whether it holds a row per sentence (else the batch
+	// shares it), when the text part can be run on a batch in pieces (textPieceOutputs); nil when it cannot.
+	textPerRow []bool
+	flow       []graphRunner // none, or like decoder
 	// warmUpDeviceTimes: deviceTimes after Load's warm-up, which Stats leaves out as it does the warm-up's runs.
 	warmUpDeviceTimes map[string]time.Duration
 	decoder           []graphRunner
@@ -332,6 +343,7 @@ type Engine struct {
 	noStrips          bool   // Options.NoStrips
 	tailTile          int    // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
 	eagerWindows      bool   // Options.EagerWindows
+	textPiece         int    // Options.TextPiece resolved: sentences per CPU text run, 0 = the whole batch
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -451,6 +463,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		paddingMasks: !opts.NoPaddingMasks,
 		noStrips:     opts.NoStrips,
 		eagerWindows: opts.EagerWindows,
+		textPiece:    max(0, cmp.Or(opts.TextPiece, DefaultTextPiece)),
 	}
 	e.work = sync.NewCond(&e.mu)
 	e.half = opts.Precision == PrecisionFloat16 && device != DeviceCPU
@@ -832,7 +845,18 @@ func (e *Engine) loadText(s *splitModel) error {
 			cpu = append(cpu, t)
 		}
 	}
-	s.voice.text, s.voice.acoustic, s.text, s.textCPU = cut, cut.expand, gpu, cpu
+	var perRow []bool
+	if len(cpu) > 0 {
+		var ok bool
+		perRow, ok, err = textPieceOutputs(cpu[0], cut, s.voice.io)
+		if err != nil {
+			return fail("trying the text part on the cpu", err)
+		}
+		if !ok {
+			e.logf("gpu: a text part output has its sentence axis where pieces of a batch cannot be joined: the CPU runs a batch's text part whole")
+		}
+	}
+	s.voice.text, s.voice.acoustic, s.text, s.textCPU, s.textPerRow = cut, cut.expand, gpu, cpu, perRow
 	return nil
 }
 

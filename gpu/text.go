@@ -210,3 +210,109 @@ func fromConstants(node *onnx.NodeProto, constant map[string]bool) bool {
 	}
 	return true
 }
+
+// A batch's text part can run in pieces (runTextPieces): each sentence's row of the token-rate tensors depends on
+// that sentence alone (the padding is masked), and the pieces keep the batch's padded width, so their outputs
+// join back into the batch's along the sentence axis.
+
+// textInputRows returns the text part's inputs (named names) for sentences lo to hi: the rows of the per-sentence
+// inputs (ids, lengths, speakers); the scales, shared by the batch, whole.
+func textInputRows(names []string, in []tensor, lo, hi int) []tensor {
+	out := make([]tensor, len(in))
+	for i, t := range in {
+		if names[i] == inputScales {
+			out[i] = t
+			continue
+		}
+		out[i] = sliceRows(t, 0, lo, hi)
+	}
+	return out
+}
+
+// sliceRows returns rows lo to hi of t along axis (every axis before it of size 1).
+func sliceRows(t tensor, axis, lo, hi int) tensor {
+	row := 1
+	for _, d := range t.shape[axis+1:] {
+		row *= int(d)
+	}
+	shape := slices.Clone(t.shape)
+	shape[axis] = int64(hi - lo)
+	out := tensor{shape: shape}
+	if t.f32 != nil {
+		out.f32 = t.f32[lo*row : hi*row]
+	} else {
+		out.i64 = t.i64[lo*row : hi*row]
+	}
+	return out
+}
+
+// joinTextRows joins the text part's outputs of consecutive pieces of a batch: per-sentence outputs (perRow) along
+// their sentence axis, axis 1 (axis 0 being the one cutText adds for the crossing); the batch's shared outputs
+// from the first piece.
+func joinTextRows(parts [][]tensor, perRow []bool) ([]tensor, error) {
+	out := make([]tensor, len(perRow))
+	for i, rows := range perRow {
+		first := parts[0][i]
+		if !rows {
+			out[i] = first
+			continue
+		}
+		joined := tensor{shape: slices.Clone(first.shape)}
+		joined.shape[1] = 0
+		for _, part := range parts {
+			t := part[i]
+			if len(t.shape) != len(first.shape) || !slices.Equal(t.shape[2:], first.shape[2:]) || (t.f32 == nil) != (first.f32 == nil) {
+				return nil, fmt.Errorf("pieces of the batch gave output %d of shapes %v and %v", i, first.shape, t.shape)
+			}
+			joined.shape[1] += t.shape[1]
+			joined.f32 = append(joined.f32, t.f32...)
+			joined.i64 = append(joined.i64, t.i64...)
+		}
+		out[i] = joined
+	}
+	return out, nil
+}
+
+// textPieceOutputs says, for each of a text part's outputs, whether it holds a row per sentence: from runs of r on
+// one and then two sentences (the first the same), an output is per sentence if its sentence axis follows the
+// batch, and shared if it is the same in both. Any other output (a sentence axis elsewhere) and the text part
+// cannot run in pieces: ok false.
+func textPieceOutputs(r graphRunner, cut *textCut, io modelIO) (perRow []bool, ok bool, err error) {
+	var outs [2][]tensor
+	for size := 1; size <= 2; size++ {
+		in := batchInput{size: size, width: 8, scales: Scales{Noise: 0.667, Length: 1, NoiseW: 0.8}}
+		for b := range size {
+			ids := trialSentence(8)
+			if b > 0 {
+				ids[3] = 4 // a different second sentence
+			}
+			in.ids, in.lengths = append(in.ids, ids...), append(in.lengths, 8)
+			if io.hasSpeaker {
+				in.speakers = append(in.speakers, 0)
+			}
+		}
+		byName := map[string]tensor{}
+		for i, name := range io.inputNames() {
+			byName[name] = acousticInputs(in, io)[i]
+		}
+		args := make([]tensor, len(cut.textInputs))
+		for i, name := range cut.textInputs {
+			args[i] = byName[name]
+		}
+		if outs[size-1], err = r.runGraph(args); err != nil {
+			return nil, false, fmt.Errorf("text part on %d sentences: %w", size, err)
+		}
+	}
+	for i := range outs[0] {
+		one, two := outs[0][i], outs[1][i]
+		switch {
+		case len(one.shape) >= 2 && len(two.shape) == len(one.shape) && one.shape[1] == 1 && two.shape[1] == 2:
+			perRow = append(perRow, true)
+		case slices.Equal(one.shape, two.shape) && slices.Equal(one.f32, two.f32) && slices.Equal(one.i64, two.i64):
+			perRow = append(perRow, false)
+		default:
+			return nil, false, nil
+		}
+	}
+	return perRow, true, nil
+}

@@ -88,7 +88,7 @@ func TestCutText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mid, _, err := sm.runText(0, acousticInputs(in, io))
+			mid, _, err := sm.runText(0, 0, acousticInputs(in, io), time.Now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,8 +104,70 @@ func TestCutText(t *testing.T) {
 					t.Errorf("output %d differs from the uncut acoustic part by %g", i, d)
 				}
 			}
+			checkTextPieces(t, sm, text, in, mid)
 		})
 	}
+}
+
+// checkTextPieces runs a batch's text part (want: its outputs in one run, as the expansion reads them) in pieces
+// on a CPU session, with the GPU busy for the first few tries, and checks the runs and that the outputs join into
+// the batch's.
+func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInput, want []tensor) {
+	t.Helper()
+	perRow, ok, err := textPieceOutputs(text, sm.voice.text, sm.voice.io)
+	if err != nil || !ok {
+		t.Fatalf("text part outputs per sentence %v, ok %v, %v: want them known", perRow, ok, err)
+	}
+	if !slices.Contains(perRow, true) {
+		t.Fatalf("text part outputs per sentence %v: want some", perRow)
+	}
+	sm.textPerRow = perRow
+	for _, c := range []struct {
+		piece, busy int // sentences per CPU run; GPU tries refused
+		want        string
+	}{
+		{0, 1, "cpu 0-3"},
+		{1, 9, "cpu 0-1, cpu 1-2, cpu 2-3"},
+		{2, 9, "cpu 0-2, cpu 2-3"},
+		{1, 2, "cpu 0-1, cpu 1-2, gpu 2-3"},
+		{1, 1, "cpu 0-1, gpu 1-3"},
+		{1, 0, "gpu 0-3"},
+		{3, 1, "cpu 0-3"},
+	} {
+		gpu := &busyRunner{graphRunner: text, busy: c.busy}
+		sm.text, sm.textCPU = []graphRunner{gpu}, []graphRunner{text}
+		got, runs, err := sm.runText(0, c.piece, acousticInputs(in, sm.voice.io), time.Now)
+		if err != nil {
+			t.Fatalf("pieces of %d: %v", c.piece, err)
+		}
+		var where []string
+		for _, r := range runs {
+			where = append(where, fmt.Sprintf("%s %d-%d", map[bool]string{true: "cpu", false: "gpu"}[r.onCPU], r.lo, r.hi))
+		}
+		if strings.Join(where, ", ") != c.want {
+			t.Errorf("pieces of %d, GPU busy for %d tries: runs %v, want %s", c.piece, c.busy, where, c.want)
+		}
+		for i := range want {
+			if !slices.Equal(got[i].shape, want[i].shape) || maxAbsDiff(got[i].f32, want[i].f32) > 1e-5 || !slices.Equal(got[i].i64, want[i].i64) {
+				t.Errorf("pieces of %d: output %d of shape %v differs from the batch's (%v) by %g", c.piece, i,
+					got[i].shape, want[i].shape, maxAbsDiff(got[i].f32, want[i].f32))
+			}
+		}
+	}
+}
+
+// busyRunner is a GPU runner whose device is busy for the first busy tries of tryRunGraph.
+type busyRunner struct {
+	graphRunner
+	busy int
+}
+
+func (r *busyRunner) tryRunGraph(in []tensor) ([]tensor, error) {
+	if r.busy > 0 {
+		r.busy--
+		return nil, errDeviceBusy
+	}
+	return r.graphRunner.runGraph(in)
 }
 
 // ceilWritesFrames renames a voice's duration Ceil output to "w_ceil" and makes it a graph output, as an exporter
@@ -243,6 +305,37 @@ func TestTextDeviceAuto(t *testing.T) {
 		if gpu := st.Stage != stageAcoustic && st.Stage != stageTextCPU; gpu != (st.DeviceSeconds > 0) || st.DeviceSeconds > st.Seconds {
 			t.Errorf("stage %s: %.4f s holding the GPU in %.4f s of runs", st.Stage, st.DeviceSeconds, st.Seconds)
 		}
+	}
+}
+
+// TestTextPiecesInEngine: with the GPU busy, a worker runs a batch's text part on its CPU session a piece at a
+// time (one sentence here), each piece counted as a run, with the same audio.
+func TestTextPiecesInEngine(t *testing.T) {
+	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
+		DecoderBatch: 4, TextDevice: DeviceAuto, TextPiece: 1})
+	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(11, 12)), 4, func(i int) int { return 5 + 8*i })
+	textCPU := func() StageStats {
+		for _, st := range e.Stats() {
+			if st.Stage == stageTextCPU {
+				return st
+			}
+		}
+		return StageStats{}
+	}
+	webgpuRuns.Lock()
+	done := make(chan [][]float32)
+	go func() { done <- submitTogether(t, e, m, sentences) }()
+	for deadline := time.Now().Add(10 * time.Second); textCPU().Items < len(sentences); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			webgpuRuns.Unlock()
+			t.Fatalf("text parts not done on the CPU with the GPU busy: %+v", textCPU())
+		}
+	}
+	webgpuRuns.Unlock()
+	sameAudio(t, "text part in pieces", <-done, audio, 1e-4)
+	if st := textCPU(); st.Runs != len(sentences) || st.Items != len(sentences) {
+		t.Errorf("text parts on the CPU: %d runs of %d sentences, want one run per sentence (%d)", st.Runs, st.Items, len(sentences))
 	}
 }
 

@@ -532,12 +532,16 @@ run pmv_y_first32    40 --texts samples/short.txt --voice $pmv --device webgpu -
 run wg_y_def         60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
 BIN=ttsgen-prev.bin run wg_y_def_prev 60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run pmv_y_32_6k     150 $V --concurrency 256 --requests 6000 --warmup 8
-# Prepared for the next call (not run yet): short decoder runs whenever the device is idle (--eager-windows,
-# off by default) against the defaults (8 float32 windows per run since commit 7a0f861), each twice, in turn.
+# Ninth session, first call: short decoder runs whenever the device is idle (--eager-windows, off by default)
+# against the defaults (8 float32 windows per run since commit 7a0f861), each twice, in turn; and a batch's text
+# part run on the CPU a piece at a time (--text-piece N sentences), the rest handed to the GPU once it idles.
 for i in a b; do
   run pmv_z_32_3k_$i       90 $V --concurrency 256 --requests 3000 --warmup 8
   run pmv_z_32_3k_eager_$i 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows
 done
+run pmv_z_32_3k_p7_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows --text-piece 7
+run pmv_z_32_3k_p4_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows --text-piece 4
+run pmv_z_32_3k_p7       90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece 7
 run pmv_z_16_3k       90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 run pmv_z_16_3k_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --eager-windows
 run pmv_z_first32_eager 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --eager-windows
