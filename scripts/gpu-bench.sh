@@ -109,11 +109,18 @@ if [[ "$only" == *" pm_"* ]] && [ ! -s "$pm" ]; then
 fi
 # A random voice with the whole inference graph of a Piper "medium" voice (voices/train/piper_shape.py: transformer
 # text encoder, flow, "resblock 2" HiFi-GAN of 256 channels; 63 MB like Piper's). The pm_ voice above has the
-# decoder of Piper's "high" quality, not medium's.
+# decoder of Piper's "high" quality, not medium's. Since the ninth session its attention computes the relative
+# offsets as Piper's graph does; pmvg, for runs named pmvg_*, is the graph of the sessions before (offsets gathered
+# into [L,L,d] tables, batch-independent work).
 pmv=/tmp/pmv/en_US-pmvits-medium.onnx
 if [[ "$only" == *" pmv_"* || "$only" == *" probe_"* || "$only" == *" dev_check"* || "$only" == "  " ]] && [ ! -s "$pmv" ]; then
   mkdir -p /tmp/pmv && python3 voices/train/piper_shape.py --medium --out "$pmv" > "$results/pmv-export.txt" 2>&1
   grep -v Warning "$results/pmv-export.txt" | tail -n 2 | cut -c1-200
+fi
+pmvg=/tmp/pmvg/en_US-pmvits-medium.onnx
+if [[ "$only" == *" pmvg_"* ]] && [ ! -s "$pmvg" ]; then
+  mkdir -p /tmp/pmvg && python3 voices/train/piper_shape.py --medium --gather-attention --out "$pmvg" > "$results/pmvg-export.txt" 2>&1
+  grep -v Warning "$results/pmvg-export.txt" | tail -n 2 | cut -c1-200
 fi
 run webgpu_c64      60 --texts samples/bench.txt --device webgpu --concurrency 64 --requests 400 --warmup 8
 run webgpu_first    40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
@@ -532,19 +539,20 @@ run pmv_y_first32    40 --texts samples/short.txt --voice $pmv --device webgpu -
 run wg_y_def         60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
 BIN=ttsgen-prev.bin run wg_y_def_prev 60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run pmv_y_32_6k     150 $V --concurrency 256 --requests 6000 --warmup 8
-# Ninth session, first call: short decoder runs whenever the device is idle (--eager-windows, off by default)
-# against the defaults (8 float32 windows per run since commit 7a0f861), each twice, in turn; and a batch's text
-# part run on the CPU a piece at a time (--text-piece N sentences), the rest handed to the GPU once it idles.
+# Ninth session, first call: the Piper medium graph with Piper's own relative attention (pmv) against the graph
+# of the sessions before (pmvg); short decoder runs whenever the device is idle (--eager-windows, off by default)
+# against the defaults (8 float32 windows per run since commit 7a0f861); and a batch's text part run on the CPU a
+# piece at a time (--text-piece N sentences), the rest handed to the GPU once it idles.
+run pmvg_z_32_3k         90 $B --voice $pmvg --device webgpu --concurrency 256 --requests 3000 --warmup 8
 for i in a b; do
+  p=4 && [ $i = b ] && p=2
   run pmv_z_32_3k_$i       90 $V --concurrency 256 --requests 3000 --warmup 8
   run pmv_z_32_3k_eager_$i 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows
+  run pmv_z_32_3k_p${p}_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows --text-piece $p
 done
-run pmv_z_32_3k_p7_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows --text-piece 7
-run pmv_z_32_3k_p4_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows --text-piece 4
-run pmv_z_32_3k_p7       90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece 7
-run pmv_z_16_3k       90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
-run pmv_z_16_3k_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --eager-windows
-run pmv_z_first32_eager 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --eager-windows
+run pmv_z_32_3k_p4       90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece 4
+run pmv_z_16_3k_eager    90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --eager-windows
+run pmv_z_first32_eager  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --eager-windows
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi

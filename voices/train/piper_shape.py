@@ -53,7 +53,12 @@ class ChannelNorm(nn.Module):
 
 
 class RelativeAttention(nn.Module):
-    """Multi-head self-attention whose keys and values get a learned embedding per relative offset in -w..w."""
+    """Multi-head self-attention whose keys and values get a learned embedding per relative offset in -w..w.
+
+    Computed as Piper's graph computes it: the embeddings, padded with zeros to offsets -(L-1)..L-1, meet the
+    queries in one matmul per batch ([B,h,L,2L-1]), and a pad-and-reshape "skew" turns those relative logits into
+    absolute ones ([B,h,L,L]), and the attention weights back into relative ones for the values. Every step scales
+    with the batch; nothing is [L,L,d]."""
 
     def __init__(self, channels, heads, window=4):
         super().__init__()
@@ -65,7 +70,44 @@ class RelativeAttention(nn.Module):
         self.rel_k = nn.Parameter(torch.randn(2 * window + 1, self.dk) * self.dk ** -0.5)
         self.rel_v = nn.Parameter(torch.randn(2 * window + 1, self.dk) * self.dk ** -0.5)
 
+    def offsets(self, table, n):
+        """table's rows for offsets -(n-1)..n-1: [2n-1, d], zero beyond the window."""
+        padded = F.pad(table, (0, 0, n, n))  # offset 0 at row n + window
+        return padded[self.window + 1:self.window + 2 * n]
+
+    @staticmethod
+    def to_absolute(x):
+        """[B,h,L,2L-1] by relative offset -> [B,h,L,L] by key position."""
+        b, h, n, _ = x.shape
+        x = F.pad(x, (0, 1)).reshape(b, h, 2 * n * n)
+        x = F.pad(x, (0, n - 1)).reshape(b, h, n + 1, 2 * n - 1)
+        return x[:, :, :n, n - 1:]
+
+    @staticmethod
+    def to_relative(x):
+        """[B,h,L,L] by key position -> [B,h,L,2L-1] by relative offset."""
+        b, h, n, _ = x.shape
+        x = F.pad(x, (0, n - 1)).reshape(b, h, n * (2 * n - 1))
+        x = F.pad(x, (n, 0)).reshape(b, h, n, 2 * n)
+        return x[:, :, :, 1:]
+
     def forward(self, x, mask):
+        b, c, n = x.shape
+        q = self.q(x).view(b, self.heads, self.dk, n).transpose(2, 3) / math.sqrt(self.dk)  # [B,h,L,d]
+        k = self.k(x).view(b, self.heads, self.dk, n)  # [B,h,d,L]
+        v = self.v(x).view(b, self.heads, self.dk, n).transpose(2, 3)  # [B,h,L,d]
+        scores = torch.matmul(q, k)  # [B,h,L,L]
+        scores = scores + self.to_absolute(torch.matmul(q, self.offsets(self.rel_k, n).transpose(0, 1)))
+        pair = mask.unsqueeze(2) * mask.unsqueeze(3)  # [B,1,L,L]
+        scores = scores.masked_fill(pair == 0, -1e4)
+        p = torch.softmax(scores, -1)
+        out = torch.matmul(p, v)  # [B,h,L,d]
+        out = out + torch.matmul(self.to_relative(p), self.offsets(self.rel_v, n))
+        return self.o(out.transpose(2, 3).reshape(b, c, n))
+
+    def forward_by_gather(self, x, mask):
+        """The same attention with the offsets gathered into [L,L,d] tables (this file's graph before the ninth
+        session): the plain reading, to check forward."""
         b, c, n = x.shape
         q = self.q(x).view(b, self.heads, self.dk, n).transpose(2, 3) / math.sqrt(self.dk)  # [B,h,L,d]
         k = self.k(x).view(b, self.heads, self.dk, n)  # [B,h,d,L]
@@ -345,8 +387,13 @@ def main():
     size.add_argument("--medium", action="store_true", help="Piper medium's layer sizes (speed measurements)")
     size.add_argument("--tiny", action="store_true", help="a few channels (engine tests)")
     ap.add_argument("--speakers", type=int, default=1, help="more than 1: a multi-speaker voice (Piper's \"sid\" input)")
+    ap.add_argument("--gather-attention", action="store_true",
+                    help="attention offsets gathered into [L,L,d] tables, as this file made them before the ninth "
+                         "session (batch-independent O(L^2) work): to compare measurements across that change")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    if a.gather_attention:
+        RelativeAttention.forward = RelativeAttention.forward_by_gather
     torch.manual_seed(1234)
     gin = (512 if a.medium else 8) if a.speakers > 1 else 0  # piper_train's gin_channels for multi-speaker voices
     model = PiperShapedVoice(**(MEDIUM if a.medium else TINY), speakers=a.speakers, gin=gin)
