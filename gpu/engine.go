@@ -104,11 +104,6 @@ type Options struct {
 	// NoStrips cuts decoder windows from each sentence alone rather than from strips of an acoustic batch's
 	// sentences laid end to end (window.go): for measuring what strips save.
 	NoStrips bool
-	// EagerWindows decodes fewer windows than DecoderBatch whenever a worker finds some waiting and the serialised
-	// GPU idle, rather than leaving them for a full run while requests wait for their acoustic part (see
-	// windowsFirstLocked): the device idles less, at the cost of runs padded with silent windows. Off until it is
-	// measured: on the H200 the device idled 12-16% of every float32 run (BENCHMARKS.md, eighth session).
-	EagerWindows bool
 	// TextPiece, with TextDevice auto, is how many sentences a worker's CPU session runs of a batch's text part at
 	// a time when the GPU was busy: between pieces the worker hands the rest of the batch to the GPU if the GPU has
 	// gone idle meanwhile (text.go). A whole batch's text part takes a CPU core over a second with a Piper medium
@@ -342,7 +337,6 @@ type Engine struct {
 	paddingMasks      bool   // Load masks decoders' padding (mask.go)
 	noStrips          bool   // Options.NoStrips
 	tailTile          int    // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
-	eagerWindows      bool   // Options.EagerWindows
 	textPiece         int    // Options.TextPiece resolved: sentences per CPU text run, 0 = the whole batch
 	logf              func(format string, args ...any)
 	stats             stageStats
@@ -462,7 +456,6 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		// Masks are on unless turned off: an option's zero value is the default.
 		paddingMasks: !opts.NoPaddingMasks,
 		noStrips:     opts.NoStrips,
-		eagerWindows: opts.EagerWindows,
 		textPiece:    max(0, cmp.Or(opts.TextPiece, DefaultTextPiece)),
 	}
 	e.work = sync.NewCond(&e.mu)
@@ -1008,16 +1001,10 @@ func (e *Engine) runWorker(worker int) {
 
 // windowsFirstLocked says whether a worker looking for work decodes waiting windows before taking a batch. Decoder
 // windows come first once a full run of them is ready, or when no sentence waits: they finish sentences that
-// already hold a place in the queue. Close drains them, since their sentences are running. With EagerWindows, a
-// shorter run goes too when the serialised device is idle: otherwise it may stay idle while every worker runs a
-// text part on the CPU and the windows wait for more.
+// already hold a place in the queue. Close drains them, since their sentences are running. (Shorter runs whenever
+// the serialised device is idle measured slower on the H200: 1,015x and 970x against 1,059x and 1,052x.)
 func (e *Engine) windowsFirstLocked() bool {
-	if len(e.windows) == 0 {
-		return false
-	}
-	serial := runLock(e.device)
-	idle := e.eagerWindows && serial != nil && serial.Idle()
-	return len(e.windows) >= e.decoderBatch || len(e.pending) == 0 || e.closed || idle
+	return len(e.windows) > 0 && (len(e.windows) >= e.decoderBatch || len(e.pending) == 0 || e.closed)
 }
 
 // takeBatchLocked removes the next batch from the queue: the oldest request (so none starves) plus the queued

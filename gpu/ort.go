@@ -217,9 +217,6 @@ func (l *deviceLock) Unlock() {
 	l.users.Add(-1)
 }
 
-// Idle says whether nobody held the lock or waited for it a moment ago.
-func (l *deviceLock) Idle() bool { return l.users.Load() == 0 }
-
 // TryLockIdle takes the lock only if nobody holds it or waits for it, and says whether it did.
 func (l *deviceLock) TryLockIdle() bool {
 	if l.users.Load() != 0 {

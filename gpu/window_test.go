@@ -595,49 +595,25 @@ func TestTrialSentence(t *testing.T) {
 }
 
 // TestWindowsFirst: a worker decodes waiting windows before taking a batch once a full run is ready, when no
-// request waits, or when the engine closes; with EagerWindows also when the serialised device is idle, and only
-// then.
+// request waits, or when the engine closes, and only then.
 func TestWindowsFirst(t *testing.T) {
-	device := runLock(DeviceWebGPU)
 	for _, tt := range []struct {
-		name                string
-		eager, busy, closed bool
-		windows, pending    int
-		want                bool
+		name             string
+		closed           bool
+		windows, pending int
+		want             bool
 	}{
-		{"none waiting", true, false, false, 0, 3, false},
-		{"a full run", false, true, false, 4, 3, true},
-		{"a short run, requests waiting", false, false, false, 3, 3, false},
-		{"a short run, no request waiting", false, true, false, 3, 0, true},
-		{"a short run, closing", false, true, true, 3, 3, true},
-		{"eager, a short run, the device idle", true, false, false, 3, 3, true},
-		{"eager, a short run, the device busy", true, true, false, 3, 3, false},
+		{"none waiting", false, 0, 3, false},
+		{"none waiting, closing", true, 0, 3, false},
+		{"a full run", false, 4, 3, true},
+		{"a short run, requests waiting", false, 3, 3, false},
+		{"a short run, no request waiting", false, 3, 0, true},
+		{"a short run, closing", true, 3, 3, true},
 	} {
-		e := &Engine{device: DeviceWebGPU, decoderBatch: 4, eagerWindows: tt.eager, closed: tt.closed,
+		e := &Engine{device: DeviceWebGPU, decoderBatch: 4, closed: tt.closed,
 			windows: make([]window, tt.windows), pending: make([]*item, tt.pending)}
-		if tt.busy {
-			device.Lock()
-		}
 		if got := e.windowsFirstLocked(); got != tt.want {
 			t.Errorf("%s: windows first %v", tt.name, got)
 		}
-		if tt.busy {
-			device.Unlock()
-		}
 	}
-	// Where runs need no lock (the CPU, CUDA), there is no idle device to fill.
-	e := &Engine{device: DeviceCPU, decoderBatch: 4, eagerWindows: true, windows: make([]window, 3), pending: make([]*item, 3)}
-	if e.windowsFirstLocked() {
-		t.Error("a short run went first on a device without a run lock")
-	}
-}
-
-// TestEagerWindowsSameAudio: decoding short runs whenever the device is idle changes which windows share a run,
-// not a sentence's audio.
-func TestEagerWindowsSameAudio(t *testing.T) {
-	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3,
-		DecoderWindow: 16, DecoderBatch: 4, EagerWindows: true})
-	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(21, 22)), 6, func(i int) int { return 4 + 7*i })
-	sameAudio(t, "whole-sentence audio", submitTogether(t, e, m, sentences), audio, 1e-4)
 }
