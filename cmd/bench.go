@@ -89,6 +89,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.IntVar(&o.tuning.AcousticGPUWorkers, "acoustic-gpu-workers", 0, "engine tuning: with the acoustic part on the CPU, this many more workers run it on the GPU")
 	f.IntVar(&o.tuning.TailTile, "tail-tile", 0, fmt.Sprintf("engine tuning: on the CPU, samples per tile of the decoder's last two upsampling stages' input (0 = %d; -1 = whole sentences)", gpu.DefaultTailTile))
 	f.IntVar(&o.tuning.TextPiece, "text-piece", 0, "engine tuning: with the text part on the CPU because the GPU was busy, run it this many sentences at a time, handing the rest of the batch to the GPU as soon as the GPU goes idle (0 = default: the whole batch at once; -1 = the whole batch)")
+	f.BoolVar(&o.tuning.SessionArenas, "session-arenas", false, "engine tuning: each CPU session keeps its own memory arena (ONNX Runtime's default) rather than sharing one (to measure the difference)")
 	f.BoolVar(&o.tuning.NoStrips, "no-strips", false, "engine tuning: cut decoder windows from each sentence alone, not from strips of a batch's sentences laid end to end (to measure what strips save)")
 	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
 	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")

@@ -110,6 +110,9 @@ type Options struct {
 	// voice, long enough for the GPU to run dry while every worker is in one (0 = DefaultTextPiece; < 0 = the
 	// whole batch at once).
 	TextPiece int
+	// SessionArenas gives each CPU session its own memory arena, as ONNX Runtime does by default, rather than one
+	// arena shared by all (see registerSharedArena): for measuring what sharing costs or saves.
+	SessionArenas bool
 	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
 	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
 	ProfilePrefix string
@@ -407,7 +410,8 @@ func NewEngine(opts Options) (*Engine, error) {
 	if !ortReady() {
 		return nil, errors.New("gpu: NewEngine before Init: the ONNX Runtime library is not loaded")
 	}
-	return newEngine(opts, ortBackend{providerOptions: opts.ProviderOptions, profilePrefix: opts.ProfilePrefix})
+	return newEngine(opts, ortBackend{providerOptions: opts.ProviderOptions, profilePrefix: opts.ProfilePrefix,
+		sessionArenas: opts.SessionArenas})
 }
 
 func newEngine(opts Options, b backend) (*Engine, error) {

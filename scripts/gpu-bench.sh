@@ -554,17 +554,21 @@ run pmv_z_32_3k_p4       90 $V --concurrency 256 --requests 3000 --warmup 8 --te
 run pmv_z_16_3k_eager    90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --eager-windows
 run pmv_z_first32_eager  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --eager-windows
 # (--eager-windows, slower in both pairs, was removed after this call: those runs need commit eb6cd2d's binary.)
-# Second call: pieces of 1, 2 and 4 sentences against whole batches (-1), twice each in turn; memory over 6,000
-# requests with pieces of 2 (whole batches: 8.2-8.6 GiB in the eighth session); the default voice, which has a
-# small text part.
+# Second call: pieces of 2 and 4 sentences against whole batches (-1), twice each in turn; one CPU memory arena
+# shared by all CPU sessions (the default from this call's commit) against one per session (--session-arenas, as
+# before), on the GPU and on the CPU; memory over 6,000 requests; the default voice, which has a small text part.
 for i in a b; do
-  for p in -1 1 2 4; do
+  for p in -1 2 4; do
     run pmv_z2_32_3k_p${p}_$i 90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece $p
   done
 done
-run pmv_z2_32_6k_p2   150 $V --concurrency 256 --requests 6000 --warmup 8 --text-piece 2
-run wg_z2_def_p-1      60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece -1
-run wg_z2_def_p2       60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece 2
+run pmv_z2_32_3k_p2_arenas 90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece 2 --session-arenas
+run pmv_z2_32_6k_p2       150 $V --concurrency 256 --requests 6000 --warmup 8 --text-piece 2
+run cpu_z2_t1              60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
+run cpu_z2_t16             40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
+run cpu_z2_t16_arenas      40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --session-arenas
+run wg_z2_def_p-1          60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece -1
+run wg_z2_def_p2           60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece 2
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
