@@ -26,7 +26,8 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 			if r.onCPU {
 				stage = stageTextCPU
 			}
-			e.stats.record(stage, batch[r.lo:r.hi], r.start, r.end)
+			// A piece keeps the batch's padded width.
+			e.stats.recordPadded(stage, batch[r.lo:r.hi], in.width, r.start, r.end)
 		}
 	}
 	if err == nil {

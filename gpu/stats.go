@@ -62,7 +62,12 @@ func (s *stageStats) add(stage string, items, units, padded int, start, end time
 
 // record counts one run of a batch of whole sentences (or their acoustic part).
 func (s *stageStats) record(stage string, batch []*item, start, end time.Time) {
-	units, width := 0, 0
+	s.recordPadded(stage, batch, 0, start, end)
+}
+
+// recordPadded is record for a run whose sentences were padded to width ids (0: to the longest of them).
+func (s *stageStats) recordPadded(stage string, batch []*item, width int, start, end time.Time) {
+	units := 0
 	for _, it := range batch {
 		units += len(it.req.IDs)
 		width = max(width, len(it.req.IDs))

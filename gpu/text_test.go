@@ -315,14 +315,15 @@ func TestTextPiecesInEngine(t *testing.T) {
 	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
 		DecoderBatch: 4, TextDevice: DeviceAuto, TextPiece: 1})
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(11, 12)), 4, func(i int) int { return 5 + 8*i })
-	textCPU := func() StageStats {
+	stage := func(name string) StageStats {
 		for _, st := range e.Stats() {
-			if st.Stage == stageTextCPU {
+			if st.Stage == name {
 				return st
 			}
 		}
 		return StageStats{}
 	}
+	textCPU := func() StageStats { return stage(stageTextCPU) }
 	webgpuRuns.Lock()
 	done := make(chan [][]float32)
 	go func() { done <- submitTogether(t, e, m, sentences) }()
@@ -336,6 +337,11 @@ func TestTextPiecesInEngine(t *testing.T) {
 	sameAudio(t, "text part in pieces", <-done, audio, 1e-4)
 	if st := textCPU(); st.Runs != len(sentences) || st.Items != len(sentences) {
 		t.Errorf("text parts on the CPU: %d runs of %d sentences, want one run per sentence (%d)", st.Runs, st.Items, len(sentences))
+	}
+	// Each piece runs at its batch's padded width, as the rest of the acoustic part does.
+	if text, acoustic := textCPU(), stage(stageAcoustic); text.Padded != acoustic.Padded || text.Units != acoustic.Units {
+		t.Errorf("text part pieces counted %d of %d ids padded, the acoustic part %d of %d", text.Units, text.Padded,
+			acoustic.Units, acoustic.Padded)
 	}
 }
 
