@@ -139,7 +139,7 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 
 // sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite, no tiles;
 // one sentence at a time has no padding, so no padding masks either), one session using every core (what ONNX
-// Runtime does by default), one sentence at a time, batch 1, whole sentences, float32.
+// Runtime does by default) with its own memory arena, one sentence at a time, batch 1, whole sentences, float32.
 func sequentialEngine(o *gpu.Options) {
 	threads := o.Threads
 	if threads <= 0 {
@@ -149,6 +149,7 @@ func sequentialEngine(o *gpu.Options) {
 	o.MaxBatch, o.InFlight = 1, 1
 	o.Upsampling, o.DecoderWindow, o.TailTile = gpu.UpsamplingConvTranspose, -1, -1
 	o.Precision = gpu.PrecisionFloat32
+	o.SessionArenas = true
 }
 
 // benchOnce runs one measured load on a fresh runtime (so the baseline and the engine don't share sessions).

@@ -318,12 +318,13 @@ func TestBenchPerRequestRecords(t *testing.T) {
 }
 
 // The sequential baseline is the voice run as Piper runs it: whole sentences and the voice's own graph (no
-// windows, no tiles, no polyphase rewrite), batch 1, one session with every thread, float32.
+// windows, no tiles, no polyphase rewrite), batch 1, one session with every thread and its own memory arena,
+// float32.
 func TestSequentialBaselineRunsLikePiper(t *testing.T) {
 	o := gpu.Options{Threads: 4, TailTile: 512, DecoderWindow: 256, MaxBatch: 8, Precision: gpu.PrecisionFloat16}
 	sequentialEngine(&o)
 	want := gpu.Options{Threads: 4, ThreadsPerSession: 4, MaxBatch: 1, InFlight: 1, Upsampling: gpu.UpsamplingConvTranspose,
-		DecoderWindow: -1, TailTile: -1, Precision: gpu.PrecisionFloat32}
+		DecoderWindow: -1, TailTile: -1, Precision: gpu.PrecisionFloat32, SessionArenas: true}
 	if fmt.Sprintf("%+v", o) != fmt.Sprintf("%+v", want) {
 		t.Errorf("baseline options\n got %+v\nwant %+v", o, want)
 	}
