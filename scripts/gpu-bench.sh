@@ -557,6 +557,8 @@ run pmv_z_first32_eager  40 --texts samples/short.txt --voice $pmv --device webg
 # Second call: pieces of 2 and 4 sentences against whole batches (-1), twice each in turn; one CPU memory arena
 # shared by all CPU sessions (the default from this call's commit) against one per session (--session-arenas, as
 # before), on the GPU and on the CPU; memory over 6,000 requests; the default voice, which has a small text part.
+# First, the engine's device checks with the new Piper medium graph.
+check dev_check_z2 150 'TestOnDevice'
 for i in a b; do
   for p in -1 2 4; do
     run pmv_z2_32_3k_p${p}_$i 90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece $p
