@@ -99,7 +99,10 @@
 // phoneme ids fix, can run on the GPU over whole batches, and the expansion to frames (a few ms, shapes from the
 // durations) stays on the CPU. With TextDevice auto, the default on WebGPU, a worker runs its batch's text part on
 // the GPU when no run holds or waits for the device and on its own CPU session otherwise, so that whichever of the
-// two has time takes it. A split voice's WebGPU runs are timed while they hold the device (StageStats.DeviceSeconds): on the H200
+// two has time takes it. A CPU run of a batch's text part takes a core over a second with a Piper medium voice, and
+// when every worker was in one the device idled (9-13% of every run on the H200): with TextPiece the CPU runs it
+// a few sentences at a time, handing the rest to the GPU as soon as the GPU goes idle between pieces. A split
+// voice's WebGPU runs are timed while they hold the device (StageStats.DeviceSeconds): on the H200
 // the device's time adds up to the wall time, so the serialised runs are the limit, and within a decoder run the
 // GPU's own kernels take 55-70% (their timestamps; the rest is moving the latent up and the audio back, which is
 // why runners hand ONNX Runtime ready output tensors, ort.go). Precision fp16 (half.go) runs the flow and decoder in
