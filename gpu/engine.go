@@ -108,7 +108,8 @@ type Options struct {
 	// a time when the GPU was busy: between pieces the worker hands the rest of the batch to the GPU if the GPU has
 	// gone idle meanwhile (text.go). A whole batch's text part takes a CPU core over a second with a Piper medium
 	// voice, long enough for the GPU to run dry while every worker is in one (0 = DefaultTextPiece; < 0 = the
-	// whole batch at once).
+	// whole batch at once). A piece costs no more per sentence than the whole batch: the text part's work scales
+	// with its sentences (BENCHMARKS.md, ninth session).
 	TextPiece int
 	// SessionArenas gives each CPU session its own memory arena, as ONNX Runtime does by default, rather than one
 	// arena shared by all (see registerSharedArena): for measuring what sharing costs or saves.
@@ -195,8 +196,10 @@ const (
 	// the serialised device. Measured on the H200 (Piper medium graph, float16): 920-1,031x against 877x.
 	DefaultSplitGPUMaxBatch         = 32
 	DefaultSplitGPUMaxBatchPhonemes = 4096
-	// DefaultTextPiece: 0, a batch's text part in one CPU run, until pieces are measured on the H200.
-	DefaultTextPiece = 0
+	// DefaultTextPiece: a batch's text part on the CPU two sentences at a time. H200, Piper medium graph, 3,000
+	// requests: 1,106x and 1,145x against 1,013x and 1,014x for whole batches (pieces of 4: 1,021x and 1,146x),
+	// the device held 97-98% of the time against 89-90%; default voice 1,528x against 1,483x.
+	DefaultTextPiece = 2
 	DefaultInFlight  = 2
 
 	// Continuous batching on WebGPU (H200): 24 windows of 128 frames, each reading 12 frames of margin on both

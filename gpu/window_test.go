@@ -435,6 +435,17 @@ func TestDeviceDefaults(t *testing.T) {
 		}
 		e.Close()
 	}
+	// A batch's text part on the CPU: two sentences at a time unless told otherwise; < 0 the whole batch (0).
+	for _, tt := range []struct{ opt, want int }{{0, 2}, {5, 5}, {-1, 0}} {
+		e, err := newEngine(Options{Device: DeviceWebGPU, Threads: 4, TextPiece: tt.opt}, &deviceRecorder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.textPiece != tt.want {
+			t.Errorf("TextPiece %d: %d sentences per piece, want %d", tt.opt, e.textPiece, tt.want)
+		}
+		e.Close()
+	}
 }
 
 // TestFlowInputs: the flow is cut out at the tensors its nodes read from the rest of the graph (Piper's z_p and
