@@ -554,7 +554,7 @@ run pmv_z_32_3k_p4       90 $V --concurrency 256 --requests 3000 --warmup 8 --te
 run pmv_z_16_3k_eager    90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --eager-windows
 run pmv_z_first32_eager  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --eager-windows
 # (--eager-windows, slower in both pairs, was removed after this call: those runs need commit eb6cd2d's binary.)
-# Second call: pieces of 2 and 4 sentences against whole batches (-1), twice each in turn; one CPU memory arena
+# Second call (commit 39a48e4; pieces of 2 became the default after it): pieces of 2 and 4 sentences against whole batches (-1), twice each in turn; one CPU memory arena
 # shared by all CPU sessions (the default from this call's commit) against one per session (--session-arenas, as
 # before), on the GPU and on the CPU; memory over 6,000 requests; the default voice, which has a small text part.
 # First, the engine's device checks with the new Piper medium graph.
