@@ -571,6 +571,8 @@ run cpu_z2_t16             40 $B $DV --device cpu --threads 16 --concurrency 32 
 run cpu_z2_t16_arenas      40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --session-arenas
 run wg_z2_def_p-1          60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece -1
 run wg_z2_def_p2           60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece 2
+# Third call (commit 2177d88: pieces of 2 and the shared arena the defaults): memory over 6,000 requests.
+run pmv_z3_32_6k 110 $V --concurrency 256 --requests 6000 --warmup 8
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
