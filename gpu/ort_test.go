@@ -533,3 +533,24 @@ func loadOn(t *testing.T, e *Engine, err error, path string, cfg ModelConfig) (*
 	}
 	return e, m
 }
+
+// TestSharedCPUArena: Init registers one CPU memory arena with the environment, and CPU sessions use it (each
+// session's own arena kept room for the largest tensors it ever ran: 8 GiB over 32 sessions on the H200), unless
+// SessionArenas asks for one each.
+func TestSharedCPUArena(t *testing.T) {
+	needORT(t)
+	if !ortEnv.sharedArena {
+		t.Fatal("Init registered no shared CPU arena")
+	}
+	for _, own := range []bool{false, true} {
+		opts, err := ortBackend{sessionArenas: own}.sessionOptions(DeviceCPU, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := opts.HasSessionConfigEntry("session.use_env_allocators")
+		opts.Destroy()
+		if err != nil || set == own {
+			t.Errorf("session arenas %v: shares the environment's arena %v (%v), want %v", own, set, err, !own)
+		}
+	}
+}
