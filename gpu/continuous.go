@@ -96,14 +96,8 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 // all), handing the rest to the GPU as soon as the GPU is idle between pieces; other workers wait for the GPU.
 func (s *splitModel) runText(worker, piece int, voiceInputs []tensor, now func() time.Time) (next []tensor, runs []textRun, err error) {
 	cut := s.voice.text
-	byName := map[string]tensor{}
-	for i, name := range s.voice.io.inputNames() {
-		byName[name] = voiceInputs[i]
-	}
-	in := make([]tensor, len(cut.textInputs))
-	for i, name := range cut.textInputs {
-		in[i] = byName[name]
-	}
+	byName := byInputName(s.voice.io, voiceInputs)
+	in := pick(byName, cut.textInputs)
 	rows := int(voiceInputs[0].shape[0])
 	gpu := s.text[worker%len(s.text)]
 	run := func(r graphRunner, lo, hi int, onCPU, try bool) ([]tensor, error) {
@@ -136,11 +130,7 @@ func (s *splitModel) runText(worker, piece int, voiceInputs []tensor, now func()
 	for i, name := range cut.boundary {
 		byName[name] = out[i]
 	}
-	next = make([]tensor, len(cut.expandInput))
-	for i, name := range cut.expandInput {
-		next[i] = byName[name]
-	}
-	return next, runs, nil
+	return pick(byName, cut.expandInput), runs, nil
 }
 
 // textRun is one run of a batch's text part: sentences lo to hi, on a CPU session or on the GPU.

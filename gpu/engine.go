@@ -758,7 +758,7 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	}
 	s := &splitModel{voice: voice}
 	if e.text != "" && e.text != DeviceCPU {
-		if err := e.loadText(s); err != nil {
+		if err := e.loadText(name, s); err != nil {
 			e.logf("gpu: voice %q runs its text encoder on the CPU: %v", name, err)
 		}
 	}
@@ -818,7 +818,7 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 // loadText cuts a split voice's acoustic part at the durations (text.go) and creates the text part's sessions: on
 // the GPU, and with TextDevice auto one on the CPU per CPU acoustic worker too, where the GPU's runs are serialised
 // (elsewhere a GPU run never finds the device busy). It leaves s as it was if either fails.
-func (e *Engine) loadText(s *splitModel) error {
+func (e *Engine) loadText(name string, s *splitModel) error {
 	cut, err := cutText(s.voice.acoustic)
 	if err != nil {
 		return fmt.Errorf("its acoustic part cannot be cut at the durations: %w", err)
@@ -853,7 +853,7 @@ func (e *Engine) loadText(s *splitModel) error {
 			return fail("trying the text part on the cpu", err)
 		}
 		if !ok {
-			e.logf("gpu: a text part output has its sentence axis where pieces of a batch cannot be joined: the CPU runs a batch's text part whole")
+			e.logf("gpu: voice %q: a text part output has its sentence axis where pieces of a batch cannot be joined: the CPU runs a batch's text part whole", name)
 		}
 	}
 	s.voice.text, s.voice.acoustic, s.text, s.textCPU, s.textPerRow = cut, cut.expand, gpu, cpu, perRow

@@ -224,19 +224,19 @@ func textInputRows(names []string, in []tensor, lo, hi int) []tensor {
 			out[i] = t
 			continue
 		}
-		out[i] = sliceRows(t, 0, lo, hi)
+		out[i] = sliceRows(t, lo, hi)
 	}
 	return out
 }
 
-// sliceRows returns rows lo to hi of t along axis (every axis before it of size 1).
-func sliceRows(t tensor, axis, lo, hi int) tensor {
+// sliceRows returns rows lo to hi of t (along its first axis).
+func sliceRows(t tensor, lo, hi int) tensor {
 	row := 1
-	for _, d := range t.shape[axis+1:] {
+	for _, d := range t.shape[1:] {
 		row *= int(d)
 	}
 	shape := slices.Clone(t.shape)
-	shape[axis] = int64(hi - lo)
+	shape[0] = int64(hi - lo)
 	out := tensor{shape: shape}
 	if t.f32 != nil {
 		out.f32 = t.f32[lo*row : hi*row]
@@ -291,14 +291,7 @@ func textPieceOutputs(r graphRunner, cut *textCut, io modelIO) (perRow []bool, o
 				in.speakers = append(in.speakers, 0)
 			}
 		}
-		byName := map[string]tensor{}
-		for i, name := range io.inputNames() {
-			byName[name] = acousticInputs(in, io)[i]
-		}
-		args := make([]tensor, len(cut.textInputs))
-		for i, name := range cut.textInputs {
-			args[i] = byName[name]
-		}
+		args := pick(byInputName(io, acousticInputs(in, io)), cut.textInputs)
 		if outs[size-1], err = r.runGraph(args); err != nil {
 			return nil, false, fmt.Errorf("text part on %d sentences: %w", size, err)
 		}
@@ -315,4 +308,22 @@ func textPieceOutputs(r graphRunner, cut *textCut, io modelIO) (perRow []bool, o
 		}
 	}
 	return perRow, true, nil
+}
+
+// byInputName maps a voice's input tensors (in io's order) by name.
+func byInputName(io modelIO, voiceInputs []tensor) map[string]tensor {
+	byName := map[string]tensor{}
+	for i, name := range io.inputNames() {
+		byName[name] = voiceInputs[i]
+	}
+	return byName
+}
+
+// pick returns the tensors of byName named names, in that order.
+func pick(byName map[string]tensor, names []string) []tensor {
+	out := make([]tensor, len(names))
+	for i, name := range names {
+		out[i] = byName[name]
+	}
+	return out
 }
