@@ -573,6 +573,15 @@ run wg_z2_def_p-1          60 $B $DV --device webgpu --concurrency 256 --request
 run wg_z2_def_p2           60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece 2
 # Third call (commit 2177d88: pieces of 2 and the shared arena the defaults): memory over 6,000 requests.
 run pmv_z3_32_6k 110 $V --concurrency 256 --requests 6000 --warmup 8
+# Prepared for the next call (not run yet): whether the shared CPU arena lifts 16 CPU sessions' scaling (call 2:
+# 77% of 16 x one against 69% with one arena each, one run of each), three of each in turn; then 100,000 requests
+# with the defaults on the Piper medium graph, for its memory over a corpus.
+run cpu_n_t1 60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
+for i in a b c; do
+  run cpu_n_t16_$i        40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
+  run cpu_n_t16_arenas_$i 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --session-arenas
+done
+run pmv_n_100k 600 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 256 --requests 100000 --warmup 0
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
