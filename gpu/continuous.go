@@ -398,15 +398,7 @@ func (e *Engine) warmUp(m *Model) error {
 // warmUpAcoustic runs the parts of a split voice before the decoder on size sentences of width ids and returns the
 // latent's channel count.
 func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err error) {
-	in := batchInput{size: size, width: width, scales: Scales{Length: 1}}
-	ids := trialSentence(width)
-	for range size {
-		in.ids, in.lengths = append(in.ids, ids...), append(in.lengths, int64(width))
-		if m.io.hasSpeaker {
-			in.speakers = append(in.speakers, 0)
-		}
-	}
-	inputs := acousticInputs(in, m.split.voice.io)
+	inputs := acousticInputs(trialBatch(size, width), m.split.voice.io)
 	if m.split.text != nil {
 		// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is
 		// the GPU's run that is warmed up and checked.
@@ -427,6 +419,15 @@ func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err er
 		return 0, fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)
 	}
 	return int(out[0].shape[1]), nil
+}
+
+// trialBatch is size trialSentences of width ids, with the noise off (and speaker 0, acousticInputs's default).
+func trialBatch(size, width int) batchInput {
+	in := batchInput{size: size, width: width, scales: Scales{Length: 1}}
+	for range size {
+		in.ids, in.lengths = append(in.ids, trialSentence(width)...), append(in.lengths, int64(width))
+	}
+	return in
 }
 
 // trialSentence is width phoneme ids in Piper's pattern (BOS, each phoneme followed by a pad, EOS), for the runs

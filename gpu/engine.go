@@ -660,8 +660,7 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 	// reads from the head runs along the sentence, a whole number of samples per frame (a tail conditioned on the
 	// speaker would not; two lengths, so that a size cannot divide both frame counts by chance).
 	for _, width := range []int{32, 47} {
-		trial := batchInput{size: 1, width: width, ids: trialSentence(width), lengths: []int64{int64(width)}, scales: Scales{Length: 1}}
-		if _, err := runners[0].run(trial); err != nil {
+		if _, err := runners[0].run(trialBatch(1, width)); err != nil {
 			closeRunners(runners)
 			return nil, fmt.Errorf("a trial run: %w", err)
 		}

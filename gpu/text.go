@@ -274,24 +274,13 @@ func joinTextRows(parts [][]tensor, perRow []bool) ([]tensor, error) {
 }
 
 // textPieceOutputs says, for each of a text part's outputs, whether it holds a row per sentence: from runs of r on
-// one and then two sentences (the first the same), an output is per sentence if its sentence axis follows the
-// batch, and shared if it is the same in both. Any other output (a sentence axis elsewhere) and the text part
-// cannot run in pieces: ok false.
+// one and then two sentences, an output is per sentence if its sentence axis follows the batch, and shared if it
+// is the same in both. Any other output (a sentence axis elsewhere) and the text part cannot run in pieces: ok
+// false.
 func textPieceOutputs(r graphRunner, cut *textCut, io modelIO) (perRow []bool, ok bool, err error) {
 	var outs [2][]tensor
 	for size := 1; size <= 2; size++ {
-		in := batchInput{size: size, width: 8, scales: Scales{Noise: 0.667, Length: 1, NoiseW: 0.8}}
-		for b := range size {
-			ids := trialSentence(8)
-			if b > 0 {
-				ids[3] = 4 // a different second sentence
-			}
-			in.ids, in.lengths = append(in.ids, ids...), append(in.lengths, 8)
-			if io.hasSpeaker {
-				in.speakers = append(in.speakers, 0)
-			}
-		}
-		args := pick(byInputName(io, acousticInputs(in, io)), cut.textInputs)
+		args := pick(byInputName(io, acousticInputs(trialBatch(size, 8), io)), cut.textInputs)
 		if outs[size-1], err = r.runGraph(args); err != nil {
 			return nil, false, fmt.Errorf("text part on %d sentences: %w", size, err)
 		}
