@@ -573,15 +573,72 @@ run wg_z2_def_p-1          60 $B $DV --device webgpu --concurrency 256 --request
 run wg_z2_def_p2           60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece 2
 # Third call (commit 2177d88: pieces of 2 and the shared arena the defaults): memory over 6,000 requests.
 run pmv_z3_32_6k 110 $V --concurrency 256 --requests 6000 --warmup 8
-# Prepared for the next call (not run yet): whether the shared CPU arena lifts 16 CPU sessions' scaling (call 2:
-# 77% of 16 x one against 69% with one arena each, one run of each), three of each in turn; then 100,000 requests
-# with the defaults on the Piper medium graph, for its memory over a corpus.
-run cpu_n_t1 60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
+# Tenth session, first call: whether the shared CPU arena lifts 16 CPU sessions' scaling (ninth session, call 2:
+# 77% of 16 x one against 69% with one arena each, one run of each), three of each in turn; transparent huge pages
+# for ONNX Runtime's allocations (glibc's malloc asking for them); and what one session loses when the other 15
+# cores are busy with something else (loaded, below): an interpreter loop (the clock the cores share), small
+# matrix products in cache (the same with AVX-512 arithmetic, as ONNX Runtime's kernels do) or copies of large
+# arrays (memory bandwidth), against the same run with 15 idle cores.
+{ echo "THP enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>&1)"; echo "THP defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>&1)"
+  ldd --version 2>&1 | head -n 1; python3 -c 'import numpy; numpy.show_config()' 2>&1 | grep -iA3 'blas\|simd' | head -n 30; } >> "$results/cpu.txt"
+neighbour() { # KIND: the program each of the 15 neighbour processes runs
+  case $1 in
+    spin)   echo 'while True: pass' ;;
+    matmul) echo 'import numpy as np
+a = np.full((192, 192), 0.5, np.float32)
+while True: a @ a' ;;
+    copy)   echo 'import numpy as np
+a = np.ones(64 << 20, np.float32); b = np.empty_like(a)
+while True: np.copyto(b, a)' ;;
+  esac
+}
+loaded() { # KIND NAME LIMIT BENCH-ARGS...: run NAME on core 0 while cores 1-15 (or those in $CORES) each run a
+  # KIND neighbour (idle: none); FREE=1: neither the run nor its 15 neighbours bound to a core
+  local kind=$1 name=$2 pids="" i
+  shift
+  if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
+  if [ "$kind" != idle ]; then
+    for i in ${CORES:-$(seq 1 15)}; do
+      $([ -n "${FREE:-}" ] || echo taskset -c $i) env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python3 -c "$(neighbour $kind)" &
+      pids="$pids $!"
+    done
+    sleep 3
+  fi
+  PREFIX="$([ -n "${FREE:-}" ] || echo taskset -c 0)" run "$@"
+  [ -z "$pids" ] || kill $pids
+  wait $pids 2>/dev/null
+}
+T16="$B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2"
+T1="$B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2"
+run cpu_n2_t1 60 $T1
 for i in a b c; do
-  run cpu_n_t16_$i        40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
-  run cpu_n_t16_arenas_$i 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --session-arenas
+  run cpu_n_t16_$i        40 $T16
+  run cpu_n_t16_arenas_$i 40 $T16 --session-arenas
 done
-run pmv_n_100k 600 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 256 --requests 100000 --warmup 0
+HUGE="env GLIBC_TUNABLES=glibc.malloc.hugetlb=1"
+PREFIX="$HUGE" run cpu_n_t1_huge  60 $T1
+PREFIX="$HUGE" run cpu_n_t16_huge 40 $T16
+for kind in idle spin matmul copy; do
+  loaded $kind cpu_n_t1pin_$kind 60 $T1
+done
+run cpu_n_t16_d 40 $T16
+# Second call: one session on core 0 lost 21% beside 15 cores running an interpreter loop, as much as beside
+# matrix products or copies. Cores the host pairs as hyperthreads (one VM core's sibling) would slow it alone;
+# a clock the cores share slows it more as more cores are busy, whichever they are.
+T1S="$B $DV --device cpu --threads 1 --concurrency 2 --requests 12 --warmup 2"
+for cores in none 1 2 8 15 1-3 1-7 8-15 1-15; do
+  CORES="$(seq ${cores%-*} ${cores#*-} 2>/dev/null)" loaded $([ $cores = none ] && echo idle || echo spin) cpu_o_pin_spin_$cores 40 $T1S
+done
+# Third call: one session on any core, its neighbours too (as the engine's 16 sessions run), with the other cores
+# idle and with 15 interpreter loops, beside 16 sessions, twice in turn; then memory over a long corpus with the
+# defaults on the Piper medium graph: 45,000 requests (~52,000 sentences) is what fits the call beside the CPU runs
+# at ~1,190x (the default voice ran 100,000 requests, 106,000 sentences, in earlier sessions).
+for i in a b; do
+  FREE=1 loaded idle cpu_n3_t1_idle_$i 60 $T1
+  FREE=1 loaded spin cpu_n3_t1_spin_$i 60 $T1
+  run cpu_n3_t16_$i 40 $T16
+done
+run pmv_n3_45k 420 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 256 --requests 45000 --warmup 0
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
