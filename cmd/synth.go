@@ -105,7 +105,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 				prog.Sentence(d)
 			}
 		}
-		if err := pipeline.Speak(ctx, rt.engine, lv, sentences, opt, wav, onSentence); err != nil {
+		if err := pipeline.Speak(ctx, rt.engine, pipeline.NewInFlight(rt.engine.QueueSize()), lv, sentences, opt, wav, onSentence); err != nil {
 			return err
 		}
 		return wav.Close()

@@ -548,6 +548,10 @@ func (e *Engine) Device() Device { return e.device }
 // Workers is how many batches the engine runs at once.
 func (e *Engine) Workers() int { return e.workers }
 
+// QueueSize is how many sentences the engine takes (queued and running) before Submit blocks: what a caller with
+// many sentences keeps in flight so that every worker and device batch is fed.
+func (e *Engine) QueueSize() int { return cap(e.slots) }
+
 // Load prepares a voice model (ONNX bytes of a Piper-format voice) for this engine: it adds the duration output
 // that batching needs (see prepareGraph) and creates the engine's sessions for it.
 func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, error) {

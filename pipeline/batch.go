@@ -73,12 +73,14 @@ type Batch struct {
 	Defaults    Defaults
 	Progress    Progress // may be nil
 	Warnf       func(format string, args ...any)
-	Concurrency int // items in flight (0 = DefaultItemConcurrency)
+	Concurrency int // items in flight (0 = the engine's queue size, at least MinItemConcurrency)
 }
 
-// DefaultItemConcurrency keeps enough sentences in the engine to fill device batches even when every item is one
-// short sentence, while bounding memory (each item holds at most `lookahead` sentences of audio).
-const DefaultItemConcurrency = 64
+// MinItemConcurrency is the fewest items a batch keeps in flight by default. By default it keeps as many items as
+// the engine's queue holds sentences, so that a prompt set of one short sentence per item fills the device's
+// batches as a book does; the sentences of all items together are bounded by the same number (InFlight), and so
+// is the audio held in memory.
+const MinItemConcurrency = 64
 
 // Run synthesises every item of inputs. Bad items get an error row and do not stop the others. It returns when
 // every item has a row, or early when ctx is cancelled: items in flight then get no row (their temporary files are
@@ -93,13 +95,14 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	}
 	concurrency := b.Concurrency
 	if concurrency <= 0 {
-		concurrency = DefaultItemConcurrency
+		concurrency = max(MinItemConcurrency, b.Engine.QueueSize())
 	}
 	var (
-		mu    sync.Mutex
-		sum   Summary
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, concurrency)
+		mu       sync.Mutex
+		sum      Summary
+		wg       sync.WaitGroup
+		slots    = make(chan struct{}, concurrency)
+		inFlight = NewInFlight(b.Engine.QueueSize())
 	)
 	record := func(row results.Row, skipped bool) {
 		mu.Lock()
@@ -156,7 +159,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			row := b.synthesizeItem(ctx, it, row, path, estimate)
+			row := b.synthesizeItem(ctx, inFlight, it, row, path, estimate)
 			if ctx.Err() != nil {
 				return // interrupted: no row, so a re-run redoes this item
 			}
@@ -211,7 +214,8 @@ func (b *Batch) finish(row results.Row, record func(results.Row, bool)) error {
 	return nil
 }
 
-func (b *Batch) synthesizeItem(ctx context.Context, it manifest.Item, row results.Row, path string, estimate int) results.Row {
+func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manifest.Item, row results.Row, path string,
+	estimate int) results.Row {
 	fail := func(err error) results.Row {
 		row.Status = results.StatusError
 		row.Error = err.Error()
@@ -247,7 +251,7 @@ func (b *Batch) synthesizeItem(ctx context.Context, it manifest.Item, row result
 			return fmt.Errorf("output for %s cannot seek", path)
 		}
 		wav := audio.NewWAVWriter(ws, v.Voice.Config.Audio.SampleRate)
-		if err := Speak(ctx, b.Engine, v, sentences, opt, wav, func(d SentenceDone) {
+		if err := Speak(ctx, b.Engine, inFlight, v, sentences, opt, wav, func(d SentenceDone) {
 			if b.Progress != nil {
 				b.Progress.Sentence(d)
 			}

@@ -11,9 +11,11 @@ import (
 )
 
 // Engine is what the pipeline needs of the synthesis engine (gpu.Engine): accept a sentence from any goroutine and
-// hand back a channel that receives its audio once.
+// hand back a channel that receives its audio once, and say how many sentences it takes before Submit blocks (what
+// a job keeps in flight to keep it busy).
 type Engine interface {
 	Submit(ctx context.Context, m *gpu.Model, req gpu.Request) <-chan gpu.Result
+	QueueSize() int
 }
 
 // LoadedVoice is a voice whose model the engine has loaded.
@@ -35,31 +37,38 @@ type SentenceDone struct {
 	Latency      time.Duration // from submission to audio
 }
 
-// lookahead bounds how many sentences of one text are in the engine at once. Results come back in any order but
-// are written in reading order, so this also bounds the audio held in memory per text (a book is not held whole).
-const lookahead = 64
-
 // Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
-// sentences. onSentence (may be nil) is called once per finished sentence. On error or cancellation it stops early;
+// sentences. Each sentence holds a place in inFlight, shared by the job's texts, from its submission until its
+// audio is taken to be written. onSentence (may be nil) is called once per finished sentence. On error or cancellation it stops early;
 // what was written is then incomplete, which is why callers write to a temporary file.
-func Speak(ctx context.Context, eng Engine, v *LoadedVoice, sentences []Sentence, opt SpeakOptions,
+func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences []Sentence, opt SpeakOptions,
 	out *audio.WAVWriter, onSentence func(SentenceDone)) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // releases the submitter and any queued sentences when we return early
-
 	type pending struct {
 		result <-chan gpu.Result
 		sent   time.Time
 	}
-	queue := make(chan pending, lookahead)
+	// Results come back in any order but are written in reading order; the places of sentences submitted and not
+	// written are given back however Speak returns (cancel stops the submitter, which then closes the queue).
+	queue := make(chan pending, inFlight.Size())
+	defer func() {
+		cancel()
+		for range queue {
+			inFlight.release()
+		}
+	}()
 	go func() {
 		defer close(queue)
 		for _, s := range sentences {
+			if inFlight.acquire(ctx) != nil {
+				return
+			}
 			p := pending{sent: time.Now()}
 			p.result = eng.Submit(ctx, v.Model, gpu.Request{IDs: s.IDs, Speaker: opt.Speaker, Scales: opt.Scales})
 			select {
 			case queue <- p:
 			case <-ctx.Done():
+				inFlight.release()
 				return
 			}
 		}
@@ -72,8 +81,10 @@ func Speak(ctx context.Context, eng Engine, v *LoadedVoice, sentences []Sentence
 		select {
 		case res = <-p.result:
 		case <-ctx.Done():
+			inFlight.release()
 			return ctx.Err()
 		}
+		inFlight.release()
 		if res.Err != nil {
 			return fmt.Errorf("sentence %d (%q): %w", i+1, clip(sentences[i].Text, 60), res.Err)
 		}

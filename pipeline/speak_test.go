@@ -22,6 +22,27 @@ type fakeEngine struct {
 	block     bool  // never answer (for cancellation tests)
 }
 
+func (f *fakeEngine) QueueSize() int { return 8 }
+
+func (f *fakeEngine) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.submitted
+}
+
+// waitFor polls until cond holds, failing the test after two seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// taken is how many places of f are held.
+func (f *InFlight) taken() int { return len(f.slots) }
+
 func (f *fakeEngine) Submit(ctx context.Context, _ *gpu.Model, req gpu.Request) <-chan gpu.Result {
 	f.mu.Lock()
 	n := f.submitted
@@ -66,10 +87,14 @@ func TestSpeakWritesInReadingOrderWithSilence(t *testing.T) {
 	var buf audio.Buffer
 	wav := audio.NewWAVWriter(&buf, 1000)
 	var done int
-	err := Speak(context.Background(), &fakeEngine{}, testVoice(), sentencesWithFirstIDs(10, 20, 30), SpeakOptions{SentenceSilence: 0.05},
+	inFlight := NewInFlight(2) // fewer places than sentences: the third waits for the first to be written
+	err := Speak(context.Background(), &fakeEngine{}, inFlight, testVoice(), sentencesWithFirstIDs(10, 20, 30), SpeakOptions{SentenceSilence: 0.05},
 		wav, func(SentenceDone) { done++ })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := inFlight.taken(); n != 0 {
+		t.Errorf("%d places still taken after the text was written", n)
 	}
 	if err := wav.Close(); err != nil {
 		t.Fatal(err)
@@ -96,9 +121,13 @@ func TestSpeakWritesInReadingOrderWithSilence(t *testing.T) {
 func TestSpeakStopsAtTheFirstFailedSentence(t *testing.T) {
 	var buf audio.Buffer
 	wav := audio.NewWAVWriter(&buf, 1000)
-	err := Speak(context.Background(), &fakeEngine{failOn: 20}, testVoice(), sentencesWithFirstIDs(10, 20, 30), SpeakOptions{}, wav, nil)
+	inFlight := NewInFlight(8)
+	err := Speak(context.Background(), &fakeEngine{failOn: 20}, inFlight, testVoice(), sentencesWithFirstIDs(10, 20, 30), SpeakOptions{}, wav, nil)
 	if err == nil || !strings.Contains(err.Error(), "sentence 2") || !strings.Contains(err.Error(), "device fell over") {
 		t.Fatalf("err = %v", err)
+	}
+	if n := inFlight.taken(); n != 0 {
+		t.Errorf("%d places still taken after the text failed", n)
 	}
 }
 
@@ -107,7 +136,7 @@ func TestSpeakHonoursCancellation(t *testing.T) {
 	var buf audio.Buffer
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Speak(ctx, &fakeEngine{block: true}, testVoice(), sentencesWithFirstIDs(1, 2, 3), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+		errc <- Speak(ctx, &fakeEngine{block: true}, NewInFlight(8), testVoice(), sentencesWithFirstIDs(1, 2, 3), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
 	}()
 	cancel()
 	select {
@@ -128,18 +157,52 @@ func TestSpeakBoundsSentencesInFlight(t *testing.T) {
 	for i := range ids {
 		ids[i] = int64(i + 1)
 	}
+	inFlight := NewInFlight(16)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Speak(ctx, eng, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+		errc <- Speak(ctx, eng, inFlight, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
 	}()
-	time.Sleep(100 * time.Millisecond)
-	eng.mu.Lock()
-	submitted := eng.submitted
-	eng.mu.Unlock()
+	// While the first sentence is unanswered, the text fills its places and no more.
+	waitFor(t, "16 sentences submitted", func() bool { return eng.count() >= 16 })
+	time.Sleep(50 * time.Millisecond)
+	if n := eng.count(); n != 16 {
+		t.Errorf("%d of 500 sentences submitted while the first was unanswered; want 16, the places in flight", n)
+	}
 	cancel()
-	<-errc
-	// The first sentence is awaited while up to `lookahead` more wait in the queue, plus one being handed over.
-	if submitted > lookahead+2 {
-		t.Errorf("%d of 500 sentences submitted while the first was unanswered; want at most %d", submitted, lookahead+2)
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if n := inFlight.taken(); n != 0 {
+		t.Errorf("%d places still taken after Speak was cancelled", n)
+	}
+}
+
+// The texts of one job share its places: a second text gets only what the first leaves.
+func TestSpeakTextsShareInFlight(t *testing.T) {
+	eng := &fakeEngine{block: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	inFlight := NewInFlight(10)
+	ids := make([]int64, 100)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf audio.Buffer
+			Speak(ctx, eng, inFlight, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+		}()
+	}
+	waitFor(t, "10 sentences submitted", func() bool { return eng.count() >= 10 })
+	time.Sleep(50 * time.Millisecond)
+	if n := eng.count(); n != 10 {
+		t.Errorf("two texts submitted %d sentences with 10 places; want 10", n)
+	}
+	cancel()
+	wg.Wait()
+	if n := inFlight.taken(); n != 0 {
+		t.Errorf("%d places still taken after both texts were cancelled", n)
 	}
 }

@@ -99,6 +99,34 @@ for f in sorted(glob.glob(sys.argv[1]+"/**/*.wav", recursive=True)):
   } > "$results/$name.txt" 2>&1
   pack; cat "$results/$name.txt" | cut -c1-200
 }
+corpus() { # the tenth session's corpora, made once: a prompt set (5,000 one-sentence items) and a book (one text
+  # of 2,000 long sentences)
+  [ -s /tmp/corpus/prompts.jsonl ] && return
+  mkdir -p /tmp/corpus
+  python3 -c '
+import json
+short=[l.strip() for l in open("samples/short.txt") if l.strip()]
+with open("/tmp/corpus/prompts.jsonl","w") as f:
+    for i in range(5000): f.write(json.dumps({"id":"p%d" % i, "text": short[i % len(short)]})+"\n")
+long=[l.strip() for l in open("samples/bench.txt") if l.strip()]
+open("/tmp/corpus/book.txt","w").write("\n".join(long*20)+"\n")'
+}
+batchrun() { # NAME LIMIT BATCH-ARGS...: one `ttsgen batch` (BIN as for run), its summary line, wall time and memory
+  local name=$1 limit=$2
+  shift 2
+  if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
+  corpus
+  echo "== $name: ttsgen batch $*"
+  local start=$SECONDS out=/tmp/batch-$name && rm -rf "$out"
+  (while sleep 2; do ps -C ${BIN:-ttsgen.bin} -o rss= | awk -v t=$((SECONDS - start)) '{s+=$1; if ($1>m) m=$1} END {print t, s, m}'; done) > "$results/$name.rss" &
+  local rss=$!
+  timeout "$limit" /tmp/gpukit/${BIN:-ttsgen.bin} batch "$@" -o "$out" > "$results/$name.out" 2> "$results/$name.err"
+  echo "   exit $? after $((SECONDS - start)) s"; kill $rss 2>/dev/null
+  cp "$out/results.jsonl" "$results/$name.results.jsonl" 2>/dev/null
+  pack
+  tail -c 2000 "$results/$name.err" | tr '\r' '\n' | grep -v '^ *$' | tail -n 2 | cut -c1-300
+  awk '{if ($2>m) m=$2} END {printf "   peak resident %d MiB (ttsgen + helpers)\n", m/1024}' "$results/$name.rss"
+}
 # A random voice with the decoder of Piper's "high" quality (HiFi-GAN V1, 512 channels; voices/train/export.py
 # --piper-high-decoder; the second session called it Piper-medium-shaped by mistake), made here with the machine's
 # PyTorch when a run names it: for speed only.
@@ -641,6 +669,15 @@ done
 run pmv_n3_45k 420 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 256 --requests 45000 --warmup 0
 # Fourth call: short sentences run at ~370 a second, so 100,000 requests (~106,000 sentences) fit one call.
 run pmv_n4_100k 420 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 256 --requests 100000 --warmup 0
+# Fifth call (ttsgen-prev.bin = e21c798): what `ttsgen batch` gets out of the GPU. Before, a batch kept 64 items in
+# flight and each text 64 sentences; now the sentences of all items together fill the engine's queue (1,024 on the
+# GPU with a split voice): a prompt set of 5,000 one-sentence items and a book of 2,000 sentences, each before and
+# after.
+for b in prev new; do
+  bin=ttsgen.bin && [ $b = prev ] && bin=ttsgen-prev.bin
+  BIN=$bin batchrun pmv_n5_prompts_$b 120 /tmp/corpus/prompts.jsonl --voice $pmv --device webgpu
+  BIN=$bin batchrun pmv_n5_book_$b 120 /tmp/corpus/book.txt --voice $pmv --device webgpu
+done
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi

@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ttsgen/ttsgen/gpu"
+	"github.com/ttsgen/ttsgen/results"
+)
+
+// gatedEngine holds every sentence until open is closed, counting those it holds, and answers with 100 samples.
+type gatedEngine struct {
+	queue int
+	open  chan struct{}
+
+	mu            sync.Mutex
+	held, maxHeld int
+}
+
+func (g *gatedEngine) QueueSize() int { return g.queue }
+
+func (g *gatedEngine) Submit(ctx context.Context, _ *gpu.Model, _ gpu.Request) <-chan gpu.Result {
+	g.mu.Lock()
+	g.held++
+	g.maxHeld = max(g.maxHeld, g.held)
+	g.mu.Unlock()
+	out := make(chan gpu.Result, 1)
+	go func() {
+		select {
+		case <-g.open:
+			out <- gpu.Result{Audio: make([]float32, 100)}
+		case <-ctx.Done():
+			out <- gpu.Result{Err: ctx.Err()}
+		}
+		g.mu.Lock()
+		g.held--
+		g.mu.Unlock()
+	}()
+	return out
+}
+
+func (g *gatedEngine) holding() (now, most int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held, g.maxHeld
+}
+
+// A prompt set of one short sentence per item keeps as many sentences in the engine as its queue holds (more than
+// MinItemConcurrency items), never more, and every item is written once the engine answers.
+func TestBatchFillsTheEngineQueueWithOneSentenceItems(t *testing.T) {
+	frontend, cfg, _ := testFrontend(t, true)
+	dir := t.TempDir()
+	var lines strings.Builder
+	const items = 300
+	for i := range items {
+		fmt.Fprintf(&lines, "{\"id\": \"p%d\", \"text\": \"Press %d for sales.\"}\n", i, i)
+	}
+	input := filepath.Join(dir, "prompts.jsonl")
+	if err := os.WriteFile(input, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := results.Open(filepath.Join(dir, "out"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	eng := &gatedEngine{queue: 200, open: make(chan struct{})}
+	voice := testVoice()
+	voice.Voice.Config = cfg
+	b := &Batch{
+		Engine:    eng,
+		Frontend:  frontend,
+		LoadVoice: func(string) (*LoadedVoice, error) { return voice, nil },
+		Out:       out,
+	}
+	done := make(chan error, 1)
+	var sum Summary
+	go func() {
+		var err error
+		sum, err = b.Run(context.Background(), []string{input})
+		done <- err
+	}()
+	waitFor(t, "200 sentences in the engine", func() bool { now, _ := eng.holding(); return now >= 200 })
+	close(eng.open)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, most := eng.holding(); most != 200 {
+		t.Errorf("at most %d sentences were in the engine at once; want 200, its queue size", most)
+	}
+	if sum.OK != items || sum.Sentences != items {
+		t.Errorf("summary %+v; want %d items and sentences ok", sum, items)
+	}
+}
