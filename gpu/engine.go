@@ -30,7 +30,7 @@ type Options struct {
 	Device    Device
 	Threads   int                              // CPU threads to use in total (0 = runtime.NumCPU())
 	MaxBatch  int                              // cap on items per device batch (0 = DefaultCPUMaxBatch on cpu, DefaultGPUMaxBatch on a GPU, DefaultSplitGPUMaxBatch there for split voices' acoustic batches run on the CPU)
-	QueueSize int                              // bounded queue; Submit blocks (backpressure) when full, until ctx is done (0 = 4 x workers x MaxBatch, at least 64)
+	QueueSize int                              // bounded queue; Submit blocks (backpressure) when full, until ctx is done (0 = workers x MaxBatch, at least 64)
 	Logf      func(format string, args ...any) // warnings (e.g. GPU fallback); nil = silent
 
 	// ThreadsPerSession is the intra-op thread count of each CPU session; the engine runs
@@ -504,7 +504,10 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	if e.splitMaxBatch == 0 {
 		e.splitMaxBatch, e.splitMaxBatchPh = e.maxBatch, e.maxBatchPhonemes
 	}
-	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
+	// Enough sentences to fill every worker's batch (256 on the H200 with a split voice). Four times that, the
+	// default before the tenth session, let a batch job of 5,000 one-sentence prompts hold 1,024 sentences and 6.9
+	// GiB; 256 requests in flight kept the H200 busy 97-99% of a run in 1.5-1.9 GiB (BENCHMARKS.md).
+	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, e.workers*e.maxBatch)))
 	e.workersDone.Add(e.workers)
 	for w := range e.workers {
 		go e.runWorker(w)
