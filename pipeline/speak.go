@@ -39,8 +39,8 @@ type SentenceDone struct {
 
 // Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
 // sentences. Each sentence holds a place in inFlight, shared by the job's texts, from its submission until its
-// audio is taken to be written. onSentence (may be nil) is called once per finished sentence. On error or cancellation it stops early;
-// what was written is then incomplete, which is why callers write to a temporary file.
+// audio is taken to be written. onSentence (may be nil) is called once per finished sentence. On error or
+// cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
 func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences []Sentence, opt SpeakOptions,
 	out *audio.WAVWriter, onSentence func(SentenceDone)) error {
 	ctx, cancel := context.WithCancel(ctx)
