@@ -81,12 +81,11 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if err != nil {
 		return usageError{err}
 	}
-	sentences, err := rt.frontend.Sentences(text, cfg)
-	if err != nil {
-		return err
-	}
-	if len(sentences) == 0 {
-		return errors.New("nothing to speak: the text has no words")
+	// The text's sentences are counted cheaply first, for a clear error before any output and a progress total;
+	// they are phonemized while the first ones are spoken.
+	estimate := pipeline.EstimateText(text)
+	if estimate == 0 {
+		return pipeline.ErrNothingToSpeak
 	}
 	opt := pipeline.SpeakOptions{
 		Speaker:         sid,
@@ -94,9 +93,9 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		SentenceSilence: defaults.SentenceSilence,
 	}
 	var prog *progress
-	if len(sentences) > 1 {
+	if estimate > 1 {
 		prog = con.startProgress()
-		prog.Planned(len(sentences))
+		prog.Planned(estimate)
 		defer prog.finish()
 	}
 	speak := func(wav *audio.WAVWriter) error {
@@ -105,7 +104,12 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 				prog.Sentence(d)
 			}
 		}
-		if err := pipeline.Speak(ctx, rt.engine, pipeline.NewInFlight(rt.engine.QueueSize()), lv, sentences, opt, wav, onSentence); err != nil {
+		written, err := pipeline.Speak(ctx, rt.engine, pipeline.NewInFlight(rt.engine.QueueSize()), lv,
+			rt.frontend.Stream(text, cfg), opt, wav, onSentence)
+		if prog != nil {
+			prog.Planned(written - estimate)
+		}
+		if err != nil {
 			return err
 		}
 		return wav.Close()
@@ -115,7 +119,11 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		// the pipe starts with the first sentence, not after the last.
 		return speak(audio.NewWAVStream(streams.Out, cfg.Audio.SampleRate))
 	}
-	return atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(audio.NewWAVWriter(f, cfg.Audio.SampleRate)) })
+	err = atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(audio.NewWAVWriter(f, cfg.Audio.SampleRate)) })
+	if errors.Is(err, pipeline.ErrNothingToSpeak) {
+		return pipeline.ErrNothingToSpeak // no file was written: nothing about writing to say
+	}
+	return err
 }
 
 func readSynthText(streams IO, file string, args []string) (string, error) {

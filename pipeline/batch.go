@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -231,41 +230,38 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		b.plan(-estimate)
 		return fail(err)
 	}
-	sentences, err := b.Frontend.Sentences(it.Text, v.Voice.Config)
-	b.plan(len(sentences) - estimate)
-	if err != nil {
-		return fail(err)
-	}
-	if len(sentences) == 0 {
-		return fail(errors.New("nothing to speak: the text has no words"))
-	}
 	opt := SpeakOptions{
 		Speaker:         sid,
 		Scales:          b.scales(it, v),
 		SentenceSilence: b.Defaults.SentenceSilence,
 	}
 	var seconds float64
+	written := 0
 	err = b.Out.WriteFile(path, func(w io.Writer) error {
 		ws, ok := w.(io.WriteSeeker)
 		if !ok {
 			return fmt.Errorf("output for %s cannot seek", path)
 		}
 		wav := audio.NewWAVWriter(ws, v.Voice.Config.Audio.SampleRate)
-		if err := Speak(ctx, b.Engine, inFlight, v, sentences, opt, wav, func(d SentenceDone) {
-			if b.Progress != nil {
-				b.Progress.Sentence(d)
-			}
-		}); err != nil {
+		var err error
+		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(it.Text, v.Voice.Config), opt, wav,
+			func(d SentenceDone) {
+				if b.Progress != nil {
+					b.Progress.Sentence(d)
+				}
+			})
+		if err != nil {
 			return err
 		}
 		seconds = wav.Seconds()
 		return wav.Close()
 	})
+	b.plan(written - estimate) // the progress total counts what was spoken, not the first pass's guess
 	if err != nil {
 		return fail(err)
 	}
 	row.Status = results.StatusOK
-	row.Sentences = len(sentences)
+	row.Sentences = written
 	row.AudioSeconds = seconds
 	return row
 }
@@ -311,8 +307,11 @@ func estimateItem(it manifest.Item) int {
 	if it.Err != nil {
 		return 0
 	}
-	return len(textnorm.Sentences(it.Text))
+	return EstimateText(it.Text)
 }
+
+// EstimateText guesses how many sentences text has, cheaply (no phonemization): 0 when it has no words.
+func EstimateText(text string) int { return len(textnorm.Sentences(text)) }
 
 // EstimateSentences counts the sentences of every good item in inputs, without phonemizing: a quick first pass so
 // progress can show a total and an ETA from the start.

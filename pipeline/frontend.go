@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -39,27 +40,44 @@ type Frontend struct {
 
 // Sentences splits text into synthesis units for the voice. Empty text gives no sentences and no error.
 func (f *Frontend) Sentences(text string, cfg *voices.Config) ([]Sentence, error) {
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
 	var out []Sentence
-	for _, piece := range f.textPieces(text) {
-		phonemeSentences, err := f.phonemize(piece, cfg)
+	for s, err := range f.Stream(text, cfg) {
 		if err != nil {
 			return nil, err
 		}
-		for _, ph := range phonemeSentences {
-			for _, part := range splitPhonemes(ph, f.maxPhonemes()) {
-				ids, missing := phonemes.IDs(part, cfg.PhonemeIDMap)
-				f.warnMissing(missing)
-				if len(ids) <= 3 { // only ^ _ $: nothing speakable (e.g. a stray quote)
-					continue
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Stream yields text's synthesis units for the voice in reading order, each as soon as its piece of the text is
+// phonemized, so that a book's first sentences are spoken while the rest is still being phonemized. After an
+// error it yields nothing more.
+func (f *Frontend) Stream(text string, cfg *voices.Config) iter.Seq2[Sentence, error] {
+	return func(yield func(Sentence, error) bool) {
+		if !utf8.ValidString(text) {
+			text = strings.ToValidUTF8(text, "\uFFFD")
+		}
+		for _, piece := range f.textPieces(text) {
+			phonemeSentences, err := f.phonemize(piece, cfg)
+			if err != nil {
+				yield(Sentence{}, err)
+				return
+			}
+			for _, ph := range phonemeSentences {
+				for _, part := range splitPhonemes(ph, f.maxPhonemes()) {
+					ids, missing := phonemes.IDs(part, cfg.PhonemeIDMap)
+					f.warnMissing(missing)
+					if len(ids) <= 3 { // only ^ _ $: nothing speakable (e.g. a stray quote)
+						continue
+					}
+					if !yield(Sentence{Text: piece, Phonemes: part, IDs: ids}, nil) {
+						return
+					}
 				}
-				out = append(out, Sentence{Text: piece, Phonemes: part, IDs: ids})
 			}
 		}
 	}
-	return out, nil
 }
 
 // textPieces is what goes to the phonemizer. Without normalisation the text goes whole, exactly as Piper sends it

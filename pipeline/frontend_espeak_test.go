@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -105,5 +106,47 @@ func TestFrontendWarnsOncePerMissingPhoneme(t *testing.T) {
 	}
 	if len(*warnings) != 1 {
 		t.Errorf("warnings = %q, want exactly one", *warnings)
+	}
+}
+
+// countingPhonemizer phonemizes with espeak-ng and counts its calls.
+type countingPhonemizer struct {
+	phonemes.Phonemizer
+	calls int
+}
+
+func (c *countingPhonemizer) Phonemize(text, voice string) ([]string, error) {
+	c.calls++
+	return c.Phonemizer.Phonemize(text, voice)
+}
+
+// Stream phonemizes a text a sentence at a time as it is consumed, and gives what Sentences gives.
+func TestFrontendStreamPhonemizesAsItIsConsumed(t *testing.T) {
+	f, cfg, _ := testFrontend(t, true)
+	counter := &countingPhonemizer{Phonemizer: f.Espeak}
+	f.Espeak = counter
+	text := "The first sentence. The second one! And a third?"
+	for s, err := range f.Stream(text, cfg) {
+		if err != nil || s.Text != "The first sentence." {
+			t.Fatalf("first sentence %+v, err %v", s, err)
+		}
+		break
+	}
+	if counter.calls != 1 {
+		t.Errorf("%d phonemizer calls to take the first of three sentences; want 1", counter.calls)
+	}
+	all, err := f.Sentences(text, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed []Sentence
+	for s, err := range f.Stream(text, cfg) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed = append(streamed, s)
+	}
+	if len(all) != 3 || !reflect.DeepEqual(all, streamed) {
+		t.Errorf("Sentences gave %d sentences, Stream %d; want the same 3", len(all), len(streamed))
 	}
 }

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/ttsgen/ttsgen/audio"
@@ -37,15 +39,22 @@ type SentenceDone struct {
 	Latency      time.Duration // from submission to audio
 }
 
+// ErrNothingToSpeak is Speak's error for a text that gave no sentence with anything to say.
+var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
+
 // Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
-// sentences. Each sentence holds a place in inFlight, shared by the job's texts, from its submission until its
-// audio is taken to be written. onSentence (may be nil) is called once per finished sentence. On error or
-// cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
-func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences []Sentence, opt SpeakOptions,
-	out *audio.WAVWriter, onSentence func(SentenceDone)) error {
+// sentences, and returns how many it wrote (ErrNothingToSpeak when sentences yields none). It submits each sentence as soon as sentences yields it (a Frontend
+// streams a text's sentences as it phonemizes them) while writing those before it. Each sentence holds a place in
+// inFlight, shared by the job's texts, from its submission until its audio is taken to be written. onSentence (may
+// be nil) is called once per written sentence. On error or cancellation it stops early; what was written is then
+// incomplete, which is why callers write to a temporary file.
+func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences iter.Seq2[Sentence, error],
+	opt SpeakOptions, out *audio.WAVWriter, onSentence func(SentenceDone)) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	type pending struct {
-		result <-chan gpu.Result
+		text   string
+		result <-chan gpu.Result // nil for err
+		err    error             // sentences failed: nothing follows
 		sent   time.Time
 	}
 	// Results come back in any order but are written in reading order; the places of sentences submitted and not
@@ -53,61 +62,79 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 	queue := make(chan pending, inFlight.Size())
 	defer func() {
 		cancel()
-		for range queue {
-			inFlight.release()
+		for p := range queue {
+			if p.result != nil {
+				inFlight.release()
+			}
 		}
 	}()
 	go func() {
 		defer close(queue)
-		for _, s := range sentences {
-			if inFlight.acquire(ctx) != nil {
-				return
+		for s, err := range sentences {
+			var p pending
+			if err != nil {
+				p.err = err
+			} else {
+				if inFlight.acquire(ctx) != nil {
+					return
+				}
+				p = pending{text: s.Text, sent: time.Now()}
+				p.result = eng.Submit(ctx, v.Model, gpu.Request{IDs: s.IDs, Speaker: opt.Speaker, Scales: opt.Scales})
 			}
-			p := pending{sent: time.Now()}
-			p.result = eng.Submit(ctx, v.Model, gpu.Request{IDs: s.IDs, Speaker: opt.Speaker, Scales: opt.Scales})
 			select {
 			case queue <- p:
 			case <-ctx.Done():
-				inFlight.release()
+				if p.result != nil {
+					inFlight.release()
+				}
+				return
+			}
+			if err != nil {
 				return
 			}
 		}
 	}()
 
 	silence := audio.SilenceSamples(opt.SentenceSilence, v.Voice.Config.Audio.SampleRate)
-	i := 0
+	written := 0
 	for p := range queue {
+		if p.err != nil {
+			return written, p.err
+		}
 		var res gpu.Result
 		select {
 		case res = <-p.result:
 		case <-ctx.Done():
 			inFlight.release()
-			return ctx.Err()
+			return written, ctx.Err()
 		}
 		inFlight.release()
 		if res.Err != nil {
-			return fmt.Errorf("sentence %d (%q): %w", i+1, clip(sentences[i].Text, 60), res.Err)
+			return written, fmt.Errorf("sentence %d (%q): %w", written+1, clip(p.text, 60), res.Err)
 		}
-		if i > 0 {
+		if written > 0 {
 			if err := out.WriteSilence(silence); err != nil {
-				return err
+				return written, err
 			}
 		}
 		if err := out.Write(audio.PCM16(res.Audio)); err != nil {
-			return err
+			return written, err
 		}
+		written++
 		if onSentence != nil {
 			onSentence(SentenceDone{
 				AudioSeconds: float64(len(res.Audio)) / float64(v.Voice.Config.Audio.SampleRate),
 				Latency:      time.Since(p.sent),
 			})
 		}
-		i++
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return written, err
 	}
-	return nil
+	if written == 0 {
+		return 0, ErrNothingToSpeak
+	}
+	return written, nil
 }
 
 // clip shortens s to at most n runes for error messages.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -75,12 +76,14 @@ func testVoice() *LoadedVoice {
 	return &LoadedVoice{Voice: &voices.Voice{Name: "fake", Config: cfg}}
 }
 
-func sentencesWithFirstIDs(ids ...int64) []Sentence {
-	var out []Sentence
-	for _, id := range ids {
-		out = append(out, Sentence{Text: "s", IDs: []int64{id, 0, 0}})
+func sentencesWithFirstIDs(ids ...int64) iter.Seq2[Sentence, error] {
+	return func(yield func(Sentence, error) bool) {
+		for _, id := range ids {
+			if !yield(Sentence{Text: "s", IDs: []int64{id, 0, 0}}, nil) {
+				return
+			}
+		}
 	}
-	return out
 }
 
 func TestSpeakWritesInReadingOrderWithSilence(t *testing.T) {
@@ -88,10 +91,10 @@ func TestSpeakWritesInReadingOrderWithSilence(t *testing.T) {
 	wav := audio.NewWAVWriter(&buf, 1000)
 	var done int
 	inFlight := NewInFlight(2) // fewer places than sentences: the third waits for the first to be written
-	err := Speak(context.Background(), &fakeEngine{}, inFlight, testVoice(), sentencesWithFirstIDs(10, 20, 30), SpeakOptions{SentenceSilence: 0.05},
-		wav, func(SentenceDone) { done++ })
-	if err != nil {
-		t.Fatal(err)
+	written, err := Speak(context.Background(), &fakeEngine{}, inFlight, testVoice(), sentencesWithFirstIDs(10, 20, 30),
+		SpeakOptions{SentenceSilence: 0.05}, wav, func(SentenceDone) { done++ })
+	if err != nil || written != 3 {
+		t.Fatalf("wrote %d sentences, err %v; want 3", written, err)
 	}
 	if n := inFlight.taken(); n != 0 {
 		t.Errorf("%d places still taken after the text was written", n)
@@ -122,9 +125,13 @@ func TestSpeakStopsAtTheFirstFailedSentence(t *testing.T) {
 	var buf audio.Buffer
 	wav := audio.NewWAVWriter(&buf, 1000)
 	inFlight := NewInFlight(8)
-	err := Speak(context.Background(), &fakeEngine{failOn: 20}, inFlight, testVoice(), sentencesWithFirstIDs(10, 20, 30), SpeakOptions{}, wav, nil)
+	written, err := Speak(context.Background(), &fakeEngine{failOn: 20}, inFlight, testVoice(), sentencesWithFirstIDs(10, 20, 30),
+		SpeakOptions{}, wav, nil)
 	if err == nil || !strings.Contains(err.Error(), "sentence 2") || !strings.Contains(err.Error(), "device fell over") {
 		t.Fatalf("err = %v", err)
+	}
+	if written != 1 {
+		t.Errorf("wrote %d sentences before the failed one; want 1", written)
 	}
 	if n := inFlight.taken(); n != 0 {
 		t.Errorf("%d places still taken after the text failed", n)
@@ -136,7 +143,9 @@ func TestSpeakHonoursCancellation(t *testing.T) {
 	var buf audio.Buffer
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Speak(ctx, &fakeEngine{block: true}, NewInFlight(8), testVoice(), sentencesWithFirstIDs(1, 2, 3), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+		_, err := Speak(ctx, &fakeEngine{block: true}, NewInFlight(8), testVoice(), sentencesWithFirstIDs(1, 2, 3), SpeakOptions{},
+			audio.NewWAVWriter(&buf, 1000), nil)
+		errc <- err
 	}()
 	cancel()
 	select {
@@ -160,7 +169,8 @@ func TestSpeakBoundsSentencesInFlight(t *testing.T) {
 	inFlight := NewInFlight(16)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Speak(ctx, eng, inFlight, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+		_, err := Speak(ctx, eng, inFlight, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+		errc <- err
 	}()
 	// While the first sentence is unanswered, the text fills its places and no more.
 	waitFor(t, "16 sentences submitted", func() bool { return eng.count() >= 16 })
@@ -204,5 +214,68 @@ func TestSpeakTextsShareInFlight(t *testing.T) {
 	wg.Wait()
 	if n := inFlight.taken(); n != 0 {
 		t.Errorf("%d places still taken after both texts were cancelled", n)
+	}
+}
+
+// A text's first sentences are spoken while the rest is still being phonemized: here the sentences after the
+// first come only once the first is written, which would never happen if Speak waited for all of them.
+func TestSpeakStartsBeforeTheTextIsPhonemized(t *testing.T) {
+	firstWritten := make(chan struct{})
+	sentences := func(yield func(Sentence, error) bool) {
+		if !yield(Sentence{Text: "one", IDs: []int64{1, 0, 0}}, nil) {
+			return
+		}
+		select {
+		case <-firstWritten:
+		case <-time.After(2 * time.Second):
+			t.Error("the first sentence was not written before the text's end was phonemized")
+		}
+		yield(Sentence{Text: "two", IDs: []int64{2, 0, 0}}, nil)
+	}
+	var buf audio.Buffer
+	inFlight := NewInFlight(8)
+	once := sync.OnceFunc(func() { close(firstWritten) })
+	written, err := Speak(context.Background(), &fakeEngine{}, inFlight, testVoice(), sentences, SpeakOptions{},
+		audio.NewWAVWriter(&buf, 1000), func(SentenceDone) { once() })
+	if err != nil || written != 2 {
+		t.Fatalf("wrote %d sentences, err %v; want 2", written, err)
+	}
+}
+
+// A text that fails to phonemize part-way fails with that error after the sentences before it, and gives back
+// every place.
+func TestSpeakStopsAtAPhonemizingError(t *testing.T) {
+	broken := errors.New("phonemizing with espeak-ng voice \"en-us\": helper died")
+	sentences := func(yield func(Sentence, error) bool) {
+		for id := range int64(3) {
+			if !yield(Sentence{Text: "s", IDs: []int64{id + 1, 0, 0}}, nil) {
+				return
+			}
+		}
+		if yield(Sentence{}, broken) {
+			t.Error("Speak asked for more sentences after the text's error")
+		}
+	}
+	var buf audio.Buffer
+	inFlight := NewInFlight(8)
+	written, err := Speak(context.Background(), &fakeEngine{}, inFlight, testVoice(), sentences, SpeakOptions{},
+		audio.NewWAVWriter(&buf, 1000), nil)
+	if !errors.Is(err, broken) || written != 3 {
+		t.Errorf("wrote %d sentences, err %v; want 3 and the phonemizer's error", written, err)
+	}
+	if n := inFlight.taken(); n != 0 {
+		t.Errorf("%d places still taken after the text failed", n)
+	}
+}
+
+func TestSpeakSaysWhenThereIsNothingToSpeak(t *testing.T) {
+	var buf audio.Buffer
+	written, err := Speak(context.Background(), &fakeEngine{}, NewInFlight(8), testVoice(), sentencesWithFirstIDs(),
+		SpeakOptions{}, audio.NewWAVStream(&buf, 1000), nil)
+	if !errors.Is(err, ErrNothingToSpeak) || written != 0 {
+		t.Errorf("wrote %d sentences, err %v; want ErrNothingToSpeak", written, err)
+	}
+	if n := len(buf.Bytes()); n != 0 {
+		t.Errorf("%d bytes written for a text with nothing to speak; want none", n)
 	}
 }
