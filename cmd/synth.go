@@ -83,7 +83,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	}
 	// The text's sentences are counted cheaply first, for a clear error before any output and a progress total;
 	// they are phonemized while the first ones are spoken.
-	estimate := pipeline.EstimateText(text)
+	estimate := rt.frontend.Estimate(text)
 	if estimate == 0 {
 		return pipeline.ErrNothingToSpeak
 	}

@@ -235,6 +235,10 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		Scales:          b.scales(it, v),
 		SentenceSilence: b.Defaults.SentenceSilence,
 	}
+	// The first pass's guess becomes the frontend's closer estimate now, and what was spoken at the end: the
+	// progress total stays near the truth while a book is still being phonemized.
+	planned := b.Frontend.Estimate(it.Text)
+	b.plan(planned - estimate)
 	var seconds float64
 	written := 0
 	err = b.Out.WriteFile(path, func(w io.Writer) error {
@@ -256,7 +260,7 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		seconds = wav.Seconds()
 		return wav.Close()
 	})
-	b.plan(written - estimate) // the progress total counts what was spoken, not the first pass's guess
+	b.plan(written - planned)
 	if err != nil {
 		return fail(err)
 	}
@@ -310,7 +314,8 @@ func estimateItem(it manifest.Item) int {
 	return EstimateText(it.Text)
 }
 
-// EstimateText guesses how many sentences text has, cheaply (no phonemization): 0 when it has no words.
+// EstimateText guesses how many sentences text has, quickly (no normalisation, no phonemization): 0 when it has
+// no words. Frontend.Estimate is closer and slower.
 func EstimateText(text string) int { return len(textnorm.Sentences(text)) }
 
 // EstimateSentences counts the sentences of every good item in inputs, without phonemizing: a quick first pass so

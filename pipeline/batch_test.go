@@ -97,3 +97,65 @@ func TestBatchFillsTheEngineQueueWithOneSentenceItems(t *testing.T) {
 		t.Errorf("summary %+v; want %d items and sentences ok", sum, items)
 	}
 }
+
+// countingProgress adds up what a batch reports.
+type countingProgress struct {
+	mu              sync.Mutex
+	planned, spoken int
+}
+
+func (p *countingProgress) Planned(delta int)      { p.mu.Lock(); p.planned += delta; p.mu.Unlock() }
+func (p *countingProgress) Sentence(SentenceDone)  { p.mu.Lock(); p.spoken++; p.mu.Unlock() }
+func (p *countingProgress) Item(results.Row, bool) {}
+func (p *countingProgress) counts() (planned, spoken int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.planned, p.spoken
+}
+
+// While a book is spoken the progress total is what the frontend will give (here a sentence too long to speak
+// whole, in pieces), not the quick first pass's count, and at the end it is what was spoken.
+func TestBatchProgressTotalWhileABookIsSpoken(t *testing.T) {
+	frontend, cfg, _ := testFrontend(t, true)
+	dir := t.TempDir()
+	long := strings.Repeat("and the committee went on to hear the witnesses of the day ", 20) + "until evening."
+	book := "A short opening. " + long + " The end."
+	input := filepath.Join(dir, "book.txt")
+	if err := os.WriteFile(input, []byte(book), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	quick, closer := EstimateText(book), frontend.Estimate(book)
+	if closer <= quick {
+		t.Fatalf("first pass %d sentences, frontend %d: the test needs a text the frontend splits further", quick, closer)
+	}
+	out, err := results.Open(filepath.Join(dir, "out"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	eng := &gatedEngine{queue: 64, open: make(chan struct{})}
+	voice := testVoice()
+	voice.Voice.Config = cfg
+	prog := &countingProgress{}
+	b := &Batch{Engine: eng, Frontend: frontend, LoadVoice: func(string) (*LoadedVoice, error) { return voice, nil },
+		Out: out, Progress: prog}
+	done := make(chan error, 1)
+	var sum Summary
+	go func() {
+		var err error
+		sum, err = b.Run(context.Background(), []string{input})
+		done <- err
+	}()
+	waitFor(t, "the book's first sentence in the engine", func() bool { now, _ := eng.holding(); return now >= 1 })
+	if planned, _ := prog.counts(); planned != closer {
+		t.Errorf("progress total %d while the book is spoken; want %d, the frontend's estimate", planned, closer)
+	}
+	close(eng.open)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if planned, spoken := prog.counts(); planned != spoken || spoken != sum.Sentences || spoken < closer {
+		t.Errorf("progress total %d, %d sentences reported, %d in the summary; want all equal (>= %d)", planned, spoken,
+			sum.Sentences, closer)
+	}
+}
