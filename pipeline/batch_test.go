@@ -50,34 +50,25 @@ func (g *gatedEngine) holding() (now, most int) {
 	return g.held, g.maxHeld
 }
 
-// A prompt set of one short sentence per item keeps as many sentences in the engine as its queue holds (more than
-// MinItemConcurrency items), never more, and every item is written once the engine answers.
-func TestBatchFillsTheEngineQueueWithOneSentenceItems(t *testing.T) {
+// gatedBatch runs a batch of the file name with content through eng in the background, with the tiny voice's
+// config and espeak-ng; wait returns its summary once it finishes.
+func gatedBatch(t *testing.T, eng *gatedEngine, prog Progress, name, content string) (wait func() Summary) {
+	t.Helper()
 	frontend, cfg, _ := testFrontend(t, true)
 	dir := t.TempDir()
-	var lines strings.Builder
-	const items = 300
-	for i := range items {
-		fmt.Fprintf(&lines, "{\"id\": \"p%d\", \"text\": \"Press %d for sales.\"}\n", i, i)
-	}
-	input := filepath.Join(dir, "prompts.jsonl")
-	if err := os.WriteFile(input, []byte(lines.String()), 0o644); err != nil {
+	input := filepath.Join(dir, name)
+	if err := os.WriteFile(input, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := results.Open(filepath.Join(dir, "out"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer out.Close()
-	eng := &gatedEngine{queue: 200, open: make(chan struct{})}
+	t.Cleanup(func() { out.Close() })
 	voice := testVoice()
 	voice.Voice.Config = cfg
-	b := &Batch{
-		Engine:    eng,
-		Frontend:  frontend,
-		LoadVoice: func(string) (*LoadedVoice, error) { return voice, nil },
-		Out:       out,
-	}
+	b := &Batch{Engine: eng, Frontend: frontend, LoadVoice: func(string) (*LoadedVoice, error) { return voice, nil },
+		Out: out, Progress: prog}
 	done := make(chan error, 1)
 	var sum Summary
 	go func() {
@@ -85,11 +76,28 @@ func TestBatchFillsTheEngineQueueWithOneSentenceItems(t *testing.T) {
 		sum, err = b.Run(context.Background(), []string{input})
 		done <- err
 	}()
+	return func() Summary {
+		t.Helper()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+}
+
+// A prompt set of one short sentence per item keeps as many sentences in the engine as its queue holds (more than
+// MinItemConcurrency items), never more, and every item is written once the engine answers.
+func TestBatchFillsTheEngineQueueWithOneSentenceItems(t *testing.T) {
+	var lines strings.Builder
+	const items = 300
+	for i := range items {
+		fmt.Fprintf(&lines, "{\"id\": \"p%d\", \"text\": \"Press %d for sales.\"}\n", i, i)
+	}
+	eng := &gatedEngine{queue: 200, open: make(chan struct{})}
+	wait := gatedBatch(t, eng, nil, "prompts.jsonl", lines.String())
 	waitFor(t, "200 sentences in the engine", func() bool { now, _ := eng.holding(); return now >= 200 })
 	close(eng.open)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	sum := wait()
 	if _, most := eng.holding(); most != 200 {
 		t.Errorf("at most %d sentences were in the engine at once; want 200, its queue size", most)
 	}
@@ -116,44 +124,22 @@ func (p *countingProgress) counts() (planned, spoken int) {
 // While a book is spoken the progress total is what the frontend will give (here a sentence too long to speak
 // whole, in pieces), not the quick first pass's count, and at the end it is what was spoken.
 func TestBatchProgressTotalWhileABookIsSpoken(t *testing.T) {
-	frontend, cfg, _ := testFrontend(t, true)
-	dir := t.TempDir()
 	long := strings.Repeat("and the committee went on to hear the witnesses of the day ", 20) + "until evening."
 	book := "A short opening. " + long + " The end."
-	input := filepath.Join(dir, "book.txt")
-	if err := os.WriteFile(input, []byte(book), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	frontend, _, _ := testFrontend(t, true)
 	quick, closer := EstimateText(book), frontend.Estimate(book)
 	if closer <= quick {
 		t.Fatalf("first pass %d sentences, frontend %d: the test needs a text the frontend splits further", quick, closer)
 	}
-	out, err := results.Open(filepath.Join(dir, "out"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
 	eng := &gatedEngine{queue: 64, open: make(chan struct{})}
-	voice := testVoice()
-	voice.Voice.Config = cfg
 	prog := &countingProgress{}
-	b := &Batch{Engine: eng, Frontend: frontend, LoadVoice: func(string) (*LoadedVoice, error) { return voice, nil },
-		Out: out, Progress: prog}
-	done := make(chan error, 1)
-	var sum Summary
-	go func() {
-		var err error
-		sum, err = b.Run(context.Background(), []string{input})
-		done <- err
-	}()
+	wait := gatedBatch(t, eng, prog, "book.txt", book)
 	waitFor(t, "the book's first sentence in the engine", func() bool { now, _ := eng.holding(); return now >= 1 })
 	if planned, _ := prog.counts(); planned != closer {
 		t.Errorf("progress total %d while the book is spoken; want %d, the frontend's estimate", planned, closer)
 	}
 	close(eng.open)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	sum := wait()
 	if planned, spoken := prog.counts(); planned != spoken || spoken != sum.Sentences || spoken < closer {
 		t.Errorf("progress total %d, %d sentences reported, %d in the summary; want all equal (>= %d)", planned, spoken,
 			sum.Sentences, closer)
