@@ -678,10 +678,16 @@ for b in prev new; do
   BIN=$bin batchrun pmv_n5_prompts_$b 120 /tmp/corpus/prompts.jsonl --voice $pmv --device webgpu
   BIN=$bin batchrun pmv_n5_book_$b 120 /tmp/corpus/book.txt --voice $pmv --device webgpu
 done
-# Sixth call: the engine's queue cut to workers x batch (256 here; 1,024 in the fifth call's new binary, whose
-# prompt set held 6.9 GiB).
+# Prepared for the next call (not run: the device time ran out): the engine's queue cut to workers x batch (256
+# here; 1,024 in the fifth call's new binary, whose prompt set held 6.9 GiB), through `ttsgen batch` (since commit
+# d9eb643 a text's sentences also stream from the phonemizer), and `bench` at 256 requests against the queue of
+# 1,024 (PREV=e21c798 for ttsgen-prev.bin).
 batchrun pmv_n6_prompts 120 /tmp/corpus/prompts.jsonl --voice $pmv --device webgpu
 batchrun pmv_n6_book 120 /tmp/corpus/book.txt --voice $pmv --device webgpu
+for i in a b; do
+  run pmv_n6_32_3k_$i 90 $V --concurrency 256 --requests 3000 --warmup 8
+  BIN=ttsgen-prev.bin run pmv_n6_32_3k_prev_$i 90 $V --concurrency 256 --requests 3000 --warmup 8
+done
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
