@@ -81,9 +81,10 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if err != nil {
 		return usageError{err}
 	}
-	// The text's sentences are counted cheaply first, for a clear error before any output and a progress total;
-	// they are phonemized while the first ones are spoken.
-	estimate := rt.frontend.Estimate(text)
+	// The text is normalised and split first, which counts its sentences cheaply, for a clear error before any
+	// output and a progress total; they are phonemized while the first ones are spoken.
+	split := rt.frontend.Split(text)
+	estimate := split.Estimate()
 	if estimate == 0 {
 		return pipeline.ErrNothingToSpeak
 	}
@@ -105,7 +106,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 			}
 		}
 		written, err := pipeline.Speak(ctx, rt.engine, pipeline.NewInFlight(rt.engine.QueueSize()), lv,
-			rt.frontend.Stream(text, cfg), opt, wav, onSentence)
+			rt.frontend.Stream(split, cfg), opt, wav, onSentence)
 		if prog != nil {
 			prog.Planned(written - estimate)
 		}

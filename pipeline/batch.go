@@ -237,7 +237,8 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	}
 	// The first pass's guess becomes the frontend's closer estimate now, and what was spoken at the end: the
 	// progress total stays near the truth while a book is still being phonemized.
-	planned := b.Frontend.Estimate(it.Text)
+	text := b.Frontend.Split(it.Text)
+	planned := text.Estimate()
 	b.plan(planned - estimate)
 	var seconds float64
 	written := 0
@@ -248,7 +249,7 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		}
 		wav := audio.NewWAVWriter(ws, v.Voice.Config.Audio.SampleRate)
 		var err error
-		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(it.Text, v.Voice.Config), opt, wav,
+		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(text, v.Voice.Config), opt, wav,
 			func(d SentenceDone) {
 				if b.Progress != nil {
 					b.Progress.Sentence(d)
@@ -311,12 +312,12 @@ func estimateItem(it manifest.Item) int {
 	if it.Err != nil {
 		return 0
 	}
-	return EstimateText(it.Text)
+	return estimateText(it.Text)
 }
 
-// EstimateText guesses how many sentences text has, quickly (no normalisation, no phonemization): 0 when it has
-// no words. Frontend.Estimate is closer and slower.
-func EstimateText(text string) int { return len(textnorm.Sentences(text)) }
+// estimateText guesses how many sentences text has, quickly (no normalisation, no phonemization): 0 when it has
+// no words. Frontend.Split's estimate is closer and slower.
+func estimateText(text string) int { return len(textnorm.Sentences(text)) }
 
 // EstimateSentences counts the sentences of every good item in inputs, without phonemizing: a quick first pass so
 // progress can show a total and an ETA from the start.

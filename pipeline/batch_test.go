@@ -127,7 +127,7 @@ func TestBatchProgressTotalWhileABookIsSpoken(t *testing.T) {
 	long := strings.Repeat("and the committee went on to hear the witnesses of the day ", 20) + "until evening."
 	book := "A short opening. " + long + " The end."
 	frontend, _, _ := testFrontend(t, true)
-	quick, closer := EstimateText(book), frontend.Estimate(book)
+	quick, closer := estimateText(book), frontend.Split(book).Estimate()
 	if closer <= quick {
 		t.Fatalf("first pass %d sentences, frontend %d: the test needs a text the frontend splits further", quick, closer)
 	}

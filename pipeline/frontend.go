@@ -41,7 +41,7 @@ type Frontend struct {
 // Sentences splits text into synthesis units for the voice. Empty text gives no sentences and no error.
 func (f *Frontend) Sentences(text string, cfg *voices.Config) ([]Sentence, error) {
 	var out []Sentence
-	for s, err := range f.Stream(text, cfg) {
+	for s, err := range f.Stream(f.Split(text), cfg) {
 		if err != nil {
 			return nil, err
 		}
@@ -50,15 +50,38 @@ func (f *Frontend) Sentences(text string, cfg *voices.Config) ([]Sentence, error
 	return out, nil
 }
 
-// Stream yields text's synthesis units for the voice in reading order, each as soon as its piece of the text is
-// phonemized, so that a book's first sentences are spoken while the rest is still being phonemized. After an
+// Text is a text as it goes to the phonemizer: normalised and split into sentences, or whole without
+// normalisation (Frontend.Split).
+type Text struct {
+	pieces   []string
+	estimate int
+}
+
+// Estimate is how many sentences the text will give, found without phonemizing: exact unless espeak-ng splits a
+// piece further or a piece has nothing to say. Without normalisation the text goes to espeak-ng whole, and the
+// estimate is its count of sentences.
+func (t Text) Estimate() int { return t.estimate }
+
+// Split normalises text (if the frontend normalises) and splits it into what goes to the phonemizer: cheap, ~0.15
+// s a megabyte, against seconds to phonemize it.
+func (f *Frontend) Split(text string) Text {
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	t := Text{pieces: f.textPieces(text)}
+	t.estimate = len(t.pieces)
+	if !f.Normalize {
+		t.estimate = estimateText(text)
+	}
+	return t
+}
+
+// Stream yields the text's synthesis units for the voice in reading order, each as soon as its piece of the text
+// is phonemized, so that a book's first sentences are spoken while the rest is still being phonemized. After an
 // error it yields nothing more.
-func (f *Frontend) Stream(text string, cfg *voices.Config) iter.Seq2[Sentence, error] {
+func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, error] {
 	return func(yield func(Sentence, error) bool) {
-		if !utf8.ValidString(text) {
-			text = strings.ToValidUTF8(text, "\uFFFD")
-		}
-		for _, piece := range f.textPieces(text) {
+		for _, piece := range text.pieces {
 			phonemeSentences, err := f.phonemize(piece, cfg)
 			if err != nil {
 				yield(Sentence{}, err)
@@ -78,16 +101,6 @@ func (f *Frontend) Stream(text string, cfg *voices.Config) iter.Seq2[Sentence, e
 			}
 		}
 	}
-}
-
-// Estimate is how many sentences text will give, found without phonemizing (normalisation and splitting only,
-// ~0.15 s a megabyte): exact unless espeak-ng splits a piece further or a piece has nothing to say. Without
-// normalisation the text goes to espeak-ng whole, and the estimate is its count of sentences.
-func (f *Frontend) Estimate(text string) int {
-	if !f.Normalize {
-		return EstimateText(text)
-	}
-	return len(f.textPieces(text))
 }
 
 // textPieces is what goes to the phonemizer. Without normalisation the text goes whole, exactly as Piper sends it

@@ -126,7 +126,7 @@ func TestFrontendStreamPhonemizesAsItIsConsumed(t *testing.T) {
 	counter := &countingPhonemizer{Phonemizer: f.Espeak}
 	f.Espeak = counter
 	text := "The first sentence. The second one! And a third?"
-	for s, err := range f.Stream(text, cfg) {
+	for s, err := range f.Stream(f.Split(text), cfg) {
 		if err != nil || s.Text != "The first sentence." {
 			t.Fatalf("first sentence %+v, err %v", s, err)
 		}
@@ -140,7 +140,7 @@ func TestFrontendStreamPhonemizesAsItIsConsumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var streamed []Sentence
-	for s, err := range f.Stream(text, cfg) {
+	for s, err := range f.Stream(f.Split(text), cfg) {
 		if err != nil {
 			t.Fatal(err)
 		}
