@@ -43,11 +43,11 @@ type SentenceDone struct {
 var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
 
 // Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
-// sentences, and returns how many it wrote (ErrNothingToSpeak when sentences yields none). It submits each sentence as soon as sentences yields it (a Frontend
-// streams a text's sentences as it phonemizes them) while writing those before it. Each sentence holds a place in
-// inFlight, shared by the job's texts, from its submission until its audio is taken to be written. onSentence (may
-// be nil) is called once per written sentence. On error or cancellation it stops early; what was written is then
-// incomplete, which is why callers write to a temporary file.
+// sentences, and returns how many it wrote (ErrNothingToSpeak when sentences yields none). It submits each
+// sentence as soon as sentences yields it (a Frontend streams a text's sentences as it phonemizes them) while
+// writing those before it. Each sentence holds a place in inFlight, shared by the job's texts, from its submission
+// until its audio is taken to be written. onSentence (may be nil) is called once per written sentence. On error or
+// cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
 func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences iter.Seq2[Sentence, error],
 	opt SpeakOptions, out *audio.WAVWriter, onSentence func(SentenceDone)) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
