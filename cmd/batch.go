@@ -60,7 +60,9 @@ stops cleanly (exit status 130); run the command again to finish.`,
 	}
 	cmd.Flags().StringVarP(&o.outDir, "output", "o", "", "output folder (created if needed)")
 	cmd.Flags().BoolVar(&o.force, "force", false, "redo every item, even those a previous run finished")
-	cmd.Flags().IntVar(&o.jobs, "jobs", 0, fmt.Sprintf("items in flight at once (default: as many as the engine's queue holds sentences, at least %d)", pipeline.MinItemConcurrency))
+	cmd.Flags().IntVar(&o.jobs, "jobs", 0, fmt.Sprintf(
+		"items in flight at once (default: as many as the engine's queue holds sentences, at least %d)",
+		pipeline.MinItemConcurrency))
 	o.voice.add(cmd.Flags())
 	return cmd
 }

@@ -120,7 +120,9 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		// the pipe starts with the first sentence, not after the last.
 		return speak(audio.NewWAVStream(streams.Out, cfg.Audio.SampleRate))
 	}
-	err = atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(audio.NewWAVWriter(f, cfg.Audio.SampleRate)) })
+	err = atomicfile.Write(o.out, "", nil, func(f *os.File) error {
+		return speak(audio.NewWAVWriter(f, cfg.Audio.SampleRate))
+	})
 	if errors.Is(err, pipeline.ErrNothingToSpeak) {
 		return pipeline.ErrNothingToSpeak // no file was written: nothing about writing to say
 	}

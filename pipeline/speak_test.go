@@ -125,8 +125,8 @@ func TestSpeakStopsAtTheFirstFailedSentence(t *testing.T) {
 	var buf audio.Buffer
 	wav := audio.NewWAVWriter(&buf, 1000)
 	inFlight := NewInFlight(8)
-	written, err := Speak(context.Background(), &fakeEngine{failOn: 20}, inFlight, testVoice(), sentencesWithFirstIDs(10, 20, 30),
-		SpeakOptions{}, wav, nil)
+	written, err := Speak(context.Background(), &fakeEngine{failOn: 20}, inFlight, testVoice(),
+		sentencesWithFirstIDs(10, 20, 30), SpeakOptions{}, wav, nil)
 	if err == nil || !strings.Contains(err.Error(), "sentence 2") || !strings.Contains(err.Error(), "device fell over") {
 		t.Fatalf("err = %v", err)
 	}
@@ -143,8 +143,8 @@ func TestSpeakHonoursCancellation(t *testing.T) {
 	var buf audio.Buffer
 	errc := make(chan error, 1)
 	go func() {
-		_, err := Speak(ctx, &fakeEngine{block: true}, NewInFlight(8), testVoice(), sentencesWithFirstIDs(1, 2, 3), SpeakOptions{},
-			audio.NewWAVWriter(&buf, 1000), nil)
+		_, err := Speak(ctx, &fakeEngine{block: true}, NewInFlight(8), testVoice(), sentencesWithFirstIDs(1, 2, 3),
+			SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
 		errc <- err
 	}()
 	cancel()
@@ -169,7 +169,8 @@ func TestSpeakBoundsSentencesInFlight(t *testing.T) {
 	inFlight := NewInFlight(16)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := Speak(ctx, eng, inFlight, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+		_, err := Speak(ctx, eng, inFlight, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{},
+			audio.NewWAVWriter(&buf, 1000), nil)
 		errc <- err
 	}()
 	// While the first sentence is unanswered, the text fills its places and no more.
@@ -202,7 +203,8 @@ func TestSpeakTextsShareInFlight(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var buf audio.Buffer
-			Speak(ctx, eng, inFlight, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{}, audio.NewWAVWriter(&buf, 1000), nil)
+			Speak(ctx, eng, inFlight, testVoice(), sentencesWithFirstIDs(ids...), SpeakOptions{},
+				audio.NewWAVWriter(&buf, 1000), nil)
 		}()
 	}
 	waitFor(t, "10 sentences submitted", func() bool { return eng.count() >= 10 })
