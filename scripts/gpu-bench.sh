@@ -19,6 +19,19 @@ print("   speed %.0fx  rtf %.5f  qps %.1f  latency p50/p99 %.0f/%.0f ms  first a
  r["first_audio_ms"]["p99"], r["peak_rss_bytes"]/2**20, r["device"],
  ("  | baseline %.0fx, speedup %.2fx" % (b["speed"], r["speedup"])) if b else ""))' "$1" 2>/dev/null; }
 only=" $* "   # run names given as arguments: run just those
+gcheap() { # ERR-FILE: with GODEBUG=gctrace=1, the largest Go heap live after a collection and the largest goal
+  grep -E '^gc [0-9]' "$1" | sed -E 's/.* ([0-9]+)->([0-9]+)->([0-9]+) MB, ([0-9]+) MB goal.*/\3 \4/' |
+    awk 'NF==2 {n++; if ($1>l) l=$1; if ($2>g) g=$2} END {if (n) printf "   Go heap: %d collections, live at most %d MB, goal at most %d MB\n", n, l, g}'
+}
+memwatch() { # START: every 2 s, seconds since START, the resident KiB of ttsgen and its espeak-ng helpers (the same
+  # executable) together, and of the largest process, with what it is (/proc/PID/status: anonymous memory, mapped
+  # files, shared memory such as a GPU driver's mappings): flat or growing, and where
+  while sleep 2; do
+    local pid=$(ps -C ${BIN:-ttsgen.bin} -o pid=,rss= | sort -k2 -n | tail -n 1 | awk '{print $1}')
+    ps -C ${BIN:-ttsgen.bin} -o rss= | awk -v t=$((SECONDS - $1)) -v more="$(awk '/^Rss(Anon|File|Shmem):/ {printf " %s", $2}' /proc/${pid:-0}/status 2>/dev/null)" \
+      '{s+=$1; if ($1>m) m=$1} END {print t, s, m more}'
+  done
+}
 run() { # NAME LIMIT_SECONDS BENCH-ARGS...   (BIN=ttsgen-prev.bin: the binary device-bundle.sh's PREV built;
   # PREFIX="taskset -c 0": a command to run it under)
   local name=$1 limit=$2; shift 2
@@ -29,13 +42,13 @@ run() { # NAME LIMIT_SECONDS BENCH-ARGS...   (BIN=ttsgen-prev.bin: the binary de
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 100 > "$results/$name.gpu.csv" 2>/dev/null &
   local smi=$!
   # Resident memory of ttsgen and its espeak-ng helpers (the same executable), KiB, every 2 s: flat or growing?
-  (while sleep 2; do ps -C ${BIN:-ttsgen.bin} -o rss= | awk -v t=$((SECONDS - start)) '{s+=$1; if ($1>m) m=$1} END {print t, s, m}'; done) > "$results/$name.rss" &
+  memwatch $start > "$results/$name.rss" &
   local rss=$!
   timeout "$limit" ${PREFIX:-} /tmp/gpukit/${BIN:-ttsgen.bin} bench --json "$@" > "$results/$name.json" 2> "$results/$name.err"
   echo "   exit $? after $((SECONDS - start)) s"; kill $smi $rss 2>/dev/null
   pack
   awk 'NR==1 || NR%10==0 {printf "   rss t=%ss total %d MiB largest %d MiB\n", $1, $2/1024, $3/1024}' "$results/$name.rss" | tail -n 12
-  tail -n 3 "$results/$name.err" | cut -c1-300; summary "$results/$name.json"
+  grep -v '^gc [0-9]' "$results/$name.err" | tail -n 3 | cut -c1-300; gcheap "$results/$name.err"; summary "$results/$name.json"
   python3 -c '
 import json,sys
 r=json.load(open(sys.argv[1])); u=[int(l.split(",")[0]) for l in open(sys.argv[2]) if l.strip()]
@@ -118,14 +131,15 @@ batchrun() { # NAME LIMIT BATCH-ARGS...: one `ttsgen batch` (BIN as for run), it
   corpus
   echo "== $name: ttsgen batch $*"
   local start=$SECONDS out=/tmp/batch-$name && rm -rf "$out"
-  (while sleep 2; do ps -C ${BIN:-ttsgen.bin} -o rss= | awk -v t=$((SECONDS - start)) '{s+=$1; if ($1>m) m=$1} END {print t, s, m}'; done) > "$results/$name.rss" &
+  memwatch $start > "$results/$name.rss" &
   local rss=$!
-  timeout "$limit" /tmp/gpukit/${BIN:-ttsgen.bin} batch "$@" -o "$out" > "$results/$name.out" 2> "$results/$name.err"
+  timeout "$limit" ${PREFIX:-} /tmp/gpukit/${BIN:-ttsgen.bin} batch "$@" -o "$out" > "$results/$name.out" 2> "$results/$name.err"
   echo "   exit $? after $((SECONDS - start)) s"; kill $rss 2>/dev/null
   cp "$out/results.jsonl" "$results/$name.results.jsonl" 2>/dev/null
   pack
-  tail -c 2000 "$results/$name.err" | tr '\r' '\n' | grep -v '^ *$' | tail -n 2 | cut -c1-300
-  awk '{if ($2>m) m=$2} END {printf "   peak resident %d MiB (ttsgen + helpers)\n", m/1024}' "$results/$name.rss"
+  tr '\r' '\n' < "$results/$name.err" | grep -Ev '^ *$|^gc [0-9]' | tail -n 2 | cut -c1-300
+  gcheap "$results/$name.err"
+  awk '{if ($2>m) {m=$2; l=$0}} END {split(l, f, " "); printf "   peak resident %d MiB (ttsgen + helpers); largest %d MiB: anon %d, file %d, shmem %d\n", m/1024, f[3]/1024, f[4]/1024, f[5]/1024, f[6]/1024}' "$results/$name.rss"
 }
 # A random voice with the decoder of Piper's "high" quality (HiFi-GAN V1, 512 channels; voices/train/export.py
 # --piper-high-decoder; the second session called it Piper-medium-shaped by mistake), made here with the machine's
@@ -678,16 +692,28 @@ for b in prev new; do
   BIN=$bin batchrun pmv_n5_prompts_$b 120 /tmp/corpus/prompts.jsonl --voice $pmv --device webgpu
   BIN=$bin batchrun pmv_n5_book_$b 120 /tmp/corpus/book.txt --voice $pmv --device webgpu
 done
-# Prepared for the next call (not run: the device time ran out): the engine's queue cut to workers x batch (256
-# here; 1,024 in the fifth call's new binary, whose prompt set held 6.9 GiB), through `ttsgen batch` (since commit
-# d9eb643 a text's sentences also stream from the phonemizer), and `bench` at 256 requests against the queue of
-# 1,024 (PREV=e21c798 for ttsgen-prev.bin).
-batchrun pmv_n6_prompts 120 /tmp/corpus/prompts.jsonl --voice $pmv --device webgpu
-batchrun pmv_n6_book 120 /tmp/corpus/book.txt --voice $pmv --device webgpu
-for i in a b; do
-  run pmv_n6_32_3k_$i 90 $V --concurrency 256 --requests 3000 --warmup 8
-  BIN=ttsgen-prev.bin run pmv_n6_32_3k_prev_$i 90 $V --concurrency 256 --requests 3000 --warmup 8
+# Eleventh session, first call (ttsgen-prev.bin = 91cee19, the engine's queue of 4 x workers x batch = 1,024 on
+# the H200; ttsgen.bin: workers x batch = 256, since commit fe183c5). The prepared runs of the tenth session, with
+# the queue of 1,024 as the other side: `ttsgen batch` on a prompt set and a book, and `bench` on long sentences at
+# 256 requests; then bench at 1,024 requests of short sentences, to tell whether the 6.9 GiB the prompt set held
+# with 1,024 in flight is the engine's or the batch command's. Go's collector traces its heap (gcheap) and memwatch
+# splits the resident memory, so native memory (ONNX Runtime, the driver) shows apart from Go's.
+GC="env GODEBUG=gctrace=1"
+for b in new prev; do
+  bin=ttsgen.bin && [ $b = prev ] && bin=ttsgen-prev.bin
+  PREFIX="$GC" BIN=$bin batchrun pmv_o_prompts_$b 120 /tmp/corpus/prompts.jsonl --voice $pmv --device webgpu
 done
+for b in new prev; do
+  bin=ttsgen.bin && [ $b = prev ] && bin=ttsgen-prev.bin
+  PREFIX="$GC" BIN=$bin batchrun pmv_o_book_$b 120 /tmp/corpus/book.txt --voice $pmv --device webgpu
+done
+for i in a b; do
+  run pmv_o_32_3k_$i 90 $V --concurrency 256 --requests 3000 --warmup 8
+  BIN=ttsgen-prev.bin run pmv_o_32_3k_prev_$i 90 $V --concurrency 256 --requests 3000 --warmup 8
+done
+S="--texts samples/short.txt --voice $pmv --device webgpu --requests 5000 --warmup 8"
+PREFIX="$GC" BIN=ttsgen-prev.bin run pmv_o_short_1024_prev 90 $S --concurrency 1024
+PREFIX="$GC" run pmv_o_short_256 90 $S --concurrency 256
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
