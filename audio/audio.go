@@ -10,7 +10,6 @@ import (
 	"math"
 	"slices"
 
-	goaudio "github.com/go-audio/audio"
 	"github.com/go-audio/wav"
 )
 
@@ -47,63 +46,77 @@ func SilenceSamples(seconds float64, rate int) int {
 }
 
 // WAVWriter streams mono 16-bit PCM into a WAV file, so a whole book never has to sit in memory. Into a file
-// (NewWAVWriter) the header is completed by Close, which is why it needs an io.WriteSeeker; into a pipe
-// (NewWAVStream) the header says the length is unknown.
+// (NewWAVWriter) Close completes the header's lengths, which is why it needs an io.WriteSeeker; into a pipe
+// (NewWAVStream) the header says the length is unknown. The header goes out with the first samples (or at Close),
+// so a failure before any audio leaves w untouched.
+//
+// It writes WAV itself (44 bytes of header, then the samples) rather than through go-audio/wav's encoder, which
+// reserves a minute of audio (2.6 MB at 22,050 Hz) for every file it opens and encodes with an allocation per
+// sample: a batch of 1,024 one-sentence prompts in flight held 2.7 GB in those buffers, and a minute of audio
+// cost 49 ms of CPU to encode. Nor can that encoder write into a pipe (it seeks back to fix its lengths). Reading
+// (ReadWAV) uses go-audio/wav.
 type WAVWriter struct {
-	enc     *wav.Encoder // nil for a stream
-	buf     goaudio.IntBuffer
-	stream  io.Writer // the pipe, for a stream
-	header  []byte    // a stream's header, until it is written
-	pcm     []byte    // a stream's samples, encoded
+	out     io.Writer
+	file    io.WriteSeeker // the output if it can seek back, for Close to complete the lengths; nil for a stream
 	rate    int
+	started bool   // the header is written
+	pcm     []byte // samples as encoded, reused from one Write to the next
 	samples int64
 	closed  bool
 }
 
-// NewWAVWriter starts a WAV stream at sampleRate.
+// NewWAVWriter starts a WAV file at sampleRate into w.
 func NewWAVWriter(w io.WriteSeeker, sampleRate int) *WAVWriter {
-	return &WAVWriter{
-		enc:  wav.NewEncoder(w, sampleRate, 16, 1, 1),
-		buf:  goaudio.IntBuffer{Format: &goaudio.Format{NumChannels: 1, SampleRate: sampleRate}, SourceBitDepth: 16},
-		rate: sampleRate,
-	}
+	return &WAVWriter{out: w, file: w, rate: sampleRate}
+}
+
+// NewWAVStream starts a WAV stream at sampleRate into w, which cannot seek (standard output into a player, say):
+// each Write goes straight to w, so the listener hears a sentence as soon as it is written.
+func NewWAVStream(w io.Writer, sampleRate int) *WAVWriter {
+	return &WAVWriter{out: w, rate: sampleRate}
 }
 
 // unknownLength is what a streamed WAV header gives as the RIFF and data chunk sizes: the largest a 32-bit size
 // can say, as ffmpeg and sox write for a pipe; players then read samples to the end of the stream.
 const unknownLength = 0xFFFFFFFF
 
-// NewWAVStream starts a WAV stream at sampleRate into w, which cannot seek (standard output into a player, say):
-// the header, with the lengths unknown, goes out with the first samples (or at Close), and each Write goes straight
-// to w, so the listener hears a sentence as soon as it is written; a failure before any audio leaves w untouched.
-// go-audio/wav cannot do this (it writes placeholder lengths of 42 bytes and seeks back to fix them at Close),
-// hence the 44 bytes of header made here.
-func NewWAVStream(w io.Writer, sampleRate int) *WAVWriter {
-	header := make([]byte, 0, 44)
-	header = append(header, "RIFF"...)
-	header = binary.LittleEndian.AppendUint32(header, unknownLength)
-	header = append(header, "WAVEfmt "...)
-	header = binary.LittleEndian.AppendUint32(header, 16)                   // fmt chunk size
-	header = binary.LittleEndian.AppendUint16(header, 1)                    // PCM
-	header = binary.LittleEndian.AppendUint16(header, 1)                    // mono
-	header = binary.LittleEndian.AppendUint32(header, uint32(sampleRate))   // samples per second
-	header = binary.LittleEndian.AppendUint32(header, uint32(2*sampleRate)) // bytes per second
-	header = binary.LittleEndian.AppendUint16(header, 2)                    // bytes per sample frame
-	header = binary.LittleEndian.AppendUint16(header, 16)                   // bits per sample
-	header = append(header, "data"...)
-	header = binary.LittleEndian.AppendUint32(header, unknownLength)
-	return &WAVWriter{stream: w, header: header, rate: sampleRate}
+// wavHeader is the 44-byte header of mono 16-bit PCM at sampleRate with the given chunk sizes.
+func wavHeader(sampleRate int, riffSize, dataSize uint32) []byte {
+	h := make([]byte, 0, 44)
+	h = append(h, "RIFF"...)
+	h = binary.LittleEndian.AppendUint32(h, riffSize)
+	h = append(h, "WAVEfmt "...)
+	h = binary.LittleEndian.AppendUint32(h, 16)                   // fmt chunk size
+	h = binary.LittleEndian.AppendUint16(h, 1)                    // PCM
+	h = binary.LittleEndian.AppendUint16(h, 1)                    // mono
+	h = binary.LittleEndian.AppendUint32(h, uint32(sampleRate))   // samples per second
+	h = binary.LittleEndian.AppendUint32(h, uint32(2*sampleRate)) // bytes per second
+	h = binary.LittleEndian.AppendUint16(h, 2)                    // bytes per sample frame
+	h = binary.LittleEndian.AppendUint16(h, 16)                   // bits per sample
+	h = append(h, "data"...)
+	h = binary.LittleEndian.AppendUint32(h, dataSize)
+	return h
 }
 
-// writeStreamHeader sends a stream's header if it has not gone yet.
-func (w *WAVWriter) writeStreamHeader() error {
-	if w.header == nil {
+// chunkSizes are the RIFF and data chunk sizes of a file with dataBytes of samples. Past what 32 bits can say
+// (about 27 hours at 22,050 Hz) both are unknown, as in a stream, and players read to the end of the file: the
+// audio is all there, never cut to fit.
+func chunkSizes(dataBytes int64) (riff, data uint32) {
+	if dataBytes+36 >= unknownLength {
+		return unknownLength, unknownLength
+	}
+	return uint32(dataBytes + 36), uint32(dataBytes)
+}
+
+// start sends the header if it has not gone yet.
+func (w *WAVWriter) start() error {
+	if w.started {
 		return nil
 	}
-	if _, err := w.stream.Write(w.header); err != nil {
+	if _, err := w.out.Write(wavHeader(w.rate, unknownLength, unknownLength)); err != nil {
 		return fmt.Errorf("writing WAV header: %w", err)
 	}
-	w.header = nil
+	w.started = true
 	return nil
 }
 
@@ -115,25 +128,14 @@ func (w *WAVWriter) Write(pcm []int16) error {
 	if len(pcm) == 0 {
 		return nil
 	}
-	if w.stream != nil {
-		if err := w.writeStreamHeader(); err != nil {
-			return err
-		}
-		w.pcm = w.pcm[:0]
-		for _, s := range pcm {
-			w.pcm = binary.LittleEndian.AppendUint16(w.pcm, uint16(s))
-		}
-		if _, err := w.stream.Write(w.pcm); err != nil {
-			return fmt.Errorf("writing WAV samples: %w", err)
-		}
-		w.samples += int64(len(pcm))
-		return nil
+	if err := w.start(); err != nil {
+		return err
 	}
-	w.buf.Data = w.buf.Data[:0]
+	w.pcm = w.pcm[:0]
 	for _, s := range pcm {
-		w.buf.Data = append(w.buf.Data, int(s))
+		w.pcm = binary.LittleEndian.AppendUint16(w.pcm, uint16(s))
 	}
-	if err := w.enc.Write(&w.buf); err != nil {
+	if _, err := w.out.Write(w.pcm); err != nil {
 		return fmt.Errorf("writing WAV samples: %w", err)
 	}
 	w.samples += int64(len(pcm))
@@ -160,17 +162,29 @@ func (w *WAVWriter) Samples() int64 { return w.samples }
 // Seconds is how much audio has been written.
 func (w *WAVWriter) Seconds() float64 { return float64(w.samples) / float64(w.rate) }
 
-// Close completes the WAV header (a stream's has nothing to complete). It does not close the underlying writer.
+// Close completes the header: a file's lengths (a stream's say unknown). It does not close the underlying writer.
 func (w *WAVWriter) Close() error {
 	if w.closed {
 		return nil
 	}
 	w.closed = true
-	if w.stream != nil {
-		return w.writeStreamHeader()
+	if err := w.start(); err != nil || w.file == nil {
+		return err
 	}
-	if err := w.enc.Close(); err != nil {
-		return fmt.Errorf("finishing WAV header: %w", err)
+	riff, data := chunkSizes(2 * w.samples)
+	for _, field := range []struct {
+		offset int64
+		value  uint32
+	}{{4, riff}, {40, data}} {
+		if _, err := w.file.Seek(field.offset, io.SeekStart); err != nil {
+			return fmt.Errorf("completing WAV header: %w", err)
+		}
+		if _, err := w.file.Write(binary.LittleEndian.AppendUint32(nil, field.value)); err != nil {
+			return fmt.Errorf("completing WAV header: %w", err)
+		}
+	}
+	if _, err := w.file.Seek(0, io.SeekEnd); err != nil {
+		return fmt.Errorf("completing WAV header: %w", err)
 	}
 	return nil
 }

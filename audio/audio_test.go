@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -161,5 +162,57 @@ func TestWAVStreamReportsWriteErrors(t *testing.T) {
 	var pipe bytes.Buffer
 	if err := NewWAVStream(&pipe, 16000).Close(); err != nil || pipe.Len() != 44 {
 		t.Errorf("an empty stream: %d bytes (%v), want the 44-byte header", pipe.Len(), err)
+	}
+}
+
+// A WAV file's lengths are exact up to what 32 bits can say, and "unknown" (read to the end) past it: the audio
+// is never cut to fit.
+func TestWAVChunkSizesPastFourGigabytes(t *testing.T) {
+	for _, c := range []struct {
+		dataBytes  int64
+		riff, data uint32
+	}{
+		{0, 36, 0},
+		{10012, 10048, 10012},
+		{0xFFFFFFFF - 37, 0xFFFFFFFE, 0xFFFFFFFF - 37},
+		{0xFFFFFFFF - 36, 0xFFFFFFFF, 0xFFFFFFFF},
+		{5 << 30, 0xFFFFFFFF, 0xFFFFFFFF},
+	} {
+		if riff, data := chunkSizes(c.dataBytes); riff != c.riff || data != c.data {
+			t.Errorf("chunkSizes(%d) = %d, %d; want %d, %d", c.dataBytes, riff, data, c.riff, c.data)
+		}
+	}
+}
+
+// A batch keeps a WAV writer open for every item in flight (1,024 with a GPU engine), most of them waiting for
+// their audio: a writer must cost what it writes, not a reserve (go-audio/wav's encoder took 2.6 MB each).
+func TestWAVWritersHoldNoReserve(t *testing.T) {
+	const writers = 200
+	files := make([]Buffer, writers)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range files {
+		w := NewWAVWriter(&files[i], 22050)
+		if err := w.Write([]int16{1, 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if perWriter := (after.TotalAlloc - before.TotalAlloc) / writers; perWriter > 4096 {
+		t.Errorf("each writer of 2 samples allocated %d bytes; want a few hundred", perWriter)
+	}
+	if got := files[0].Bytes(); len(got) != 48 || binary.LittleEndian.Uint32(got[40:]) != 4 {
+		t.Errorf("file of 2 samples: % x", got)
+	}
+	var empty Buffer
+	if err := NewWAVWriter(&empty, 22050).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := empty.Bytes(); len(got) != 44 || binary.LittleEndian.Uint32(got[4:]) != 36 ||
+		binary.LittleEndian.Uint32(got[40:]) != 0 {
+		t.Errorf("a file closed without samples: % x; want a 44-byte header with lengths 36 and 0", got)
 	}
 }
