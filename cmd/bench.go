@@ -77,6 +77,7 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.BoolVar(&o.asJSON, "json", false, "print exactly one JSON object")
 	f.StringVar(&o.perRequest, "per-request", "", "also write one JSON line per measured request to `FILE` (text, phonemes, latency and first audio): what the slow ones have in common")
 	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
+	f.IntVar(&o.tuning.QueueSize, "queue-size", 0, "engine tuning: sentences the engine holds, queued and running, before a submitter waits (0 = the default for the device and voice); more than --concurrency never fills")
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
 	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, fmt.Sprintf("engine tuning: frames per decoder window (continuous batching; 0 = the device's default: %d on webgpu, off elsewhere; -1 = off)", gpu.DefaultGPUDecoderWindow))
 	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = the voice's receptive field, from its graph)")
