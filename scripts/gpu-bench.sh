@@ -714,6 +714,22 @@ done
 S="--texts samples/short.txt --voice $pmv --device webgpu --requests 5000 --warmup 8"
 PREFIX="$GC" BIN=ttsgen-prev.bin run pmv_o_short_1024_prev 90 $S --concurrency 1024
 PREFIX="$GC" run pmv_o_short_256 90 $S --concurrency 256
+# Second call: the 6.9 GiB was Go's heap (2.9 GB live) in go-audio/wav's encoders, 2.6 MB reserved for each of the
+# 1,024 files in flight; commit baf013b writes WAV without it. And the deeper queue was faster on short sentences
+# (bench at 1,024 in flight 1,124x against 926x at 256: 4% padding against 28%, batches twice as full). So: batch
+# with the queue of 1,024 (ttsgen.bin: the working tree, 4 x workers x batch) against 256 (ttsgen-prev.bin =
+# 97288cc), both writing WAV without go-audio; and bench's queue depth swept with --queue-size.
+for b in q1024 q256; do
+  bin=ttsgen.bin && [ $b = q256 ] && bin=ttsgen-prev.bin
+  PREFIX="$GC" BIN=$bin batchrun pmv_p_prompts_$b 120 /tmp/corpus/prompts.jsonl --voice $pmv --device webgpu
+  PREFIX="$GC" BIN=$bin batchrun pmv_p_book_$b 120 /tmp/corpus/book.txt --voice $pmv --device webgpu
+done
+for q in 256 512 1024 2048; do
+  BIN=ttsgen-prev.bin run pmv_p_short_q$q 90 $S --concurrency $q --queue-size $q
+done
+for q in 512 1024; do
+  BIN=ttsgen-prev.bin run pmv_p_long_q$q 90 $V --concurrency $q --queue-size $q --requests 3000 --warmup 8
+done
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
