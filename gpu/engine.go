@@ -30,7 +30,7 @@ type Options struct {
 	Device    Device
 	Threads   int                              // CPU threads to use in total (0 = runtime.NumCPU())
 	MaxBatch  int                              // cap on items per device batch (0 = DefaultCPUMaxBatch on cpu, DefaultGPUMaxBatch on a GPU, DefaultSplitGPUMaxBatch there for split voices' acoustic batches run on the CPU)
-	QueueSize int                              // bounded queue; Submit blocks (backpressure) when full, until ctx is done (0 = workers x MaxBatch, at least 64)
+	QueueSize int                              // bounded queue; Submit blocks (backpressure) when full, until ctx is done (0 = 4 x workers x MaxBatch, at least 64)
 	Logf      func(format string, args ...any) // warnings (e.g. GPU fallback); nil = silent
 
 	// ThreadsPerSession is the intra-op thread count of each CPU session; the engine runs
@@ -504,10 +504,12 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 	if e.splitMaxBatch == 0 {
 		e.splitMaxBatch, e.splitMaxBatchPh = e.maxBatch, e.maxBatchPhonemes
 	}
-	// Enough sentences to fill every worker's batch (256 on the H200 with a split voice). Four times that, the
-	// default before the tenth session, let a batch job of 5,000 one-sentence prompts hold 1,024 sentences and 6.9
-	// GiB; 256 requests in flight kept the H200 busy 97-99% of a run in 1.5-1.9 GiB (BENCHMARKS.md).
-	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, e.workers*e.maxBatch)))
+	// Four batches for every worker (1,024 sentences on the H200 with a split voice), so that the batch each
+	// worker takes is picked from many lengths: measured there against 256, 512 and 2,048 (BENCHMARKS.md, eleventh
+	// session), short sentences padded 4% against 28% with just every worker's batch queued, and 5,000 prompts ran
+	// at 1,084x against 853x in 1.7 GiB against 1.4 GiB. (The 6.9 GiB such a prompt set once held was WAV
+	// encoders', not the engine's.) On a CPU, batch 1, it is the floor of 64.
+	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
 	e.workersDone.Add(e.workers)
 	for w := range e.workers {
 		go e.runWorker(w)

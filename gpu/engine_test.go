@@ -490,12 +490,12 @@ func TestWorkerLayout(t *testing.T) {
 		opts                           Options
 		workers, sessions, maxBatch, q int
 	}{
-		// The queue holds every worker's batch, and at least 64 sentences.
+		// The queue holds four batches for every worker, and at least 64 sentences.
 		{"cpu: one single-thread session per thread", Options{Device: DeviceCPU, Threads: 16}, 16, 16, DefaultCPUMaxBatch, 64},
 		{"cpu: threads per session", Options{Device: DeviceCPU, Threads: 16, ThreadsPerSession: 4, MaxBatch: 2}, 4, 4, 2, 64},
-		{"cpu: large batches", Options{Device: DeviceCPU, Threads: 8, MaxBatch: 16}, 8, 8, 16, 128},
-		{"gpu: one shared session, batches in flight", Options{Device: DeviceCUDA, Threads: 4, DecoderWindow: -1}, DefaultInFlight, 1, DefaultGPUMaxBatch, 64},
-		{"gpu, decoder windows: a CPU worker per thread", Options{Device: DeviceWebGPU, Threads: 16}, 16, 1, DefaultGPUMaxBatch, 16 * DefaultGPUMaxBatch},
+		{"cpu: large batches", Options{Device: DeviceCPU, Threads: 8, MaxBatch: 16}, 8, 8, 16, 4 * 8 * 16},
+		{"gpu: one shared session, batches in flight", Options{Device: DeviceCUDA, Threads: 4, DecoderWindow: -1}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
+		{"gpu, decoder windows: a CPU worker per thread", Options{Device: DeviceWebGPU, Threads: 16}, 16, 1, DefaultGPUMaxBatch, 4 * 16 * DefaultGPUMaxBatch},
 		{"explicit queue size", Options{Device: DeviceCPU, Threads: 2, QueueSize: 5}, 2, 2, DefaultCPUMaxBatch, 5},
 	}
 	for _, tt := range tests {
