@@ -122,7 +122,9 @@ short=[l.strip() for l in open("samples/short.txt") if l.strip()]
 with open("/tmp/corpus/prompts.jsonl","w") as f:
     for i in range(5000): f.write(json.dumps({"id":"p%d" % i, "text": short[i % len(short)]})+"\n")
 long=[l.strip() for l in open("samples/bench.txt") if l.strip()]
-open("/tmp/corpus/book.txt","w").write("\n".join(long*20)+"\n")'
+open("/tmp/corpus/book.txt","w").write("\n".join(long*20)+"\n")
+with open("/tmp/corpus/prompts100k.jsonl","w") as f:
+    for i in range(100000): f.write(json.dumps({"id":"p%d" % i, "text": short[i % len(short)]})+"\n")'
 }
 batchrun() { # NAME LIMIT BATCH-ARGS...: one `ttsgen batch` (BIN as for run), its summary line, wall time and memory
   local name=$1 limit=$2
@@ -139,6 +141,7 @@ batchrun() { # NAME LIMIT BATCH-ARGS...: one `ttsgen batch` (BIN as for run), it
   pack
   tr '\r' '\n' < "$results/$name.err" | grep -Ev '^ *$|^gc [0-9]' | tail -n 2 | cut -c1-300
   gcheap "$results/$name.err"
+  awk 'NR%15==0 {printf "   rss t=%ss total %d MiB\n", $1, $2/1024}' "$results/$name.rss" | tail -n 12
   awk '{if ($2>m) {m=$2; l=$0}} END {split(l, f, " "); printf "   peak resident %d MiB (ttsgen + helpers); largest %d MiB: anon %d, file %d, shmem %d\n", m/1024, f[3]/1024, f[4]/1024, f[5]/1024, f[6]/1024}' "$results/$name.rss"
 }
 # A random voice with the decoder of Piper's "high" quality (HiFi-GAN V1, 512 channels; voices/train/export.py
@@ -730,6 +733,13 @@ done
 for q in 512 1024; do
   BIN=ttsgen-prev.bin run pmv_p_long_q$q 90 $V --concurrency $q --queue-size $q --requests 3000 --warmup 8
 done
+# Third call (commit of the queue of 1,024 again, the real default voice embedded): the defaults as shipped: a
+# prompt set of 100,000 items through `ttsgen batch` (memory over a whole corpus, every file written), bench on
+# short and long sentences at 1,024 in flight, and the first audio of one request at a time.
+PREFIX="$GC" batchrun pmv_q_prompts100k 420 /tmp/corpus/prompts100k.jsonl --voice $pmv --device webgpu
+run pmv_q_short 90 $S --concurrency 1024
+run pmv_q_long 90 $V --concurrency 1024 --requests 3000 --warmup 8
+run pmv_q_first 60 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 200 --warmup 8
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
