@@ -733,13 +733,18 @@ done
 for q in 512 1024; do
   BIN=ttsgen-prev.bin run pmv_p_long_q$q 90 $V --concurrency $q --queue-size $q --requests 3000 --warmup 8
 done
-# Third call (commit of the queue of 1,024 again, the real default voice embedded): the defaults as shipped: a
-# prompt set of 100,000 items through `ttsgen batch` (memory over a whole corpus, every file written), bench on
-# short and long sentences at 1,024 in flight, and the first audio of one request at a time.
-PREFIX="$GC" batchrun pmv_q_prompts100k 420 /tmp/corpus/prompts100k.jsonl --voice $pmv --device webgpu
+# Third call (commit of the queue of 1,024 again, the real default voice embedded): the defaults as shipped. The
+# CPU's 16 sessions against one session of the engine and against one thread run as Piper runs the voice (bench's
+# sequential baseline with --threads 1: batch 1, the graph as exported, the "1 thread gave 12.7x"), twice;
+# bench on short and long sentences at 1,024 in flight; last, a prompt set of 100,000 items through `ttsgen batch`
+# (memory over a whole corpus, every file written).
+for i in a b; do
+  run cpu_q_t1_$i 90 $T1 --compare sequential
+  run cpu_q_t16_$i 40 $T16
+done
 run pmv_q_short 90 $S --concurrency 1024
 run pmv_q_long 90 $V --concurrency 1024 --requests 3000 --warmup 8
-run pmv_q_first 60 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 200 --warmup 8
+PREFIX="$GC" batchrun pmv_q_prompts100k 330 /tmp/corpus/prompts100k.jsonl --voice $pmv --device webgpu
 # Last, being long: 100,000 requests (106,000 sentences) through one engine on the GPU.
 run wg_100k      420 --texts samples/short.txt --device webgpu --concurrency 256 --requests 100000 --warmup 0
 if ls /tmp/prof/*.json >/dev/null 2>&1; then python3 scripts/ort-profile-summary.py /tmp/prof/*.json > "$results/profiles.txt" 2>&1; fi
