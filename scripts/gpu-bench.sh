@@ -737,10 +737,11 @@ done
 # CPU's 16 sessions against one session of the engine and against one thread run as Piper runs the voice (bench's
 # sequential baseline with --threads 1: batch 1, the graph as exported, the "1 thread gave 12.7x"), twice;
 # bench on short and long sentences at 1,024 in flight; last, a prompt set of 100,000 items through `ttsgen batch`
-# (memory over a whole corpus, every file written).
+# (memory over a whole corpus, every file written). The call ran the CPU runs as cpu_q_t1_* and cpu_q_t16_*, names
+# an earlier session's runs have (so that session's cpu_q_t1_b ran too, first): renamed since.
 for i in a b; do
-  run cpu_q_t1_$i 90 $T1 --compare sequential
-  run cpu_q_t16_$i 40 $T16
+  run cpu_r_t1_$i 90 $T1 --compare sequential
+  run cpu_r_t16_$i 40 $T16
 done
 run pmv_q_short 90 $S --concurrency 1024
 run pmv_q_long 90 $V --concurrency 1024 --requests 3000 --warmup 8
