@@ -8,8 +8,9 @@
 // corpus runs in bounded memory), and a fixed set of workers takes batches from it. The queue holds enough
 // sentences to fill every worker's batch four times over (QueueSize), so a worker picks its batch's lengths from
 // many; a caller with many sentences keeps that many in flight, as the pipeline does across all the texts of a
-// job. Workers sleep on a condition variable when the queue is empty; nothing polls. A request whose context ends while it waits leaves the queue at once (context.AfterFunc) and gets
-// ctx.Err(); Close fails what is still queued with ErrClosed, lets running batches finish, then frees the sessions.
+// job. Workers sleep on a condition variable when the queue is empty; nothing polls. A request whose context ends
+// while it waits leaves the queue at once (context.AfterFunc) and gets ctx.Err(); Close fails what is still queued
+// with ErrClosed, lets running batches finish, then frees the sessions.
 //
 // # Which requests share a batch
 //
