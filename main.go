@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/ttsgen/ttsgen/cmd"
-	"github.com/ttsgen/ttsgen/phonemes"
+	"github.com/ttsgen/ttsgen/internal/phonemes"
 )
 
 func main() {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ttsgen/ttsgen/pipeline"
-	"github.com/ttsgen/ttsgen/results"
+	"github.com/ttsgen/ttsgen/internal/pipeline"
+	"github.com/ttsgen/ttsgen/internal/results"
 )
 
 type batchOptions struct {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ttsgen/ttsgen/atomicfile"
-	"github.com/ttsgen/ttsgen/bench"
-	"github.com/ttsgen/ttsgen/gpu"
-	"github.com/ttsgen/ttsgen/pipeline"
+	"github.com/ttsgen/ttsgen/internal/atomicfile"
+	"github.com/ttsgen/ttsgen/internal/bench"
+	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/pipeline"
 )
 
 type benchOptions struct {
@@ -27,7 +27,7 @@ type benchOptions struct {
 	compare     string
 	asJSON      bool
 	perRequest  string
-	tuning      gpu.Options // engine knobs to measure; zero values keep the engine's defaults
+	tuning      engine.Options // engine knobs to measure; zero values keep the engine's defaults
 }
 
 func newBenchCmd(s *settings, streams IO) *cobra.Command {
@@ -79,17 +79,17 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
 	f.IntVar(&o.tuning.QueueSize, "queue-size", 0, "engine tuning: sentences the engine holds, queued and running, before a submitter waits (0 = the default for the device and voice); more than --concurrency never fills")
 	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
-	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, fmt.Sprintf("engine tuning: frames per decoder window (continuous batching; 0 = the device's default: %d on webgpu, off elsewhere; -1 = off)", gpu.DefaultGPUDecoderWindow))
+	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, fmt.Sprintf("engine tuning: frames per decoder window (continuous batching; 0 = the device's default: %d on webgpu, off elsewhere; -1 = off)", engine.DefaultGPUDecoderWindow))
 	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = the voice's receptive field, from its graph)")
-	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, fmt.Sprintf("engine tuning: most decoder windows per run (0 = %d frames of windows per run, %d with --precision fp16; fewer for short windows)", gpu.DefaultDecoderFrames, gpu.DefaultHalfDecoderFrames))
+	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, fmt.Sprintf("engine tuning: most decoder windows per run (0 = %d frames of windows per run, %d with --precision fp16; fewer for short windows)", engine.DefaultDecoderFrames, engine.DefaultHalfDecoderFrames))
 	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
 	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
 	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)
 	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU (default: cpu on webgpu)`)
 	f.StringVar((*string)(&o.tuning.TextDevice), "text-device", "", `engine tuning: with the acoustic part on the CPU, "webgpu" runs its text encoder and duration predictor on the GPU and only the expansion to frames on the CPU; "auto" on the GPU when it is idle, else on the CPU (default: auto on webgpu)`)
 	f.IntVar(&o.tuning.AcousticGPUWorkers, "acoustic-gpu-workers", 0, "engine tuning: with the acoustic part on the CPU, this many more workers run it on the GPU")
-	f.IntVar(&o.tuning.TailTile, "tail-tile", 0, fmt.Sprintf("engine tuning: on the CPU, samples per tile of the decoder's last two upsampling stages' input (0 = %d; -1 = whole sentences)", gpu.DefaultTailTile))
-	f.IntVar(&o.tuning.TextPiece, "text-piece", 0, fmt.Sprintf("engine tuning: with the text part on the CPU because the GPU was busy, run it this many sentences at a time, handing the rest of the batch to the GPU as soon as the GPU goes idle (0 = %d; -1 = the whole batch at once)", gpu.DefaultTextPiece))
+	f.IntVar(&o.tuning.TailTile, "tail-tile", 0, fmt.Sprintf("engine tuning: on the CPU, samples per tile of the decoder's last two upsampling stages' input (0 = %d; -1 = whole sentences)", engine.DefaultTailTile))
+	f.IntVar(&o.tuning.TextPiece, "text-piece", 0, fmt.Sprintf("engine tuning: with the text part on the CPU because the GPU was busy, run it this many sentences at a time, handing the rest of the batch to the GPU as soon as the GPU goes idle (0 = %d; -1 = the whole batch at once)", engine.DefaultTextPiece))
 	f.BoolVar(&o.tuning.SessionArenas, "session-arenas", false, "engine tuning: each CPU session keeps its own memory arena (ONNX Runtime's default) rather than sharing one (to measure the difference)")
 	f.BoolVar(&o.tuning.NoStrips, "no-strips", false, "engine tuning: cut decoder windows from each sentence alone, not from strips of a batch's sentences laid end to end (to measure what strips save)")
 	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
@@ -109,7 +109,7 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 		load.Concurrency = 0
 	}
 	// The tuning flags fill every engine option but those the settings give (device, threads, precision, warnings).
-	tuned := func(opts *gpu.Options) {
+	tuned := func(opts *engine.Options) {
 		t := o.tuning
 		t.Device, t.Threads, t.Precision, t.Logf = opts.Device, opts.Threads, opts.Precision, opts.Logf
 		*opts = t
@@ -141,15 +141,15 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 // sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite, no tiles;
 // one sentence at a time has no padding, so no padding masks either), one session using every core (what ONNX
 // Runtime does by default) with its own memory arena, one sentence at a time, batch 1, whole sentences, float32.
-func sequentialEngine(o *gpu.Options) {
+func sequentialEngine(o *engine.Options) {
 	threads := o.Threads
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
 	o.Threads, o.ThreadsPerSession = threads, threads
 	o.MaxBatch, o.InFlight = 1, 1
-	o.Upsampling, o.DecoderWindow, o.TailTile = gpu.UpsamplingConvTranspose, -1, -1
-	o.Precision = gpu.PrecisionFloat32
+	o.Upsampling, o.DecoderWindow, o.TailTile = engine.UpsamplingConvTranspose, -1, -1
+	o.Precision = engine.PrecisionFloat32
 	o.SessionArenas = true
 }
 
@@ -173,12 +173,12 @@ func benchOnce(ctx context.Context, s *settings, con *console, voice string, tex
 		if err != nil {
 			return bench.Outcome{}, err
 		}
-		// The first sentence streams (gpu.Request.Stream): its first audio is its first chunk, which a voice app
+		// The first sentence streams (engine.Request.Stream): its first audio is its first chunk, which a voice app
 		// could play while the engine decodes the rest (in continuous-batching mode; else its whole audio).
 		first := make(chan []float32, 1)
-		results := make([]<-chan gpu.Result, len(sentences))
+		results := make([]<-chan engine.Result, len(sentences))
 		for i, sent := range sentences {
-			req := gpu.Request{IDs: sent.IDs, Speaker: opt.Speaker, Scales: opt.Scales}
+			req := engine.Request{IDs: sent.IDs, Speaker: opt.Speaker, Scales: opt.Scales}
 			if i == 0 {
 				req.Stream = first
 			}
@@ -189,7 +189,7 @@ func benchOnce(ctx context.Context, s *settings, con *console, voice string, tex
 			out.Phonemes += len(sent.IDs)
 		}
 		for i, ch := range results {
-			var res gpu.Result
+			var res engine.Result
 			if i == 0 {
 				select {
 				case <-first:

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ttsgen/ttsgen/audio"
-	"github.com/ttsgen/ttsgen/gpu"
+	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/ortlib"
 )
 
 // tinyVoice is the team's small random-weight voice with the default voice's architecture: it makes noise, not
@@ -43,7 +44,7 @@ func isolate(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	if os.Getenv("TTSGEN_ORT_LIB") == "" && os.Getenv("TTSGEN_CACHE_DIR") == "" {
-		t.Setenv("TTSGEN_CACHE_DIR", cacheDir()) // keep finding the library setup installed
+		t.Setenv("TTSGEN_CACHE_DIR", ortlib.CacheDir()) // keep finding the library setup installed
 	}
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	t.Setenv("TTSGEN_VOICES_DIR", filepath.Join(dir, "voices"))
@@ -321,10 +322,10 @@ func TestBenchPerRequestRecords(t *testing.T) {
 // windows, no tiles, no polyphase rewrite), batch 1, one session with every thread and its own memory arena,
 // float32.
 func TestSequentialBaselineRunsLikePiper(t *testing.T) {
-	o := gpu.Options{Threads: 4, TailTile: 512, DecoderWindow: 256, MaxBatch: 8, Precision: gpu.PrecisionFloat16}
+	o := engine.Options{Threads: 4, TailTile: 512, DecoderWindow: 256, MaxBatch: 8, Precision: engine.PrecisionFloat16}
 	sequentialEngine(&o)
-	want := gpu.Options{Threads: 4, ThreadsPerSession: 4, MaxBatch: 1, InFlight: 1, Upsampling: gpu.UpsamplingConvTranspose,
-		DecoderWindow: -1, TailTile: -1, Precision: gpu.PrecisionFloat32, SessionArenas: true}
+	want := engine.Options{Threads: 4, ThreadsPerSession: 4, MaxBatch: 1, InFlight: 1, Upsampling: engine.UpsamplingConvTranspose,
+		DecoderWindow: -1, TailTile: -1, Precision: engine.PrecisionFloat32, SessionArenas: true}
 	if fmt.Sprintf("%+v", o) != fmt.Sprintf("%+v", want) {
 		t.Errorf("baseline options\n got %+v\nwant %+v", o, want)
 	}

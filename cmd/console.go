@@ -10,8 +10,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/ttsgen/ttsgen/pipeline"
-	"github.com/ttsgen/ttsgen/results"
+	"github.com/ttsgen/ttsgen/internal/pipeline"
+	"github.com/ttsgen/ttsgen/internal/results"
 )
 
 // console serialises what ttsgen writes to stderr: warnings and the progress display, so neither tears the other.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ttsgen/ttsgen/phonemes"
+	"github.com/ttsgen/ttsgen/internal/phonemes"
 )
 
 // TestMain lets this test binary be the espeak-ng helper process that newFrontend starts.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ttsgen/ttsgen/pipeline"
-	"github.com/ttsgen/ttsgen/voices"
+	"github.com/ttsgen/ttsgen/internal/pipeline"
+	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
 func newPhonemizeCmd(s *settings, streams IO) *cobra.Command {

@@ -6,16 +6,16 @@ import (
 	"io"
 	"sync"
 
-	"github.com/ttsgen/ttsgen/gpu"
-	"github.com/ttsgen/ttsgen/phonemes"
-	"github.com/ttsgen/ttsgen/pipeline"
-	"github.com/ttsgen/ttsgen/voices"
+	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/phonemes"
+	"github.com/ttsgen/ttsgen/internal/pipeline"
+	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
 // synthRuntime is what the synthesis commands share for one run: one engine for everything, the phonemizer, and
 // each voice loaded at most once.
 type synthRuntime struct {
-	engine   *gpu.Engine
+	engine   *engine.Engine
 	frontend *pipeline.Frontend
 	catalog  voices.Catalog
 
@@ -24,7 +24,7 @@ type synthRuntime struct {
 }
 
 // engineTuning lets a command adjust the engine (bench's sequential baseline does).
-type engineTuning func(*gpu.Options)
+type engineTuning func(*engine.Options)
 
 func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning) (*synthRuntime, error) {
 	front, err := s.newFrontend(con, normalize)
@@ -35,25 +35,25 @@ func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning
 	if err != nil {
 		return nil, err
 	}
-	if err := gpu.Init(lib); err != nil {
+	if err := engine.Init(lib); err != nil {
 		return nil, fmt.Errorf("starting ONNX Runtime: %w", err)
 	}
-	opts := gpu.Options{Device: gpu.Device(s.device()), Threads: s.threads(), Precision: gpu.Precision(s.precision()),
+	opts := engine.Options{Device: engine.Device(s.device()), Threads: s.threads(), Precision: engine.Precision(s.precision()),
 		Logf: con.Warnf}
 	for _, t := range tune {
 		t(&opts)
 	}
 	switch opts.Device {
-	case gpu.DeviceAuto, gpu.DeviceCPU, gpu.DeviceWebGPU, gpu.DeviceCUDA:
+	case engine.DeviceAuto, engine.DeviceCPU, engine.DeviceWebGPU, engine.DeviceCUDA:
 	default:
 		return nil, usageErrorf("unknown --device %q (want auto, cpu, webgpu or cuda)", opts.Device)
 	}
 	switch opts.Precision {
-	case gpu.PrecisionFloat32, gpu.PrecisionFloat16:
+	case engine.PrecisionFloat32, engine.PrecisionFloat16:
 	default:
 		return nil, usageErrorf("unknown --precision %q (want fp32 or fp16)", opts.Precision)
 	}
-	eng, err := gpu.NewEngine(opts)
+	eng, err := engine.NewEngine(opts)
 	if err != nil {
 		return nil, fmt.Errorf("starting the synthesis engine: %w", err)
 	}
@@ -98,7 +98,7 @@ func (r *synthRuntime) loadVoice(name string) (*pipeline.LoadedVoice, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.engine.Load(v.Name, model, gpu.ModelConfig{
+	m, err := r.engine.Load(v.Name, model, engine.ModelConfig{
 		SampleRate:  v.Config.Audio.SampleRate,
 		NumSpeakers: v.Config.NumSpeakers,
 	})

@@ -1,19 +1,16 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
-)
 
-// ortVersion is the ONNX Runtime release scripts/setup.sh installs into the cache.
-const ortVersion = "1.30.0"
+	"github.com/ttsgen/ttsgen/internal/ortlib"
+)
 
 // settings are the options every command shares. Each comes from, in order of precedence: its flag, its
 // TTSGEN_* environment variable, the config file, the default. One viper instance per command tree (no globals).
@@ -98,38 +95,12 @@ func (s *settings) voicesDir() string {
 // ortLibrary finds the ONNX Runtime library: the setting if given (it must exist), else the cache copy that
 // scripts/setup.sh installs, else one beside the binary, else common system locations.
 func (s *settings) ortLibrary() (string, error) {
-	if p := s.v.GetString("ort_lib"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("ONNX Runtime library (--ort-lib / TTSGEN_ORT_LIB / ort_lib): %w", err)
-		}
-		return p, nil
+	explicit := s.v.GetString("ort_lib")
+	p, err := ortlib.Find(explicit)
+	if err != nil && explicit != "" {
+		return "", fmt.Errorf("ONNX Runtime library (--ort-lib / TTSGEN_ORT_LIB / ort_lib): %w", err)
 	}
-	var candidates []string
-	candidates = append(candidates, filepath.Join(cacheDir(), "ort", ortVersion, "libonnxruntime.so.1"))
-	if exe, err := os.Executable(); err == nil {
-		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "libonnxruntime.so.1"))
-	}
-	candidates = append(candidates, "/usr/local/lib/libonnxruntime.so.1", "/usr/lib/libonnxruntime.so.1",
-		"/usr/lib/"+runtime.GOARCH+"-linux-gnu/libonnxruntime.so.1")
-	for _, c := range candidates {
-		if _, err := os.Stat(c); err == nil {
-			return c, nil
-		}
-	}
-	return "", errors.New("ONNX Runtime library not found; run `make setup` (or scripts/setup.sh), or point " +
-		"--ort-lib / TTSGEN_ORT_LIB at libonnxruntime.so; looked in:\n  " + strings.Join(candidates, "\n  "))
-}
-
-// cacheDir is where setup puts downloaded runtime files: $TTSGEN_CACHE_DIR, else $XDG_CACHE_HOME/ttsgen, else
-// ~/.cache/ttsgen (the same rule as scripts/setup.sh).
-func cacheDir() string {
-	if d := os.Getenv("TTSGEN_CACHE_DIR"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "ttsgen")
-	}
-	return filepath.Join(homeDir(), ".cache", "ttsgen")
+	return p, err
 }
 
 func configHome() string {

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/ttsgen/ttsgen/atomicfile"
-	"github.com/ttsgen/ttsgen/audio"
-	"github.com/ttsgen/ttsgen/pipeline"
+	"github.com/ttsgen/ttsgen/internal/atomicfile"
+	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/pipeline"
 )
 
 type synthOptions struct {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/ttsgen/ttsgen/pipeline"
+	"github.com/ttsgen/ttsgen/internal/pipeline"
 )
 
 // voiceFlags are the synthesis settings synth and batch share. Scales left unset fall back to the voice's config

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ttsgen/ttsgen/voices"
+	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
 func newVoicesCmd(s *settings, streams IO) *cobra.Command {

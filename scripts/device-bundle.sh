@@ -8,7 +8,7 @@
 # PREV=<git revision> also packs that revision's binary as ttsgen-prev.bin, to compare two builds in one call (the
 # machines differ by up to 20% from call to call). To fit in the 64 MiB, both binaries then embed the tiny test voice
 # as their default voice (the real one is 17 MiB of the bundle): give them the real one from the carried tree, as
-# --voice voices/default/en_US-ttsgen-medium.onnx.
+# --voice internal/voices/default/en_US-ttsgen-medium.onnx.
 set -euo pipefail
 dir=${1:-.gpukit}
 kit=${DEVICEKIT:-.devicekit}
@@ -22,7 +22,7 @@ if [ -n "${PREV:-}" ]; then
   slim() { # SRC-ROOT OUT
     local voice
     printf '{"Replace":{' > "$stage/overlay.json"
-    for voice in "$1"/voices/default/*.onnx; do
+    for voice in "$1"/internal/voices/default/*.onnx; do
       printf '"%s":"%s"' "$(realpath "$voice")" "$PWD/testdata/tiny-voice/tiny.onnx" >> "$stage/overlay.json"
     done
     printf '}}' >> "$stage/overlay.json"

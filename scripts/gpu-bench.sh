@@ -144,27 +144,27 @@ batchrun() { # NAME LIMIT BATCH-ARGS...: one `ttsgen batch` (BIN as for run), it
   awk 'NR%15==0 {printf "   rss t=%ss total %d MiB\n", $1, $2/1024}' "$results/$name.rss" | tail -n 12
   awk '{if ($2>m) {m=$2; l=$0}} END {split(l, f, " "); printf "   peak resident %d MiB (ttsgen + helpers); largest %d MiB: anon %d, file %d, shmem %d\n", m/1024, f[3]/1024, f[4]/1024, f[5]/1024, f[6]/1024}' "$results/$name.rss"
 }
-# A random voice with the decoder of Piper's "high" quality (HiFi-GAN V1, 512 channels; voices/train/export.py
+# A random voice with the decoder of Piper's "high" quality (HiFi-GAN V1, 512 channels; training/export.py
 # --piper-high-decoder; the second session called it Piper-medium-shaped by mistake), made here with the machine's
 # PyTorch when a run names it: for speed only.
 pm=/tmp/pm/en_US-pm-medium.onnx
 if [[ "$only" == *" pm_"* ]] && [ ! -s "$pm" ]; then
-  mkdir -p /tmp/pm && python3 voices/train/export.py --piper-high-decoder --out "$pm" > "$results/pm-export.txt" 2>&1
+  mkdir -p /tmp/pm && python3 training/export.py --piper-high-decoder --out "$pm" > "$results/pm-export.txt" 2>&1
   tail -n 3 "$results/pm-export.txt"
 fi
-# A random voice with the whole inference graph of a Piper "medium" voice (voices/train/piper_shape.py: transformer
+# A random voice with the whole inference graph of a Piper "medium" voice (training/piper_shape.py: transformer
 # text encoder, flow, "resblock 2" HiFi-GAN of 256 channels; 63 MB like Piper's). The pm_ voice above has the
 # decoder of Piper's "high" quality, not medium's. Since the ninth session its attention computes the relative
 # offsets as Piper's graph does; pmvg, for runs named pmvg_*, is the graph of the sessions before (offsets gathered
 # into [L,L,d] tables, batch-independent work).
 pmv=/tmp/pmv/en_US-pmvits-medium.onnx
 if [[ "$only" == *" pmv_"* || "$only" == *" probe_"* || "$only" == *" dev_check"* || "$only" == "  " ]] && [ ! -s "$pmv" ]; then
-  mkdir -p /tmp/pmv && python3 voices/train/piper_shape.py --medium --out "$pmv" > "$results/pmv-export.txt" 2>&1
+  mkdir -p /tmp/pmv && python3 training/piper_shape.py --medium --out "$pmv" > "$results/pmv-export.txt" 2>&1
   grep -v Warning "$results/pmv-export.txt" | tail -n 2 | cut -c1-200
 fi
 pmvg=/tmp/pmvg/en_US-pmvits-medium.onnx
 if [[ "$only" == *" pmvg_"* ]] && [ ! -s "$pmvg" ]; then
-  mkdir -p /tmp/pmvg && python3 voices/train/piper_shape.py --medium --gather-attention --out "$pmvg" > "$results/pmvg-export.txt" 2>&1
+  mkdir -p /tmp/pmvg && python3 training/piper_shape.py --medium --gather-attention --out "$pmvg" > "$results/pmvg-export.txt" 2>&1
   grep -v Warning "$results/pmvg-export.txt" | tail -n 2 | cut -c1-200
 fi
 run webgpu_c64      60 --texts samples/bench.txt --device webgpu --concurrency 64 --requests 400 --warmup 8
@@ -394,7 +394,7 @@ run pmv_j_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 # declared of rank 3 (ONNX Runtime then keeps WebGPU's layout through the flow and the decoder), against the build
 # before them (BIN=ttsgen-prev.bin, commit given to device-bundle.sh as PREV). Both binaries embed the tiny voice
 # in this call, to fit the bundle: the default voice comes from the tree.
-DV="--voice voices/default/en_US-ttsgen-medium.onnx"
+DV="--voice internal/voices/default/en_US-ttsgen-medium.onnx"
 run auto_k          30 $B $DV --requests 20 --warmup 0   # --device auto must pick webgpu here (a GPU device node)
 run pmv_k_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 BIN=ttsgen-prev.bin run pmv_k_16_prev 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16

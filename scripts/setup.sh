@@ -6,10 +6,7 @@
 # Re-running it is cheap: every step first checks whether its result is already there.
 set -euo pipefail
 
-ORT_VERSION=1.30.0
-cache=${TTSGEN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ttsgen}
-ort_lib="$cache/ort/$ORT_VERSION/libonnxruntime.so.1"
-
+cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
 
 missing=()
@@ -30,8 +27,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Which version and where: the rule the binary and the tests follow too (internal/ortlib).
+{ read -r ORT_VERSION; read -r ort_lib; } < <(go run ./internal/ortlib/where)
 if [ ! -s "$ort_lib" ]; then
-  say "fetching ONNX Runtime $ORT_VERSION (npm package onnxruntime-node) into $cache/ort"
+  say "fetching ONNX Runtime $ORT_VERSION (npm package onnxruntime-node) into $(dirname "$ort_lib")"
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   (cd "$tmp" && npm pack --silent "onnxruntime-node@$ORT_VERSION" >/dev/null \

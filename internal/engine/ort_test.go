@@ -1,0 +1,552 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ttsgen/ttsgen/internal/ortlib"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
+)
+
+const (
+	tinyVoicePath = "../../testdata/tiny-voice/tiny.onnx"
+	// A random voice with a Piper VITS graph (unmasked decoder, flow, relative attention): training/piper_shape.py.
+	piperShapedVoicePath = "../../testdata/piper-shaped-voice/tiny-vits.onnx"
+	// The same with 3 speakers: "sid" conditions its duration predictor, flow and decoder.
+	piperShaped3VoicePath = "../../testdata/piper-shaped-voice/tiny-vits-3speakers.onnx"
+	testVoicePath         = "../../testdata/piper-test-voice/test_voice.onnx"
+	tinyHop               = 256
+)
+
+// deterministic scales: with no noise a sentence's audio depends only on its phonemes.
+var deterministic = Scales{Noise: 0, Length: 1, NoiseW: 0}
+
+// testLibPath is the library the setup installs ($TTSGEN_ORT_LIB when set), by the rule the binary uses.
+func testLibPath() string {
+	if p := os.Getenv("TTSGEN_ORT_LIB"); p != "" {
+		return p
+	}
+	return ortlib.InstallPath()
+}
+
+// needORT loads ONNX Runtime from $TTSGEN_ORT_LIB (or the setup's cache path). Without it the test is skipped,
+// or fails when TTSGEN_REQUIRE_ORT=1 (CI sets it, so a broken setup cannot pass as skipped tests).
+func needORT(t *testing.T) {
+	t.Helper()
+	lib := testLibPath()
+	if _, err := os.Stat(lib); err != nil {
+		if os.Getenv("TTSGEN_REQUIRE_ORT") == "1" {
+			t.Fatalf("TTSGEN_REQUIRE_ORT=1 but the ONNX Runtime library is missing: %v (set TTSGEN_ORT_LIB)", err)
+		}
+		t.Skipf("no ONNX Runtime library (%v); set TTSGEN_ORT_LIB to run this test", err)
+	}
+	if err := Init(lib); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// decodeModel decodes an ONNX model or fails the test.
+func decodeModel(t *testing.T, data []byte) *onnx.ModelProto {
+	t.Helper()
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(data, &model); err != nil {
+		t.Fatal(err)
+	}
+	return &model
+}
+
+func readVoice(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.Getenv("TTSGEN_REQUIRE_ORT") == "1" {
+			t.Fatalf("test voice missing: %v", err)
+		}
+		t.Skipf("test voice missing: %v", err)
+	}
+	return data
+}
+
+// testVoices are the voice graphs the engine's exactness tests run on: ttsgen's own architecture, which masks every
+// layer, and Piper's, whose decoder does not mask (Load adds the masks; mask.go).
+var testVoices = []struct{ name, path string }{{"tiny", tinyVoicePath}, {"piper-shaped", piperShapedVoicePath}}
+
+// tinyEngine is a CPU engine with the tiny default-voice model loaded.
+func tinyEngine(t *testing.T, opts Options) (*Engine, *Model) {
+	t.Helper()
+	return voiceEngine(t, tinyVoicePath, opts)
+}
+
+// voiceEngine is a CPU engine with the voice at path loaded.
+func voiceEngine(t *testing.T, path string, opts Options) (*Engine, *Model) {
+	t.Helper()
+	needORT(t)
+	if opts.Device == "" { // only TestOnDevice names a GPU
+		opts.Device = DeviceCPU
+	}
+	e, err := NewEngine(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	m, err := e.Load("tiny", readVoice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, m
+}
+
+// sentence is n phoneme ids in Piper's layout: BOS, then each phoneme followed by the pad id, then EOS.
+func sentence(rng *rand.Rand, n int) []int64 {
+	ids := []int64{1, 0}
+	for range n {
+		ids = append(ids, 14+rng.Int64N(140), 0)
+	}
+	return append(ids, 2)
+}
+
+// runGraphOnce makes a one-thread session of graph on device d, runs it on inputs and returns its outputs.
+func runGraphOnce(t *testing.T, graph []byte, inputNames, outputNames []string, d Device, inputs []tensor) []tensor {
+	t.Helper()
+	r, err := ortBackend{}.newGraphRunner(graph, inputNames, outputNames, d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	out, err := r.runGraph(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// paddedBatch is a batch of random sentences of the given lengths in phoneme ids (Piper's layout, as sentence's),
+// zero-padded to the longest, with deterministic scales.
+func paddedBatch(rng *rand.Rand, lengths ...int) batchInput {
+	in := batchInput{size: len(lengths), width: slices.Max(lengths), scales: deterministic}
+	for _, n := range lengths {
+		row := make([]int64, in.width)
+		row[0], row[n-1] = 1, 2
+		for j := 1; j < n-1; j += 2 {
+			row[j] = 14 + rng.Int64N(140)
+		}
+		in.ids, in.lengths = append(in.ids, row...), append(in.lengths, int64(n))
+	}
+	return in
+}
+
+// aloneReference makes n random sentences, the i-th of length(i) phonemes, and their audio run alone (batch 1, no
+// noise) on m's first session: what any batched or windowed run of the same sentence must give back.
+func aloneReference(t *testing.T, e *Engine, m *Model, rng *rand.Rand, n int, length func(int) int) ([][]int64, [][]float32) {
+	t.Helper()
+	var sentences [][]int64
+	var audio [][]float32
+	for i := range n {
+		ids := sentence(rng, length(i))
+		alone, err := e.synthesize(m.runners[0], []*item{{model: m, req: Request{IDs: ids, Scales: deterministic}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sentences, audio = append(sentences, ids), append(audio, alone[0])
+	}
+	return sentences, audio
+}
+
+// submitTogether submits every sentence to e at once (so that they share batches and decoder runs), without
+// noise, and returns their audio in order; a failed request fails the test.
+func submitTogether(t *testing.T, e *Engine, m *Model, sentences [][]int64) [][]float32 {
+	t.Helper()
+	results := make([]<-chan Result, len(sentences))
+	for i, ids := range sentences {
+		results[i] = e.Submit(context.Background(), m, Request{IDs: ids, Scales: deterministic})
+	}
+	audio := make([][]float32, len(sentences))
+	for i, ch := range results {
+		res := <-ch
+		if res.Err != nil {
+			t.Fatalf("sentence %d (%d ids): %v", i, len(sentences[i]), res.Err)
+		}
+		audio[i] = res.Audio
+	}
+	return audio
+}
+
+// sameAudio checks each sentence's audio against its reference: the same length, and no sample further than tol.
+func sameAudio(t *testing.T, reference string, got, want [][]float32, tol float64) {
+	t.Helper()
+	for i := range want {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("sentence %d: %d samples, want %d", i, len(got[i]), len(want[i]))
+		}
+		if d := maxAbsDiff(got[i], want[i]); d > tol {
+			t.Errorf("sentence %d differs from %s by %g", i, reference, d)
+		}
+	}
+}
+
+// TestBatchedMatchesAlone checks what batching must not change: a sentence padded in a batch with longer and
+// shorter ones gives the samples it gives alone, and its length is its predicted frames x 256.
+func TestBatchedMatchesAlone(t *testing.T) {
+	for _, v := range testVoices {
+		t.Run(v.name, func(t *testing.T) { testBatchedMatchesAlone(t, v.path) })
+	}
+}
+
+func testBatchedMatchesAlone(t *testing.T, path string) {
+	e, m := voiceEngine(t, path, Options{Threads: 1, MaxBatch: 3})
+	rng := rand.New(rand.NewPCG(1, 2))
+	var batch []*item
+	for _, n := range []int{9, 30, 17} {
+		batch = append(batch, &item{model: m, req: Request{IDs: sentence(rng, n), Scales: deterministic}})
+	}
+	r := m.runners[0]
+	in := packBatch(batch, false)
+	out, err := r.run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	together, err := splitAudio(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range batch {
+		var frames float32
+		for _, f := range out.frames[i*in.width : (i+1)*in.width] {
+			frames += f
+		}
+		if want := int(frames) * tinyHop; len(together[i]) != want {
+			t.Errorf("item %d: %d samples, want sum(w_ceil) x 256 = %d", i, len(together[i]), want)
+		}
+		// Every phoneme lasts at least one frame (ceil of a positive duration), and padding lasts none.
+		if n := len(it.req.IDs); len(together[i]) < n*tinyHop || len(together[i]) > 20*n*tinyHop {
+			t.Errorf("item %d: %d samples for %d ids, outside 1..20 frames per id", i, len(together[i]), n)
+		}
+		alone, err := e.synthesize(r, []*item{it})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(alone[0]) != len(together[i]) {
+			t.Fatalf("item %d: %d samples alone, %d in the batch", i, len(alone[0]), len(together[i]))
+		}
+		if d := maxAbsDiff(alone[0], together[i]); d > 1e-4 {
+			t.Errorf("item %d: batched audio differs from batch-1 audio by %g (> 1e-4)", i, d)
+		}
+		var energy float64
+		for _, s := range alone[0] {
+			energy += float64(s) * float64(s)
+		}
+		if energy == 0 {
+			t.Errorf("item %d: all-zero audio, the comparison proves nothing", i)
+		}
+	}
+}
+
+// TestConcurrentSubmit drives the real engine from many goroutines; with no noise every copy of a sentence must
+// come back as the sentence's batch-1 audio, whatever batch it ran in.
+func TestConcurrentSubmit(t *testing.T) {
+	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 4, QueueSize: 8})
+	sentences, reference := aloneReference(t, e, m, rand.New(rand.NewPCG(3, 4)), 6, func(i int) int { return 5 + 7*i })
+	const goroutines, each = 8, 6
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*each)
+	for g := range goroutines {
+		wg.Go(func() {
+			for k := range each {
+				s := (g + k) % len(sentences)
+				res := <-e.Submit(context.Background(), m, Request{IDs: sentences[s], Scales: deterministic})
+				switch {
+				case res.Err != nil:
+					errs <- res.Err
+				case len(res.Audio) != len(reference[s]):
+					errs <- errors.New("length differs from batch-1 audio")
+				case maxAbsDiff(res.Audio, reference[s]) > 1e-4:
+					errs <- errors.New("audio differs from batch-1 audio")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestPerRequestErrorsDoNotStopTheEngine(t *testing.T) {
+	e, m := tinyEngine(t, Options{Threads: 1, MaxBatch: 4})
+	ctx := context.Background()
+	outOfRange := e.Submit(ctx, m, Request{IDs: []int64{1, 5000, 2}, Scales: deterministic})
+	wrongSpeaker := e.Submit(ctx, m, Request{IDs: []int64{1, 20, 2}, Speaker: 1, Scales: deterministic})
+	fine := e.Submit(ctx, m, Request{IDs: []int64{1, 20, 0, 21, 2}, Scales: deterministic})
+	if res := <-outOfRange; res.Err == nil || !strings.Contains(res.Err.Error(), `voice "tiny" on cpu`) {
+		t.Errorf("phoneme id 5000: err %v, want a voice error", res.Err)
+	}
+	if res := <-wrongSpeaker; res.Err == nil || !strings.Contains(res.Err.Error(), `speaker 1 out of range: voice "tiny" has 1 speaker(s)`) {
+		t.Errorf("speaker 1: err %v", res.Err)
+	}
+	if res := <-fine; res.Err != nil || len(res.Audio) < 5*2*tinyHop {
+		t.Errorf("valid request after bad ones: %d samples, err %v", len(res.Audio), res.Err)
+	}
+}
+
+func TestCancelAndCloseWithORT(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts Options
+	}{
+		{"whole sentences", Options{Threads: 2, MaxBatch: 2, QueueSize: 64}},
+		{"decoder windows", Options{Threads: 2, MaxBatch: 2, QueueSize: 64, DecoderWindow: 16, DecoderBatch: 4}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testCancelAndClose(t, tt.opts) })
+	}
+}
+
+func testCancelAndClose(t *testing.T, opts Options) {
+	e, m := tinyEngine(t, opts)
+	rng := rand.New(rand.NewPCG(5, 6))
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled []<-chan Result
+	for range 40 {
+		cancelled = append(cancelled, e.Submit(ctx, m, Request{IDs: sentence(rng, 40), Scales: deterministic}))
+	}
+	cancel()
+	var ran, left int
+	for _, ch := range cancelled {
+		select {
+		case res := <-ch:
+			switch {
+			case errors.Is(res.Err, context.Canceled):
+				left++
+			case res.Err == nil:
+				ran++
+			default:
+				t.Errorf("cancelled request: unexpected error %v", res.Err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a cancelled request got no result")
+		}
+	}
+	if left < 30 {
+		t.Errorf("only %d of 40 requests left the queue on cancel (%d ran)", left, ran)
+	}
+
+	// Close while busy: every request gets exactly one result, audio or ErrClosed.
+	var busy []<-chan Result
+	for range 30 {
+		busy = append(busy, e.Submit(context.Background(), m, Request{IDs: sentence(rng, 40), Scales: deterministic}))
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range busy {
+		select {
+		case res := <-ch:
+			if res.Err != nil && !errors.Is(res.Err, ErrClosed) {
+				t.Errorf("request %d: %v", i, res.Err)
+			}
+		default:
+			t.Fatalf("request %d has no result after Close returned", i)
+		}
+	}
+}
+
+func TestVoiceWithoutDurationsRunsAlone(t *testing.T) {
+	needORT(t)
+	var logs []string
+	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m, err := e.Load("piper-test", readVoice(t, testVoicePath), ModelConfig{SampleRate: 22050})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MaxBatch() != 1 || len(logs) != 1 {
+		t.Errorf("MaxBatch %d, logs %q; want 1 and one warning", m.MaxBatch(), logs)
+	}
+	var results []<-chan Result
+	for range 3 {
+		results = append(results, e.Submit(context.Background(), m, Request{IDs: []int64{1, 2, 3}, Scales: deterministic}))
+	}
+	for _, ch := range results {
+		// Piper's test voice always answers with one second of silence.
+		if res := <-ch; res.Err != nil || len(res.Audio) != 22050 {
+			t.Errorf("%d samples, err %v; want 22050", len(res.Audio), res.Err)
+		}
+	}
+	if _, err := e.Load("junk", []byte("this is a text file, not a model\n"), ModelConfig{}); err == nil ||
+		!strings.Contains(err.Error(), `loading voice "junk": not an ONNX model`) {
+		t.Errorf("loading a text file: err %v", err)
+	}
+}
+
+// A graph runner learns its outputs' shapes for given input shapes and then gives ONNX Runtime Go memory to fill:
+// the second run must still compute (not return the first run's numbers), and a graph whose output shape depends on
+// its data must fall back to letting ONNX Runtime allocate.
+func TestGraphRunnerPlannedOutputs(t *testing.T) {
+	needORT(t)
+	graph, err := probeGraph() // y = Conv(x, [0.25, 0.5, 0.25]): 16 samples in, 14 out
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ortBackend{}.newGraphRunner(graph, []string{"x"}, []string{"y"}, DeviceCPU, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	for run := range 3 {
+		x := make([]float32, 16)
+		for i := range x {
+			x[i] = float32(run*100 + i*i)
+		}
+		inputs := []tensor{{shape: []int64{1, 1, 16}, f32: x}}
+		_, planned := r.(*ortGraphRunner).plans.Load(shapesKey(inputs))
+		if planned != (run > 0) {
+			t.Errorf("run %d: output plan there: %v", run, planned)
+		}
+		out, err := r.runGraph(inputs)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if len(out) != 1 || len(out[0].f32) != 14 || !slices.Equal(out[0].shape, []int64{1, 1, 14}) {
+			t.Fatalf("run %d: got %d outputs, shape %v", run, len(out), out[0].shape)
+		}
+		for i, y := range out[0].f32 {
+			if want := 0.25*x[i] + 0.5*x[i+1] + 0.25*x[i+2]; y != want {
+				t.Fatalf("run %d: y[%d] = %g, want %g", run, i, y, want)
+			}
+		}
+	}
+
+	if r.(*ortGraphRunner).shapesVary.Load() {
+		t.Error("planned outputs turned off for a graph whose output shapes follow its input shapes")
+	}
+	if same := r.(*ortGraphRunner).sameShapes.Load().([]int); len(same) != 0 {
+		t.Errorf("Conv's output (14 samples from 16) taken for its input's shape: %v", same)
+	}
+
+	// y = x * 2 keeps its input's shape: after one run, outputs of shapes never seen are planned too.
+	r3 := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, floatInit("two", []float32{2}))
+	for n := 1; n <= 5; n++ {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(n + i)
+		}
+		out, err := r3.runGraph([]tensor{{shape: []int64{1, int64(n)}, f32: x}})
+		if err != nil {
+			t.Fatalf("%d values: %v", n, err)
+		}
+		if !slices.Equal(out[0].shape, []int64{1, int64(n)}) || len(out[0].f32) != n || out[0].f32[n-1] != 2*x[n-1] {
+			t.Fatalf("%d values: got %v %v", n, out[0].shape, out[0].f32)
+		}
+	}
+	if same, _ := r3.sameShapes.Load().([]int); !slices.Equal(same, []int{0}) || r3.shapesVary.Load() {
+		t.Errorf("a shape-keeping graph: outputs like inputs %v, shapes vary %v", same, r3.shapesVary.Load())
+	}
+	planned := 0
+	r3.plans.Range(func(any, any) bool { planned++; return true })
+	if planned != 1 {
+		t.Errorf("%d shapes planned after their own runs, want only the first (the rest planned from the input)", planned)
+	}
+
+	// y = Expand(x, shape): the output's length is the value of the shape input, not its shape.
+	r2 := oneNodeRunner(t, "Expand", []string{"x", "shape"}, []string{"shape"})
+	for _, n := range []int64{3, 5, 2} {
+		out, err := r2.runGraph([]tensor{{shape: []int64{1}, f32: []float32{7}}, {shape: []int64{1}, i64: []int64{n}}})
+		if err != nil {
+			t.Fatalf("expanding to %d: %v", n, err)
+		}
+		if len(out[0].f32) != int(n) || out[0].f32[n-1] != 7 {
+			t.Fatalf("expanding to %d: got %v", n, out[0].f32)
+		}
+	}
+	if !r2.shapesVary.Load() {
+		t.Error("a graph whose output shape follows its data still uses planned outputs")
+	}
+}
+
+// oneNodeRunner is a CPU graph runner for a graph of one node, op(inputs) -> "y" (float32), reading the graph inputs
+// named in inputs (float32, or int64 for those in ints) and the initializers inits.
+func oneNodeRunner(t *testing.T, op string, inputs []string, ints []string, inits ...*onnx.TensorProto) *ortGraphRunner {
+	t.Helper()
+	needORT(t)
+	graph := &onnx.GraphProto{
+		Name:        strings.ToLower(op),
+		Node:        []*onnx.NodeProto{{Name: "node", OpType: op, Input: inputs, Output: []string{"y"}}},
+		Initializer: inits,
+		Output:      []*onnx.ValueInfoProto{floatTensor("y")},
+	}
+	var names []string
+	for _, in := range inputs {
+		if slices.ContainsFunc(inits, func(i *onnx.TensorProto) bool { return i.GetName() == in }) {
+			continue
+		}
+		names = append(names, in)
+		if slices.Contains(ints, in) {
+			graph.Input = append(graph.Input, typedTensor(in, int32(onnx.TensorProto_INT64)))
+		} else {
+			graph.Input = append(graph.Input, floatTensor(in))
+		}
+	}
+	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ortBackend{}.newGraphRunner(data, names, []string{"y"}, DeviceCPU, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.close() })
+	return r.(*ortGraphRunner)
+}
+
+// loadOn loads the voice at path on an engine just made (e, err from NewEngine or newEngine), which is closed when
+// the test ends.
+func loadOn(t *testing.T, e *Engine, err error, path string, cfg ModelConfig) (*Engine, *Model) {
+	t.Helper()
+	needORT(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	m, err := e.Load("voice", readVoice(t, path), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, m
+}
+
+// TestSharedCPUArena: Init registers one CPU memory arena with the environment, and CPU sessions use it (each
+// session's own arena kept room for the largest tensors it ever ran: 8 GiB over 32 sessions on the H200), unless
+// SessionArenas asks for one each.
+func TestSharedCPUArena(t *testing.T) {
+	needORT(t)
+	if !ortEnv.sharedArena {
+		t.Fatal("Init registered no shared CPU arena")
+	}
+	for _, own := range []bool{false, true} {
+		opts, err := ortBackend{sessionArenas: own}.sessionOptions(DeviceCPU, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := opts.HasSessionConfigEntry("session.use_env_allocators")
+		opts.Destroy()
+		if err != nil || set == own {
+			t.Errorf("session arenas %v: shares the environment's arena %v (%v), want %v", own, set, err, !own)
+		}
+	}
+}

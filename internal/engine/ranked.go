@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// rankedRunner is a graph runner made at its first run, with each of the graph's inputs declared of the rank of the
+// tensor it is first given. For a part whose inputs another part computes (a VITS flow reads what the acoustic
+// part hands it), only a run says their ranks for sure, and a GPU provider that runs Conv channels last needs
+// them declared (withRank). A failure to make the runner is every run's error from then on.
+type rankedRunner struct {
+	graph  []byte
+	inputs []string
+	create func(graph []byte) (graphRunner, error)
+
+	mu     sync.Mutex
+	runner graphRunner
+	err    error
+}
+
+func newRankedRunner(graph []byte, inputs []string, create func([]byte) (graphRunner, error)) *rankedRunner {
+	return &rankedRunner{graph: graph, inputs: inputs, create: create}
+}
+
+// get returns the runner, making it for inputs' ranks if it is not made yet.
+func (r *rankedRunner) get(inputs []tensor) (graphRunner, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runner != nil || r.err != nil {
+		return r.runner, r.err
+	}
+	if len(inputs) != len(r.inputs) {
+		return nil, fmt.Errorf("%d inputs for a graph of %d", len(inputs), len(r.inputs))
+	}
+	ranks := map[string]int{}
+	for i, name := range r.inputs {
+		ranks[name] = len(inputs[i].shape)
+	}
+	graph, err := declareInputRanks(r.graph, ranks)
+	if err != nil {
+		r.err = fmt.Errorf("declaring the ranks of its inputs: %w", err)
+		return nil, r.err
+	}
+	r.runner, r.err = r.create(graph)
+	return r.runner, r.err
+}
+
+func (r *rankedRunner) runGraph(inputs []tensor) ([]tensor, error) {
+	runner, err := r.get(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return runner.runGraph(inputs)
+}
+
+func (r *rankedRunner) tryRunGraph(inputs []tensor) ([]tensor, error) {
+	runner, err := r.get(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return runner.tryRunGraph(inputs)
+}
+
+func (r *rankedRunner) deviceTime() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runner == nil {
+		return 0
+	}
+	return r.runner.deviceTime()
+}
+
+func (r *rankedRunner) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runner == nil {
+		return nil
+	}
+	err := r.runner.close()
+	r.runner, r.err = nil, fmt.Errorf("closed")
+	return err
+}

@@ -1,0 +1,361 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
+)
+
+// decoderEntry is the node whose first input is the latent that the VITS-family decoder (the "dec" module,
+// HiFi-GAN) reads: everything before it depends on the whole sentence, everything after it only on nearby frames.
+const decoderEntry = "/dec/conv_pre/Conv"
+
+// errNoDecoder: the graph has no VITS decoder that ttsgen knows how to find (not split, nothing to mask).
+var errNoDecoder = fmt.Errorf("no decoder node %q", decoderEntry)
+
+// decoderLatent returns the tensor the graph's decoder reads: decoderEntry's first input.
+func decoderLatent(g *onnx.GraphProto) (string, error) {
+	for _, node := range g.GetNode() {
+		if node.GetName() == decoderEntry && len(node.GetInput()) > 0 {
+			return node.GetInput()[0], nil
+		}
+	}
+	return "", errNoDecoder
+}
+
+// Tensor names of the split graphs.
+const (
+	outputLatent = "latent" // acoustic graph output and decoder graph input: [B, channels, frames]
+)
+
+// splitVoice is a voice graph cut at the latent: the acoustic part (text encoder, durations, frame decoder) runs once
+// per sentence; the decoder part can run on fixed windows of frames drawn from many sentences.
+type splitVoice struct {
+	acoustic []byte // inputs as the voice; outputs acousticOutputs(): "latent" [B,C,F] (or the flow's inputs) and "w_ceil" [B,1,L]
+	decoder  []byte // input "latent" [B,C,F] (plus "sid" when the decoder is speaker-conditioned); output "output"
+	io       modelIO
+	// flow, when the voice was cut before its normalising flow too (splitGraph's withFlow): inputs flowInputs
+	// (what the acoustic part computes for it: Piper's z_p [B,C,F] and frame mask [B,1,F]), output "latent". It
+	// runs on whole sentences, like the acoustic part, but at the frame rate: the part worth a GPU.
+	flow       []byte
+	flowInputs []string
+	// text, when the acoustic graph was cut at the durations too (text.go): acoustic is then the expansion, whose
+	// inputs are text.expandInput.
+	text *textCut
+	// decoderSpeaker: the decoder graph also reads "sid" (Piper's multi-speaker VITS conditions its decoder).
+	decoderSpeaker bool
+	// decoderMasked: the decoder graph also reads "frame_mask" [B,1,frames] (see mask.go).
+	decoderMasked bool
+}
+
+// acousticOutputs are the acoustic graph's outputs, in order: what the next part reads, then the durations.
+func (sv *splitVoice) acousticOutputs() []string {
+	if sv.flow != nil {
+		return append(slices.Clone(sv.flowInputs), outputFrames)
+	}
+	return []string{outputLatent, outputFrames}
+}
+
+// acousticInputNames are the acoustic graph's inputs: the voice's, or the expansion's after a text cut.
+func (sv *splitVoice) acousticInputNames() []string {
+	if sv.text != nil {
+		return sv.text.expandInput
+	}
+	return sv.io.inputNames()
+}
+
+// decoderInputNames are the decoder graph's inputs, in the order decoderInputs gives their tensors.
+func (sv *splitVoice) decoderInputNames() []string {
+	names := []string{outputLatent}
+	if sv.decoderMasked {
+		names = append(names, inputFrameMask)
+	}
+	if sv.decoderSpeaker {
+		names = append(names, inputSpeaker)
+	}
+	return names
+}
+
+// decoderInputs packs a decoder run of rows windows of span frames: latent rows x channels x span, mask rows x span
+// (read when the decoder is masked), speakers rows (read when it is speaker-conditioned).
+func (sv *splitVoice) decoderInputs(latent, mask []float32, speakers []int64, rows, channels, span int) []tensor {
+	inputs := []tensor{{shape: []int64{int64(rows), int64(channels), int64(span)}, f32: latent}}
+	if sv.decoderMasked {
+		inputs = append(inputs, tensor{shape: []int64{int64(rows), 1, int64(span)}, f32: mask})
+	}
+	if sv.decoderSpeaker {
+		inputs = append(inputs, tensor{shape: []int64{int64(rows)}, i64: speakers})
+	}
+	return inputs
+}
+
+// flowPrefix names the nodes of a VITS voice's normalising flow ("/flow/flows.3/enc/in_layers.0/Conv" in Piper's
+// export): they run between the acoustic part and the decoder, at the frame rate.
+const flowPrefix = "/flow/"
+
+// splitGraph cuts a Piper-format voice at the input of decoderEntry, and with withFlow also before the nodes
+// of its flow, when it has one. It needs the duration Ceil node too, since windows are cut from each sentence's
+// own frames.
+func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
+	model, err := parseModel(onnxModel)
+	if err != nil {
+		return nil, err
+	}
+	graph := model.GetGraph()
+	var latent string
+	latentRank := 0 // unknown
+	inits := map[string]*onnx.TensorProto{}
+	for _, init := range graph.GetInitializer() {
+		inits[init.GetName()] = init
+	}
+	for _, node := range graph.GetNode() {
+		if node.GetName() == decoderEntry && len(node.GetInput()) > 0 {
+			latent = node.GetInput()[0]
+			if len(node.GetInput()) > 1 && inits[node.GetInput()[1]] != nil {
+				latentRank = len(inits[node.GetInput()[1]].GetDims()) // a Conv's input has its weight's rank
+			}
+		}
+		for _, attr := range node.GetAttribute() {
+			if attr.GetG() != nil || len(attr.GetGraphs()) > 0 {
+				return nil, fmt.Errorf("node %q has a subgraph; splitting such graphs is not supported", node.GetName())
+			}
+		}
+	}
+	if latent == "" {
+		return nil, errNoDecoder
+	}
+	ceil := durationCeil(graph)
+	if ceil == "" {
+		return nil, errors.New("no duration Ceil node")
+	}
+	inputs := graph.InputNames()
+	io := modelIO{hasSpeaker: slices.Contains(inputs, inputSpeaker), hasFrames: true}
+
+	sv := &splitVoice{io: io}
+	var flowIn []string
+	if withFlow {
+		flowIn = flowInputs(graph)
+	}
+	if len(flowIn) > 0 {
+		sources := map[string]string{}
+		toFlow := map[string]string{ceil: outputFrames}
+		for i, name := range flowIn {
+			sv.flowInputs = append(sv.flowInputs, fmt.Sprintf("flow_in%d", i))
+			sources[name], toFlow[name] = sv.flowInputs[i], sv.flowInputs[i]
+		}
+		if sv.flow, err = subgraph(model, map[string]string{latent: outputLatent}, sources); err != nil {
+			return nil, fmt.Errorf("cutting the flow graph: %w", err)
+		}
+		if sv.acoustic, err = subgraph(model, toFlow, nil); err != nil {
+			return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
+		}
+	} else if sv.acoustic, err = subgraph(model, map[string]string{latent: outputLatent, ceil: outputFrames}, nil); err != nil {
+		return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
+	}
+	decoder, err := cutGraph(model, map[string]string{outputAudio: outputAudio}, map[string]string{latent: outputLatent}, nil,
+		map[string]int{latent: latentRank})
+	if err != nil {
+		return nil, fmt.Errorf("cutting the decoder graph: %w", err)
+	}
+	var decoderGraph onnx.ModelProto
+	if err := proto.Unmarshal(decoder, &decoderGraph); err != nil {
+		return nil, err
+	}
+	decoderInputs := decoderGraph.GetGraph().InputNames()
+	for _, name := range decoderInputs {
+		if name != outputLatent && name != inputSpeaker {
+			return nil, fmt.Errorf("decoder graph reads input %q besides the latent", name)
+		}
+	}
+	sv.decoder, sv.decoderSpeaker = decoder, slices.Contains(decoderInputs, inputSpeaker)
+	return sv, nil
+}
+
+// flowInputs lists the tensors that the nodes named flowPrefix read from the rest of the graph (graph inputs and
+// constants aside), in the order the graph first reads them; none when the graph has no flow, or when a graph
+// input feeds the flow directly (then cutting there would not leave the acoustic part anything to hand over).
+func flowInputs(graph *onnx.GraphProto) []string {
+	constant := map[string]bool{}
+	for _, init := range graph.GetInitializer() {
+		constant[init.GetName()] = true
+	}
+	for _, in := range graph.GetInput() {
+		constant[in.GetName()] = true
+	}
+	inFlow := map[string]bool{}
+	var external []string
+	for _, node := range graph.GetNode() {
+		if !strings.HasPrefix(node.GetName(), flowPrefix) {
+			continue
+		}
+		for _, in := range node.GetInput() {
+			if in == "" || inFlow[in] || slices.Contains(external, in) {
+				continue
+			}
+			if constant[in] {
+				if slices.Contains(graph.InputNames(), in) {
+					return nil
+				}
+				continue
+			}
+			external = append(external, in)
+		}
+		for _, out := range node.GetOutput() {
+			inFlow[out] = true
+		}
+	}
+	return external
+}
+
+// subgraph copies model keeping only the nodes needed for outputs (tensor name -> new output name). Each tensor
+// in sources (tensor name -> new input name) becomes a float graph input, and nothing before it is kept. Graph
+// inputs and initializers that the kept nodes do not read are dropped, so that ONNX Runtime asks only for what the
+// part needs.
+func subgraph(model *onnx.ModelProto, outputs map[string]string, sources map[string]string) ([]byte, error) {
+	return cutGraph(model, outputs, sources, nil, nil)
+}
+
+// subgraphTyped is subgraph with the element types of new inputs and outputs taken from types (by their names in
+// model); a name types lacks is float.
+func subgraphTyped(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32) ([]byte, error) {
+	return cutGraph(model, outputs, sources, types, nil)
+}
+
+// cutGraph is subgraphTyped that also declares the rank of the sources in ranks (by their names in model; 0 or
+// absent: unknown). A known rank matters on a GPU provider that runs Conv channels last (see withRank).
+func cutGraph(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32, ranks map[string]int) ([]byte, error) {
+	graph := model.GetGraph()
+	producer := map[string]int{}
+	for i, node := range graph.GetNode() {
+		for _, out := range node.GetOutput() {
+			producer[out] = i
+		}
+	}
+	keep := make([]bool, len(graph.GetNode()))
+	needed := map[string]bool{}
+	var stack []string
+	for name := range outputs {
+		stack = append(stack, name)
+	}
+	for len(stack) > 0 {
+		name := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if needed[name] {
+			continue
+		}
+		needed[name] = true
+		if _, ok := sources[name]; ok {
+			continue
+		}
+		i, ok := producer[name]
+		if !ok || keep[i] {
+			continue
+		}
+		keep[i] = true
+		for _, in := range graph.GetNode()[i].GetInput() {
+			if in != "" {
+				stack = append(stack, in)
+			}
+		}
+	}
+	cut := &onnx.GraphProto{Name: graph.GetName()}
+	for i, node := range graph.GetNode() {
+		if !keep[i] {
+			continue
+		}
+		node = proto.Clone(node).(*onnx.NodeProto)
+		for j, in := range node.Input {
+			if renamed, ok := sources[in]; ok {
+				node.Input[j] = renamed
+			}
+		}
+		cut.Node = append(cut.Node, node)
+	}
+	var sourceNames []string
+	for name := range sources {
+		sourceNames = append(sourceNames, name)
+	}
+	slices.SortFunc(sourceNames, func(a, b string) int { return strings.Compare(sources[a], sources[b]) })
+	for _, name := range sourceNames {
+		cut.Input = append(cut.Input, withRank(typedTensor(sources[name], types[name]), ranks[name]))
+	}
+	for _, in := range graph.GetInput() {
+		if needed[in.GetName()] {
+			cut.Input = append(cut.Input, in)
+		}
+	}
+	for _, init := range graph.GetInitializer() {
+		if needed[init.GetName()] {
+			cut.Initializer = append(cut.Initializer, init)
+		}
+	}
+	for _, vi := range graph.GetValueInfo() {
+		if _, isSource := sources[vi.GetName()]; needed[vi.GetName()] && !isSource {
+			cut.ValueInfo = append(cut.ValueInfo, vi)
+		}
+	}
+	names := make([]string, 0, len(outputs))
+	for name := range outputs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		newName := outputs[name]
+		if newName != name {
+			cut.Node = append(cut.Node, &onnx.NodeProto{Name: "ttsgen_" + newName, OpType: "Identity",
+				Input: []string{name}, Output: []string{newName}})
+		}
+		cut.Output = append(cut.Output, typedTensor(newName, types[name]))
+	}
+	return proto.Marshal(&onnx.ModelProto{IrVersion: model.GetIrVersion(), OpsetImport: model.GetOpsetImport(),
+		ProducerName: "ttsgen", Graph: cut})
+}
+
+func floatTensor(name string) *onnx.ValueInfoProto {
+	return typedTensor(name, int32(onnx.TensorProto_FLOAT))
+}
+
+// withRank gives a tensor declaration rank dimensions of unknown size (rank 0: none, the rank unknown too).
+//
+// Why ranks: a GPU provider that runs Conv channels last (WebGPU) gets each Conv wrapped in Transposes, which ONNX
+// Runtime's transpose optimizer then pushes through the ops between Convs until they cancel; through an
+// elementwise op it goes only when it knows the rank of the op's other inputs. In a Piper flow whose inputs had no
+// declared rank, 30 Transposes stayed (around every Mul by the frame mask); with ranks, 9; in the decoder, 19 and 6
+// with the channels-last interleave (upsample.go), read from the optimized graphs on Mesa's lavapipe.
+func withRank(vi *onnx.ValueInfoProto, rank int) *onnx.ValueInfoProto {
+	if rank > 0 {
+		vi.GetType().GetTensorType().Shape = &onnx.TensorShapeProto{Dim: make([]*onnx.TensorShapeProto_Dimension, rank)}
+		for i := range rank {
+			vi.GetType().GetTensorType().Shape.Dim[i] = &onnx.TensorShapeProto_Dimension{}
+		}
+	}
+	return vi
+}
+
+// declareInputRanks returns graph with each input named in ranks declared of that rank.
+func declareInputRanks(graph []byte, ranks map[string]int) ([]byte, error) {
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(graph, &model); err != nil {
+		return nil, fmt.Errorf("not an ONNX model: %w", err)
+	}
+	for _, in := range model.GetGraph().GetInput() {
+		if rank, ok := ranks[in.GetName()]; ok && in.GetType().GetTensorType() != nil {
+			in.GetType().GetTensorType().Shape = nil
+			withRank(in, rank)
+		}
+	}
+	return proto.Marshal(&model)
+}
+
+// typedTensor declares a tensor of the given element type (0: float).
+func typedTensor(name string, elemType int32) *onnx.ValueInfoProto {
+	if elemType == 0 {
+		elemType = int32(onnx.TensorProto_FLOAT)
+	}
+	return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
+		TensorType: &onnx.TypeProto_Tensor{ElemType: elemType}}}}
+}

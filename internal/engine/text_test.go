@@ -1,0 +1,457 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestCutText: a voice's acoustic part cut at the durations hands over exactly the token-rate tensors the rest
+// reads (for Piper's graph: the durations, the noise scale, the encoder's means and log-scales), and the text
+// part followed by the expansion gives the acoustic part's outputs for batches of several sentences.
+func TestCutText(t *testing.T) {
+	needORT(t)
+	for _, tt := range []struct {
+		name, path string
+		edit       func(*testing.T, []byte) []byte // nil: the voice as it is
+		boundary   string
+		expandSid  bool
+	}{
+		{"piper-shaped", piperShapedVoicePath, nil, "[/Ceil_output_0 /Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1]", false},
+		{"piper-shaped, 3 speakers", piperShaped3VoicePath, nil, "[/Ceil_output_0 /Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1]", true},
+		{"tiny", tinyVoicePath, nil, "[/Ceil_output_0 /Mul_5_output_0 /enc/Mul_1_output_0 /enc/blocks.1/Mul_3_output_0]", false},
+		// The durations crossing the cut are also one of the acoustic part's outputs.
+		{"piper-shaped, Ceil writing w_ceil itself", piperShapedVoicePath, ceilWritesFrames, "[/Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1 w_ceil]", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			voice := readVoice(t, tt.path)
+			if tt.edit != nil {
+				voice = tt.edit(t, voice)
+			}
+			graph, io, err := prepareGraph(voice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sv, err := splitGraph(graph, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut, err := cutText(sv.acoustic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var crossed []string
+			for _, name := range cut.boundary {
+				crossed = append(crossed, strings.TrimPrefix(name, textBoundaryPrefix))
+			}
+			if got := fmt.Sprint(crossed); got != tt.boundary {
+				t.Errorf("boundary %s, want %s", got, tt.boundary)
+			}
+			if got := slices.Contains(cut.expandInput, inputSpeaker); got != tt.expandSid {
+				t.Errorf("expansion inputs %v: reads sid %v, want %v", cut.expandInput, got, tt.expandSid)
+			}
+			if got := fmt.Sprint(cut.textInputs); got != fmt.Sprint(io.inputNames()) {
+				t.Errorf("text part inputs %s, want the voice's %v", got, io.inputNames())
+			}
+
+			b := ortBackend{}
+			whole, err := b.newGraphRunner(sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer whole.close()
+			text, err := b.newGraphRunner(cut.text, cut.textInputs, cut.boundary, DeviceCPU, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer text.close()
+			expand, err := b.newGraphRunner(cut.expand, cut.expandInput, sv.acousticOutputs(), DeviceCPU, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer expand.close()
+			sm := &splitModel{voice: &splitVoice{io: io, text: cut}, text: []graphRunner{text}}
+
+			rng := rand.New(rand.NewPCG(5, 6))
+			in := paddedBatch(rng, 30, 12, 21)
+			if io.hasSpeaker {
+				in.speakers = []int64{2, 0, 1}
+			}
+			want, err := whole.runGraph(acousticInputs(in, io))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mid, _, err := sm.runText(0, 0, acousticInputs(in, io), time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := expand.runGraph(mid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if !slices.Equal(got[i].shape, want[i].shape) {
+					t.Fatalf("output %d has shape %v, want %v", i, got[i].shape, want[i].shape)
+				}
+				if d := maxAbsDiff(got[i].f32, want[i].f32); d > 1e-5 {
+					t.Errorf("output %d differs from the uncut acoustic part by %g", i, d)
+				}
+			}
+			checkTextPieces(t, sm, text, in, mid)
+		})
+	}
+}
+
+// checkTextPieces runs a batch's text part (want: its outputs in one run, as the expansion reads them) in pieces
+// on a CPU session, with the GPU busy for the first few tries, and checks the runs and that the outputs join into
+// the batch's.
+func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInput, want []tensor) {
+	t.Helper()
+	perRow, ok, err := textPieceOutputs(text, sm.voice.text, sm.voice.io)
+	if err != nil || !ok {
+		t.Fatalf("text part outputs per sentence %v, ok %v, %v: want them known", perRow, ok, err)
+	}
+	if !slices.Contains(perRow, true) {
+		t.Fatalf("text part outputs per sentence %v: want some", perRow)
+	}
+	sm.textPerRow = perRow
+	for _, c := range []struct {
+		piece, busy int // sentences per CPU run; GPU tries refused
+		want        string
+	}{
+		{0, 1, "cpu 0-3"},
+		{1, 9, "cpu 0-1, cpu 1-2, cpu 2-3"},
+		{2, 9, "cpu 0-2, cpu 2-3"},
+		{1, 2, "cpu 0-1, cpu 1-2, gpu 2-3"},
+		{1, 1, "cpu 0-1, gpu 1-3"},
+		{1, 0, "gpu 0-3"},
+		{3, 1, "cpu 0-3"},
+	} {
+		gpu := &busyRunner{graphRunner: text, busy: c.busy}
+		sm.text, sm.textCPU = []graphRunner{gpu}, []graphRunner{text}
+		got, runs, err := sm.runText(0, c.piece, acousticInputs(in, sm.voice.io), time.Now)
+		if err != nil {
+			t.Fatalf("pieces of %d: %v", c.piece, err)
+		}
+		var where []string
+		for _, r := range runs {
+			where = append(where, fmt.Sprintf("%s %d-%d", map[bool]string{true: "cpu", false: "gpu"}[r.onCPU], r.lo, r.hi))
+		}
+		if strings.Join(where, ", ") != c.want {
+			t.Errorf("pieces of %d, GPU busy for %d tries: runs %v, want %s", c.piece, c.busy, where, c.want)
+		}
+		for i := range want {
+			if !slices.Equal(got[i].shape, want[i].shape) || maxAbsDiff(got[i].f32, want[i].f32) > 1e-5 || !slices.Equal(got[i].i64, want[i].i64) {
+				t.Errorf("pieces of %d: output %d of shape %v differs from the batch's (%v) by %g", c.piece, i,
+					got[i].shape, want[i].shape, maxAbsDiff(got[i].f32, want[i].f32))
+			}
+		}
+	}
+}
+
+// busyRunner is a GPU runner whose device is busy for the first busy tries of tryRunGraph.
+type busyRunner struct {
+	graphRunner
+	busy int
+}
+
+func (r *busyRunner) tryRunGraph(in []tensor) ([]tensor, error) {
+	if r.busy > 0 {
+		r.busy--
+		return nil, errDeviceBusy
+	}
+	return r.graphRunner.runGraph(in)
+}
+
+// ceilWritesFrames renames a voice's duration Ceil output to "w_ceil" and makes it a graph output, as an exporter
+// asked for that output by name would write it.
+func ceilWritesFrames(t *testing.T, voice []byte) []byte {
+	t.Helper()
+	model := decodeModel(t, voice)
+	graph := model.GetGraph()
+	ceil := durationCeil(graph)
+	for _, node := range graph.GetNode() {
+		for i, name := range node.Input {
+			if name == ceil {
+				node.Input[i] = outputFrames
+			}
+		}
+		for i, name := range node.Output {
+			if name == ceil {
+				node.Output[i] = outputFrames
+			}
+		}
+	}
+	graph.Output = append(graph.Output, floatTensor(outputFrames))
+	edited, err := proto.Marshal(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return edited
+}
+
+// TestCutTextBoundaryTypes: what crosses must be float32 or int64; a boolean tensor the expansion reads is
+// recomputed there from what it was made of, and a tensor made of constants alone is not handed over.
+func TestCutTextBoundaryTypes(t *testing.T) {
+	f := int32(onnx.TensorProto_FLOAT)
+	graph := &onnx.GraphProto{
+		Input: []*onnx.ValueInfoProto{typedTensor("x", f), typedTensor("lengths", int32(onnx.TensorProto_INT64))},
+		Initializer: []*onnx.TensorProto{
+			{Name: "half", DataType: f, Dims: []int64{1}, FloatData: []float32{0.5}},
+		},
+		Node: []*onnx.NodeProto{
+			{Name: "enc", OpType: "Exp", Input: []string{"x"}, Output: []string{"h"}},
+			{Name: "/Ceil", OpType: "Ceil", Input: []string{"h"}, Output: []string{"w"}},
+			{Name: "positive", OpType: "Greater", Input: []string{"h", "half"}, Output: []string{"mask"}},
+			{Name: "weight", OpType: "Identity", Input: []string{"half"}, Output: []string{"shared"}},
+			{Name: "shape", OpType: "Shape", Input: []string{"h"}, Output: []string{"hshape"}},
+			{Name: "sum", OpType: "CumSum", Input: []string{"w", "lengths"}, Output: []string{"ends"}},
+			{Name: "pick", OpType: "Where", Input: []string{"mask", "ends", "shared"}, Output: []string{"y"}},
+			{Name: "shape_y", OpType: "Reshape", Input: []string{"y", "hshape"}, Output: []string{"z"}},
+		},
+		Output: []*onnx.ValueInfoProto{typedTensor("z", f)},
+	}
+	model, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := cutText(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// h crosses (the boolean mask is recomputed from it and from the initializer), w crosses, the shape crosses as
+	// int64; "shared" (an Identity of a weight) does not.
+	if got, want := fmt.Sprint(cut.boundary), "[text:h text:hshape text:w]"; got != want {
+		t.Errorf("boundary %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(cut.expandInput), "[text:h text:hshape text:w lengths]"; got != want {
+		t.Errorf("expansion inputs %s, want %s", got, want)
+	}
+	var text onnx.ModelProto
+	if err := proto.Unmarshal(cut.text, &text); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range text.GetGraph().GetOutput() {
+		want := f
+		if out.GetName() == "text:hshape" {
+			want = int32(onnx.TensorProto_INT64)
+		}
+		if got := out.GetType().GetTensorType().GetElemType(); got != want {
+			t.Errorf("text part output %s declared as type %d, want %d", out.GetName(), got, want)
+		}
+	}
+}
+
+// TestTextDeviceAuto: with TextDevice auto a batch's text part runs on the GPU when the GPU is free and on the
+// worker's CPU session when it is busy, with the same audio either way.
+func TestTextDeviceAuto(t *testing.T) {
+	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	e, m, b := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
+		DecoderBatch: 4, TextDevice: DeviceAuto})
+	if got := strings.Count(fmt.Sprint(b.sessions), "text:/Ceil_output_0"); got != 3 || len(m.split.textCPU) != 2 {
+		t.Fatalf("sessions %v: want the text part on the GPU and on one CPU session per worker (2)", b.sessions)
+	}
+	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(7, 8)), 4, func(i int) int { return 5 + 8*i })
+	check := func(stage string, i int, got []float32) {
+		t.Helper()
+		if len(got) != len(audio[i]) || maxAbsDiff(got, audio[i]) > 1e-4 {
+			t.Errorf("text part on %s: sentence %d: %d samples (want %d), difference %g", stage, i, len(got),
+				len(audio[i]), maxAbsDiff(got, audio[i]))
+		}
+	}
+	items := func() map[string]int {
+		n := map[string]int{}
+		for _, st := range e.Stats() {
+			n[st.Stage] = st.Items
+		}
+		return n
+	}
+
+	// The GPU busy (its lock held) while the sentences' text parts run: they all go to the CPU sessions; the flow
+	// and decoder then wait for the GPU.
+	webgpuRuns.Lock()
+	done := make(chan [][]float32)
+	go func() { done <- submitTogether(t, e, m, sentences) }()
+	for deadline := time.Now().Add(10 * time.Second); items()[stageAcoustic] < len(sentences); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			webgpuRuns.Unlock()
+			t.Fatalf("acoustic part not done with the GPU busy: stages %v", items())
+		}
+	}
+	webgpuRuns.Unlock()
+	for i, got := range <-done {
+		check("the CPU", i, got)
+	}
+	if n := items(); n[stageTextCPU] != len(sentences) || n[stageText] != 0 {
+		t.Errorf("with the GPU busy: stages %v, want every text part (%d) on the CPU", n, len(sentences))
+	}
+
+	// One sentence at a time, nothing else running: the GPU is free, and takes each.
+	for i, ids := range sentences {
+		check("the GPU", i, submitTogether(t, e, m, [][]int64{ids})[0])
+	}
+	if n := items(); n[stageText] != len(sentences) {
+		t.Errorf("with the GPU free: stages %v, want %d text parts on the GPU", n, len(sentences))
+	}
+	// The time the GPU stages held the device, Load's warm-up left out, is within their runs' time.
+	for _, st := range e.Stats() {
+		if gpu := st.Stage != stageAcoustic && st.Stage != stageTextCPU; gpu != (st.DeviceSeconds > 0) || st.DeviceSeconds > st.Seconds {
+			t.Errorf("stage %s: %.4f s holding the GPU in %.4f s of runs", st.Stage, st.DeviceSeconds, st.Seconds)
+		}
+	}
+}
+
+// TestTextPiecesInEngine: with the GPU busy, a worker runs a batch's text part on its CPU session a piece at a
+// time (one sentence here), each piece counted as a run, with the same audio.
+func TestTextPiecesInEngine(t *testing.T) {
+	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
+		DecoderBatch: 4, TextDevice: DeviceAuto, TextPiece: 1})
+	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(11, 12)), 4, func(i int) int { return 5 + 8*i })
+	stage := func(name string) StageStats {
+		for _, st := range e.Stats() {
+			if st.Stage == name {
+				return st
+			}
+		}
+		return StageStats{}
+	}
+	textCPU := func() StageStats { return stage(stageTextCPU) }
+	webgpuRuns.Lock()
+	done := make(chan [][]float32)
+	go func() { done <- submitTogether(t, e, m, sentences) }()
+	for deadline := time.Now().Add(10 * time.Second); textCPU().Items < len(sentences); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			webgpuRuns.Unlock()
+			t.Fatalf("text parts not done on the CPU with the GPU busy: %+v", textCPU())
+		}
+	}
+	webgpuRuns.Unlock()
+	sameAudio(t, "text part in pieces", <-done, audio, 1e-4)
+	if st := textCPU(); st.Runs != len(sentences) || st.Items != len(sentences) {
+		t.Errorf("text parts on the CPU: %d runs of %d sentences, want one run per sentence (%d)", st.Runs, st.Items, len(sentences))
+	}
+	// Each piece runs at its batch's padded width, as the rest of the acoustic part does.
+	if text, acoustic := textCPU(), stage(stageAcoustic); text.Padded != acoustic.Padded || text.Units != acoustic.Units {
+		t.Errorf("text part pieces counted %d of %d ids padded, the acoustic part %d of %d", text.Units, text.Padded,
+			acoustic.Units, acoustic.Padded)
+	}
+}
+
+// TestDeviceLockIdle: a run that may go elsewhere takes the device only when nobody holds it or waits for it; a
+// free lock with a queue behind it (between two runs) is not idle.
+func TestDeviceLockIdle(t *testing.T) {
+	var l deviceLock
+	if !l.TryLockIdle() {
+		t.Fatal("an idle device refused")
+	}
+	if l.TryLockIdle() {
+		t.Fatal("a held device taken again")
+	}
+	waiting := make(chan struct{})
+	go func() {
+		close(waiting)
+		l.Lock() // queues behind the holder
+		l.Unlock()
+	}()
+	<-waiting
+	for l.users.Load() != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	l.mu.Unlock() // the holder lets go, as Unlock does, before its count drops: the waiter is still queued
+	if l.TryLockIdle() {
+		t.Error("device taken while a run was queued for it")
+	}
+	l.users.Add(-1)
+	for l.users.Load() != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if !l.TryLockIdle() {
+		t.Error("an idle device refused after the queue drained")
+	}
+}
+
+// textSessionFails is deviceRecorder with every text-part session failing to start.
+type textSessionFails struct{ deviceRecorder }
+
+func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error) {
+	if strings.HasPrefix(outputs[0], textBoundaryPrefix) {
+		return nil, errors.New("no session for you")
+	}
+	return b.deviceRecorder.newGraphRunner(graph, inputs, outputs, d, threads)
+}
+
+// TestTextSessionFails: a text part whose session does not start leaves the voice split as before, its whole
+// acoustic part on the CPU, with a note saying why; the audio is unchanged.
+func TestTextSessionFails(t *testing.T) {
+	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
+	var notes []string
+	e, err := newEngine(Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16, DecoderBatch: 4, TextDevice: DeviceAuto,
+		Logf: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }}, &textSessionFails{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m, err := e.Load("voice", readVoice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.split == nil || m.split.voice.text != nil || m.split.text != nil || m.split.textCPU != nil {
+		t.Fatalf("split %v: want the voice split with no text part", m.split != nil)
+	}
+	if got := strings.Join(notes, "\n"); !strings.Contains(got, `voice "voice" runs its text encoder on the CPU: text part session on webgpu: no session for you`) {
+		t.Errorf("notes %q: want why the text part stayed on the CPU", got)
+	}
+	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(9, 10)), 3, func(i int) int { return 5 + 6*i })
+	sameAudio(t, "one sentence alone", submitTogether(t, e, m, sentences), audio, 1e-4)
+}
+
+// TestLeadingAxisBothOpsets: the Unsqueeze and Squeeze that carry a text part's outputs across the cut run in ONNX
+// Runtime both before opset 13 (axes an attribute) and from it (axes an input).
+func TestLeadingAxisBothOpsets(t *testing.T) {
+	needORT(t)
+	for _, opset := range []int64{11, 13, 15} {
+		negate := func(in, out string) []byte {
+			g := &onnx.GraphProto{Name: "g", Input: []*onnx.ValueInfoProto{floatTensor(in)}, Output: []*onnx.ValueInfoProto{floatTensor(out)},
+				Node: []*onnx.NodeProto{{Name: "neg", OpType: "Neg", Input: []string{in}, Output: []string{out}}}}
+			data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 7, OpsetImport: []*onnx.OperatorSetIdProto{{Version: opset}}, Graph: g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return data
+		}
+		crossing := map[string]string{"y": "y"}
+		text, err := addLeadingAxis(negate("x", "y"), crossing, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expand, err := addLeadingAxis(negate("y", "z"), crossing, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(graph []byte, in, out string, x tensor) tensor {
+			r, err := ortBackend{}.newGraphRunner(graph, []string{in}, []string{out}, DeviceCPU, 1)
+			if err != nil {
+				t.Fatalf("opset %d: %v", opset, err)
+			}
+			defer r.close()
+			got, err := r.runGraph([]tensor{x})
+			if err != nil {
+				t.Fatalf("opset %d: %v", opset, err)
+			}
+			return got[0]
+		}
+		crossed := run(text, "x", "text:y", tensor{shape: []int64{2}, f32: []float32{1, -2}})
+		back := run(expand, "text:y", "z", crossed)
+		if fmt.Sprint(crossed.shape, crossed.f32, back.shape, back.f32) != "[1 2] [-1 2] [2] [1 -2]" {
+			t.Errorf("opset %d: crossed %v %v, back %v %v; want [1 2] [-1 2], then [2] [1 -2]", opset, crossed.shape, crossed.f32, back.shape, back.f32)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+)
+
+// zeroAddGraph is out = zeros_like(x) + y and out2 = y + zeros_like(x) with y = x*2 (x [2, 3, 4]), the zeros a
+// ConstantOfShape with the given value attribute (nil: none, whose default is a float zero).
+func zeroAddGraph(t *testing.T, value *onnx.TensorProto) []byte {
+	t.Helper()
+	var attrs []*onnx.AttributeProto
+	if value != nil {
+		attrs = append(attrs, halfTestAttr("value", value))
+	}
+	g := &onnx.GraphProto{
+		Node: []*onnx.NodeProto{
+			halfTestNode("Shape", []string{"x"}, "shape"),
+			halfTestNode("ConstantOfShape", []string{"shape"}, "zeros", attrs...),
+			halfTestNode("Mul", []string{"x", "two"}, "y"),
+			halfTestNode("Add", []string{"zeros", "y"}, "out"),
+			halfTestNode("Add", []string{"y", "zeros"}, "out2"),
+		},
+		Initializer: []*onnx.TensorProto{halfTestFloats("two", []float32{2})},
+		Input:       []*onnx.ValueInfoProto{halfTestValue("x", onnx.TensorProto_FLOAT, 2, 3, 4)},
+		Output: []*onnx.ValueInfoProto{halfTestValue("out", onnx.TensorProto_FLOAT, 2, 3, 4),
+			halfTestValue("out2", onnx.TensorProto_FLOAT, 2, 3, 4)},
+	}
+	return halfTestModel(t, 15, g)
+}
+
+// Adding a ConstantOfShape of zeros becomes an Expand of the other operand, with the same values; other constants
+// are left alone.
+func TestDropZeroAdds(t *testing.T) {
+	needORT(t)
+	x := make([]float32, 24)
+	for i := range x {
+		x[i] = float32(i) - 7.5
+	}
+	in := []halfTestInput{{name: "x", floats: x, shape: []int64{2, 3, 4}}}
+	for _, tt := range []struct {
+		name  string
+		value *onnx.TensorProto
+		want  int
+	}{
+		{"no value (a float zero)", nil, 2},
+		{"float zero", halfTestFloats("", []float32{0}, 1), 2},
+		{"float minus zero", halfTestRaw("", []float32{float32(math.Copysign(0, -1))}, 1), 2},
+		{"float16 zero", &onnx.TensorProto{DataType: int32(onnx.TensorProto_FLOAT16), Dims: []int64{1}, Int32Data: []int32{0}}, 0}, // x is float: ORT would refuse the graph, so only the count is checked
+		{"ones", halfTestFloats("", []float32{1}, 1), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			graph := zeroAddGraph(t, tt.value)
+			got, n, err := dropZeroAdds(graph)
+			if tt.value != nil && tt.value.GetDataType() == int32(onnx.TensorProto_FLOAT16) {
+				if err != nil || n != 2 {
+					t.Errorf("float16 zeros: replaced %d, err %v; want 2", n, err)
+				}
+				return
+			}
+			if err != nil || n != tt.want {
+				t.Fatalf("replaced %d, err %v; want %d", n, err, tt.want)
+			}
+			if counts := opCounts(t, got); counts["Expand"] != tt.want || counts["Add"] != 2-tt.want ||
+				counts["ConstantOfShape"] != map[bool]int{true: 1}[tt.want == 0] {
+				t.Errorf("operators after: %v", counts)
+			}
+			if tt.want == 0 {
+				if !slices.Equal(got, graph) {
+					t.Error("graph changed with nothing to replace")
+				}
+				return
+			}
+			for _, out := range []string{"out", "out2"} {
+				want := runHalfTestGraph(t, graph, in, out)
+				if d := maxAbsDiff(runHalfTestGraph(t, got, in, out), want); d != 0 {
+					t.Errorf("%s differs by %g", out, d)
+				}
+			}
+		})
+	}
+}
+
+// The Piper-shaped voice's flow: each WaveNet's zero skip sum is dropped, and the flow gives the same latent.
+func TestDropZeroAddsPiperShapedFlow(t *testing.T) {
+	needORT(t)
+	sv, io := splitVoiceAt(t, piperShapedVoicePath)
+	dropped, n, err := dropZeroAdds(sv.flow)
+	if before, after := opCounts(t, sv.flow)["ConstantOfShape"], opCounts(t, dropped)["ConstantOfShape"]; err != nil || n == 0 || n != before || after != 0 {
+		t.Fatalf("replaced %d of the flow's %d ConstantOfShape, %d left (err %v); want all, none left", n, before, after, err)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	in := paddedBatch(rng, 30, 12)
+	out := runGraphOnce(t, sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, acousticInputs(in, io))
+	flowIn := out[:len(sv.flowInputs)]
+	var latents [2][]float32
+	for i, g := range [][]byte{sv.flow, dropped} {
+		latents[i] = runGraphOnce(t, g, sv.flowInputs, []string{outputLatent}, DeviceCPU, flowIn)[0].f32
+	}
+	if d := maxAbsDiff(latents[1], latents[0]); d != 0 || len(latents[0]) == 0 {
+		t.Errorf("latent differs by %g (%d values)", d, len(latents[0]))
+	}
+}

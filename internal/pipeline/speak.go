@@ -1,0 +1,147 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/voices"
+)
+
+// Engine is what the pipeline needs of the synthesis engine (engine.Engine): accept a sentence from any goroutine and
+// hand back a channel that receives its audio once, and say how many sentences it takes before Submit blocks (what
+// a job keeps in flight to keep it busy).
+type Engine interface {
+	Submit(ctx context.Context, m *engine.Model, req engine.Request) <-chan engine.Result
+	QueueSize() int
+}
+
+// LoadedVoice is a voice whose model the engine has loaded.
+type LoadedVoice struct {
+	Voice *voices.Voice
+	Model *engine.Model
+}
+
+// SpeakOptions are the per-text synthesis settings.
+type SpeakOptions struct {
+	Speaker         int64
+	Scales          engine.Scales
+	SentenceSilence float64 // seconds of silence between sentences
+}
+
+// SentenceDone reports one finished sentence, for progress and latency measurements.
+type SentenceDone struct {
+	AudioSeconds float64
+	Latency      time.Duration // from submission to audio
+}
+
+// ErrNothingToSpeak is Speak's error for a text that gave no sentence with anything to say.
+var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
+
+// Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
+// sentences, and returns how many it wrote (ErrNothingToSpeak when sentences yields none). It submits each
+// sentence as soon as sentences yields it (a Frontend streams a text's sentences as it phonemizes them) while
+// writing those before it. Each sentence holds a place in inFlight, shared by the job's texts, from its submission
+// until its audio is taken to be written. onSentence (may be nil) is called once per written sentence. On error or
+// cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
+func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences iter.Seq2[Sentence, error],
+	opt SpeakOptions, out *audio.WAVWriter, onSentence func(SentenceDone)) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	type pending struct {
+		text   string
+		result <-chan engine.Result // nil for err
+		err    error                // sentences failed: nothing follows
+		sent   time.Time
+	}
+	// Results come back in any order but are written in reading order; the places of sentences submitted and not
+	// written are given back however Speak returns (cancel stops the submitter, which then closes the queue).
+	queue := make(chan pending, inFlight.Size())
+	defer func() {
+		cancel()
+		for p := range queue {
+			if p.result != nil {
+				inFlight.release()
+			}
+		}
+	}()
+	go func() {
+		defer close(queue)
+		for s, err := range sentences {
+			var p pending
+			if err != nil {
+				p.err = err
+			} else {
+				if inFlight.acquire(ctx) != nil {
+					return
+				}
+				p = pending{text: s.Text, sent: time.Now()}
+				p.result = eng.Submit(ctx, v.Model, engine.Request{IDs: s.IDs, Speaker: opt.Speaker, Scales: opt.Scales})
+			}
+			select {
+			case queue <- p:
+			case <-ctx.Done():
+				if p.result != nil {
+					inFlight.release()
+				}
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	silence := audio.SilenceSamples(opt.SentenceSilence, v.Voice.Config.Audio.SampleRate)
+	written := 0
+	for p := range queue {
+		if p.err != nil {
+			return written, p.err
+		}
+		var res engine.Result
+		select {
+		case res = <-p.result:
+		case <-ctx.Done():
+			inFlight.release()
+			return written, ctx.Err()
+		}
+		inFlight.release()
+		if res.Err != nil {
+			return written, fmt.Errorf("sentence %d (%q): %w", written+1, clip(p.text, 60), res.Err)
+		}
+		if written > 0 {
+			if err := out.WriteSilence(silence); err != nil {
+				return written, err
+			}
+		}
+		if err := out.Write(audio.PCM16(res.Audio)); err != nil {
+			return written, err
+		}
+		written++
+		if onSentence != nil {
+			onSentence(SentenceDone{
+				AudioSeconds: float64(len(res.Audio)) / float64(v.Voice.Config.Audio.SampleRate),
+				Latency:      time.Since(p.sent),
+			})
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return written, err
+	}
+	if written == 0 {
+		return 0, ErrNothingToSpeak
+	}
+	return written, nil
+}
+
+// clip shortens s to at most n runes for error messages.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

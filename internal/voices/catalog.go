@@ -1,0 +1,183 @@
+package voices
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ttsgen/ttsgen/internal/atomicfile"
+)
+
+const (
+	modelSuffix  = ".onnx"
+	configSuffix = ".onnx.json"
+)
+
+// Voice is one Piper-format voice: its config, and its model bytes on demand (models are tens of MB).
+type Voice struct {
+	Name       string
+	ModelPath  string // "" for the embedded voice
+	ConfigPath string
+	Config     *Config
+	Embedded   bool
+	ModelSize  int64
+	model      func() ([]byte, error)
+}
+
+// Model reads the voice's ONNX model.
+func (v *Voice) Model() ([]byte, error) { return v.model() }
+
+// Catalog finds voices: the embedded default and those in Dir (may be "" or not exist yet).
+type Catalog struct {
+	Dir string
+}
+
+// ErrNotFound is returned (wrapped) when no voice has the asked-for name.
+var ErrNotFound = errors.New("voice not found")
+
+// Find resolves a voice by name ("" or "default" = the embedded voice, else a voice in Dir) or by a path to its
+// .onnx or .onnx.json file.
+func (c Catalog) Find(nameOrPath string) (*Voice, error) {
+	switch nameOrPath {
+	case "", "default", DefaultName:
+		return defaultVoice()
+	}
+	if looksLikePath(nameOrPath) {
+		return Open(nameOrPath)
+	}
+	if c.Dir != "" {
+		v, err := Open(filepath.Join(c.Dir, nameOrPath+modelSuffix))
+		if err == nil || !errors.Is(err, os.ErrNotExist) {
+			return v, err
+		}
+	}
+	var names []string
+	list, _ := c.List() // a broken voice elsewhere in the folder must not hide the good ones from this message
+	for _, v := range list {
+		names = append(names, v.Name)
+	}
+	return nil, fmt.Errorf("%w: %q (known voices: %s; add one with `ttsgen voices add PATH/TO/VOICE.onnx`)",
+		ErrNotFound, nameOrPath, strings.Join(names, ", "))
+}
+
+func looksLikePath(s string) bool {
+	return strings.ContainsRune(s, os.PathSeparator) || strings.HasSuffix(s, modelSuffix) || strings.HasSuffix(s, configSuffix)
+}
+
+// Open reads a voice from disk, given the path of its model (X.onnx) or of its config (X.onnx.json). Both files must
+// exist; the config is parsed and validated now, the model is read when needed.
+func Open(path string) (*Voice, error) {
+	modelPath := strings.TrimSuffix(path, ".json")
+	if !strings.HasSuffix(modelPath, modelSuffix) {
+		return nil, fmt.Errorf("voice %s: a Piper voice is a .onnx file with its .onnx.json beside it", path)
+	}
+	configPath := modelPath + ".json"
+	info, err := os.Stat(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("voice model: %w", err)
+	}
+	data, err := os.ReadFile(configPath)
+	if err != nil {
+		return nil, fmt.Errorf("voice config (every Piper voice has its .onnx.json beside the .onnx): %w", err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("voice config %s: %w", configPath, err)
+	}
+	return &Voice{
+		Name:       strings.TrimSuffix(filepath.Base(modelPath), modelSuffix),
+		ModelPath:  modelPath,
+		ConfigPath: configPath,
+		Config:     cfg,
+		ModelSize:  info.Size(),
+		model: func() ([]byte, error) {
+			b, err := os.ReadFile(modelPath)
+			if err != nil {
+				return nil, fmt.Errorf("reading voice model: %w", err)
+			}
+			return b, nil
+		},
+	}, nil
+}
+
+// List returns the embedded default voice followed by the valid voices in Dir, by name. Invalid voices in Dir come
+// back as a joined error beside the good ones, so one broken download does not hide the rest.
+func (c Catalog) List() (list []*Voice, err error) {
+	def, err := defaultVoice()
+	if err != nil {
+		return nil, err
+	}
+	list = []*Voice{def}
+	if c.Dir == "" {
+		return list, nil
+	}
+	entries, err := os.ReadDir(c.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return list, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing voices: %w", err)
+	}
+	var problems []error
+	var found []*Voice
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), modelSuffix) {
+			continue
+		}
+		v, err := Open(filepath.Join(c.Dir, e.Name()))
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		found = append(found, v)
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Name < found[j].Name })
+	return append(list, found...), errors.Join(problems...)
+}
+
+// Add validates the voice at path (its .onnx or .onnx.json) and copies both files into Dir, creating it. It refuses
+// to replace an existing voice of the same name unless replace is set.
+func (c Catalog) Add(path string, replace bool) (*Voice, error) {
+	if c.Dir == "" {
+		return nil, errors.New("no voices folder is configured (set voices_dir or TTSGEN_VOICES_DIR)")
+	}
+	src, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if src.Name == DefaultName {
+		return nil, fmt.Errorf("the name %q belongs to the embedded default voice; rename the files first", src.Name)
+	}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the voices folder: %w", err)
+	}
+	dstModel := filepath.Join(c.Dir, src.Name+modelSuffix)
+	if _, err := os.Stat(dstModel); err == nil && !replace {
+		return nil, fmt.Errorf("voice %q already exists in %s (use --replace to overwrite it)", src.Name, c.Dir)
+	}
+	// Config last: a voice counts as present only once its config is there, so an interrupted add leaves no
+	// half-voice that List would show.
+	if err := copyFileAtomic(src.ModelPath, dstModel); err != nil {
+		return nil, err
+	}
+	if err := copyFileAtomic(src.ConfigPath, dstModel+".json"); err != nil {
+		return nil, err
+	}
+	return Open(dstModel)
+}
+
+func copyFileAtomic(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return fmt.Errorf("copying voice file: %w", err)
+	}
+	defer in.Close()
+	return atomicfile.Write(to, "", nil, func(f *os.File) error {
+		_, err := io.Copy(f, in)
+		return err
+	})
+}

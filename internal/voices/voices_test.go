@@ -1,0 +1,193 @@
+package voices
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const testVoiceDir = "../../testdata/piper-test-voice"
+
+func readTestConfig(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testVoiceDir, "test_voice.onnx.json"))
+	if err != nil {
+		t.Fatalf("Piper test voice: %v", err)
+	}
+	return b
+}
+
+func TestParseConfigPiperTestVoice(t *testing.T) {
+	c, err := ParseConfig(readTestConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Audio.SampleRate != 22050 || c.Espeak.Voice != "en-us" || c.PhonemeType != PhonemeTypeEspeak || c.NumSpeakers != 1 {
+		t.Errorf("config = %+v", c)
+	}
+	if got := c.Inference; got != (Inference{NoiseScale: 0.667, LengthScale: 1, NoiseW: 0.8}) {
+		t.Errorf("inference = %+v", got)
+	}
+	if got := c.PhonemeIDMap["ə"]; len(got) != 1 || got[0] != 59 {
+		t.Errorf(`phoneme_id_map["ə"] = %v, want [59]`, got)
+	}
+	if c.LanguageCode() != "en_US" {
+		t.Errorf("language = %q", c.LanguageCode())
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct{ name, json, want string }{
+		{"not json", `{`, "invalid JSON"},
+		{"no rate", `{"espeak":{"voice":"en-us"},"phoneme_id_map":{"_":[0],"^":[1],"$":[2]}}`, "sample_rate 0"},
+		{"no espeak voice", `{"audio":{"sample_rate":22050},"phoneme_id_map":{"_":[0],"^":[1],"$":[2]}}`, "espeak.voice is empty"},
+		{"bad type", `{"audio":{"sample_rate":22050},"phoneme_type":"arpabet","phoneme_id_map":{"_":[0],"^":[1],"$":[2]}}`, `phoneme_type "arpabet" is not supported`},
+		{"no map", `{"audio":{"sample_rate":22050},"espeak":{"voice":"en-us"}}`, "phoneme_id_map is missing"},
+		{"no bos", `{"audio":{"sample_rate":22050},"espeak":{"voice":"en-us"},"phoneme_id_map":{"_":[0],"$":[2]}}`, `no id for "^"`},
+		{"negative id", `{"audio":{"sample_rate":22050},"espeak":{"voice":"en-us"},"phoneme_id_map":{"_":[0],"^":[1],"$":[2],"a":[-3]}}`, "negative id -3"},
+		{"speaker outside", `{"audio":{"sample_rate":22050},"espeak":{"voice":"en-us"},"num_speakers":2,"speaker_id_map":{"x":5},"phoneme_id_map":{"_":[0],"^":[1],"$":[2]}}`, `speaker_id_map["x"] = 5 is outside 0..1`},
+		{"negative scale", `{"audio":{"sample_rate":22050},"espeak":{"voice":"en-us"},"inference":{"noise_scale":-1,"length_scale":1},"phoneme_id_map":{"_":[0],"^":[1],"$":[2]}}`, "non-negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tt.json))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSpeakerID(t *testing.T) {
+	c, err := ParseConfig([]byte(`{"audio":{"sample_rate":22050},"espeak":{"voice":"en-us"},"num_speakers":3,
+		"speaker_id_map":{"alice":0,"bob":2},"phoneme_id_map":{"_":[0],"^":[1],"$":[2]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in      string
+		want    int64
+		wantErr string
+	}{
+		{"", 0, ""}, {"bob", 2, ""}, {"1", 1, ""}, {" 2 ", 2, ""},
+		{"3", 0, "speaker 3 is out of range: this voice has 3 speakers (0..2) named alice, bob"},
+		{"-1", 0, "out of range"},
+		{"carol", 0, `unknown speaker "carol"`},
+	}
+	for _, tt := range tests {
+		got, err := c.SpeakerID(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("SpeakerID(%q) err = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("SpeakerID(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestDefaultVoiceIsEmbeddedAndValid(t *testing.T) {
+	v, err := Catalog{}.Find("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := v.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Embedded || v.Name != DefaultName || len(model) == 0 || int64(len(model)) != v.ModelSize {
+		t.Errorf("default voice = %+v (model %d bytes)", v, len(model))
+	}
+	if v.Config.PhonemeType != PhonemeTypeEspeak || v.Config.Espeak.Voice != "en-us" {
+		t.Errorf("default voice config = %+v", v.Config)
+	}
+}
+
+func TestCatalogAddListFind(t *testing.T) {
+	dir := t.TempDir()
+	cat := Catalog{Dir: filepath.Join(dir, "voices")}
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(testVoiceDir, "test_voice.onnx"), filepath.Join(src, "en_GB-test-low.onnx"))
+	copyFile(t, filepath.Join(testVoiceDir, "test_voice.onnx.json"), filepath.Join(src, "en_GB-test-low.onnx.json"))
+
+	added, err := cat.Add(filepath.Join(src, "en_GB-test-low.onnx.json"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added.Name != "en_GB-test-low" || added.ModelPath != filepath.Join(cat.Dir, "en_GB-test-low.onnx") {
+		t.Errorf("added = %+v", added)
+	}
+	if _, err := cat.Add(filepath.Join(src, "en_GB-test-low.onnx"), false); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second add: err = %v, want 'already exists'", err)
+	}
+	if _, err := cat.Add(filepath.Join(src, "en_GB-test-low.onnx"), true); err != nil {
+		t.Errorf("add --replace: %v", err)
+	}
+	// A broken voice in the folder is reported, but does not hide the good one.
+	if err := os.WriteFile(filepath.Join(cat.Dir, "broken.onnx"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := cat.List()
+	if err == nil || !strings.Contains(err.Error(), "broken.onnx.json") {
+		t.Errorf("List err = %v, want the broken voice named", err)
+	}
+	if len(list) != 2 || list[0].Name != DefaultName || list[1].Name != "en_GB-test-low" {
+		t.Errorf("List = %v", names(list))
+	}
+	found, err := cat.Find("en_GB-test-low")
+	if err != nil || found.Config.Audio.SampleRate != 22050 {
+		t.Errorf("Find by name = %+v, %v", found, err)
+	}
+	model, err := found.Model()
+	if err != nil || int64(len(model)) != found.ModelSize {
+		t.Errorf("model = %d bytes, %v", len(model), err)
+	}
+	_, err = cat.Find("nope")
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "en_GB-test-low") {
+		t.Errorf("Find(nope) err = %v, want ErrNotFound listing known voices", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	onlyModel := filepath.Join(dir, "a.onnx")
+	if err := os.WriteFile(onlyModel, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{filepath.Join(dir, "missing.onnx"), "voice model"},
+		{onlyModel, "every Piper voice has its .onnx.json"},
+		{filepath.Join(dir, "voice.txt"), "a Piper voice is a .onnx file"},
+	}
+	for _, tt := range tests {
+		if _, err := Open(tt.path); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%s) err = %v, want %q", tt.path, err, tt.want)
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func names(vs []*Voice) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Name)
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+"""Export a Voice checkpoint (or a tiny random one) to a Piper-format voice: X.onnx + X.onnx.json.
+
+  python3 training/export.py --ckpt CKPT.pt --out internal/voices/default/en_US-ttsgen-medium.onnx
+  python3 training/export.py --tiny --out testdata/tiny-voice/tiny.onnx
+"""
+import argparse
+import copy
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from model import Voice, apply_duration_gain, count_params  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = 15
+
+TINY = dict(hidden=16, enc_layers=2, dp_filter=16, dec_channels=16, dec_layers=2, gen_channels=16,
+            gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8))
+# For speed measurements only: the decoder of a Piper "high" quality voice (HiFi-GAN V1: 512 channels, upsampling
+# 8,8,2,2 with kernels 16,16,4,4, residual kernels 3,7,11 with six convolutions each), in this architecture. Piper's
+# "medium" decoder is this file's default generator; piper_shape.py makes a voice with medium's whole graph.
+PIPER_HIGH_DECODER = dict(gen_channels=512, gen_rates=(8, 8, 2, 2), gen_kernels=(16, 16, 4, 4),
+                          gen_res_kernels=(3, 7, 11), gen_res_dilations=((1, 1, 3, 1, 5, 1),) * 3)
+
+
+def piper_config(dataset, quality="medium"):
+    with open(os.path.join(HERE, "phoneme_id_map.json")) as f:
+        id_map = json.load(f)
+    return {
+        "audio": {"sample_rate": 22050, "quality": quality},
+        "espeak": {"voice": "en-us"},
+        "inference": {"noise_scale": 0.667, "length_scale": 1, "noise_w": 0.8},
+        "phoneme_type": "espeak",
+        "phoneme_map": {},
+        "phoneme_id_map": id_map,
+        "num_symbols": 256,
+        "num_speakers": 1,
+        "speaker_id_map": {},
+        "piper_version": "1.0.0",
+        "language": {"code": "en_US", "family": "en", "region": "US", "name_native": "English",
+                     "name_english": "English", "country_english": "United States"},
+        "dataset": dataset,
+    }
+
+
+def export(model, out_path, dataset, quality="medium"):
+    model = copy.deepcopy(model).float().eval().cpu()
+    ids = torch.randint(3, 150, (2, 30), dtype=torch.int64)
+    lengths = torch.tensor([30, 21], dtype=torch.int64)
+    scales = torch.tensor([0.667, 1.0, 0.8], dtype=torch.float32)
+    with torch.no_grad():
+        torch.onnx.export(
+            model, (ids, lengths, scales), out_path, opset_version=OPSET,
+            input_names=["input", "input_lengths", "scales"], output_names=["output"],
+            dynamic_axes={"input": {0: "batch_size", 1: "phonemes"}, "input_lengths": {0: "batch_size"},
+                          "output": {0: "batch_size", 3: "time"}},
+            do_constant_folding=True, dynamo=False)  # the TorchScript exporter: its node names ("/dec/conv_pre/Conv") are what ttsgen splits at
+    with open(out_path + ".json", "w") as f:
+        json.dump(piper_config(dataset, quality), f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    check_graph(out_path)
+
+
+def check_graph(path, inputs=("input", "input_lengths", "scales")):
+    """Fail unless the graph has Piper's signature, one Ceil [B,1,L], and /dec/conv_pre/Conv."""
+    import onnx
+    m = onnx.load(path)
+    onnx.checker.check_model(m)
+    ins = {i.name: i for i in m.graph.input}
+    assert list(ins) == list(inputs), list(ins)
+    assert [o.name for o in m.graph.output] == ["output"]
+    ceils = [n for n in m.graph.node if n.op_type == "Ceil"]
+    assert len(ceils) == 1, f"want exactly one Ceil node, got {len(ceils)}"
+    convpre = [n for n in m.graph.node if n.name == "/dec/conv_pre/Conv"]
+    assert len(convpre) == 1, "no /dec/conv_pre/Conv node"
+    ops = sorted({n.op_type for n in m.graph.node})
+    print(f"{path}: {os.path.getsize(path) / 1e6:.2f} MB, opset {m.opset_import[0].version}, Ceil -> "
+          f"{ceils[0].output[0]}, conv_pre input {convpre[0].input[0]}, ops {ops}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ckpt", help="folder with train.py's ac.pt + gen.pt")
+    ap.add_argument("--tiny", action="store_true", help="tiny random weights, for engine tests")
+    ap.add_argument("--piper-high-decoder", action="store_true",
+                    help="random weights with the decoder of Piper's high quality, for speed measurements (it speaks noise)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--dataset", default="ttsgen-festival-slt")
+    ap.add_argument("--duration-gain", type=float, default=1.0, help="from calibrate.py")
+    a = ap.parse_args()
+    if a.tiny or a.piper_high_decoder:
+        torch.manual_seed(1234)
+        model = Voice(**(TINY if a.tiny else PIPER_HIGH_DECODER))
+        # random weights would give ~zero-length or huge durations; make each phoneme last 2..4 frames
+        with torch.no_grad():
+            model.dp.proj.bias.fill_(1.0)
+            # the generator's training init (std 0.01) would make a near-constant output; make it input-dependent
+            model.enc.proj_m.weight.mul_(20.0)
+            model.frames.post.weight.mul_(20.0)
+            for m in model.dec.modules():
+                if isinstance(m, (torch.nn.Conv1d, torch.nn.ConvTranspose1d)):
+                    torch.nn.init.normal_(m.weight, 0.0, 0.5 / (m.weight.shape[1] * m.weight.shape[2]) ** 0.5)
+        dataset = "ttsgen-tiny-random" if a.tiny else "ttsgen-piper-high-decoder-random"
+    else:
+        ac = torch.load(os.path.join(a.ckpt, "ac.pt"), map_location="cpu", weights_only=False)
+        gen = torch.load(os.path.join(a.ckpt, "gen.pt"), map_location="cpu", weights_only=False)
+        model = Voice(**ac["cfg"])
+        model.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
+        print("checkpoint step", ac["step"])
+        if a.duration_gain != 1.0:
+            apply_duration_gain(model, a.duration_gain)
+        dataset = a.dataset
+    print("params", count_params(model), "dec", count_params(model.dec))
+    export(model, a.out, dataset, "medium")
+
+
+if __name__ == "__main__":
+    main()
