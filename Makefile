@@ -14,7 +14,7 @@ setup:
 	scripts/setup.sh
 
 build: setup
-	$(GO) build -o $(BIN) .
+	$(GO) build -buildvcs=auto -o $(BIN) .
 
 run: build
 	./$(BIN) synth --file samples/hello.txt -o hello.wav

@@ -129,5 +129,47 @@ A default English voice is built in, so the first command works with nothing dow
 		newPhonemizeCmd(settings, streams),
 		newBenchCmd(settings, streams),
 	)
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetHelpTemplate(root.HelpTemplate() + exitStatusHelp)
+	strictArgs(root)
 	return root
+}
+
+const exitStatusHelp = `
+Exit status: 0 all done; 1 a runtime error, or some items of a batch failed; 2 a usage error (unknown command or
+flag, bad value, bad config file); 130 interrupted (SIGINT/SIGTERM).
+`
+
+// strictArgs makes every argument error a usage error (exit status 2), and a command that only groups others
+// (ttsgen voices) refuse an unknown subcommand with a suggestion instead of printing its help and exiting 0.
+func strictArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictArgs(sub)
+	}
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.SuggestionsMinimumDistance = 2
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return usageErrorf("%s (see %s --help)", msg, cmd.CommandPath())
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+		return
+	}
+	if c.Args == nil {
+		return
+	}
+	check := c.Args
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageErrorf("%w (see %s --help)", err, cmd.CommandPath())
+		}
+		return nil
+	}
 }

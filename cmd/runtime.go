@@ -26,11 +26,9 @@ type synthRuntime struct {
 // engineTuning lets a command adjust the engine (bench's sequential baseline does).
 type engineTuning func(*engine.Options)
 
+// newRuntime starts ONNX Runtime and the engine, then the espeak-ng helper, and leaves nothing running when it
+// fails. The settings were validated before the command started (settings.validate).
 func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning) (*synthRuntime, error) {
-	front, err := s.newFrontend(con, normalize)
-	if err != nil {
-		return nil, err
-	}
 	lib, err := s.ortLibrary()
 	if err != nil {
 		return nil, err
@@ -43,19 +41,13 @@ func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning
 	for _, t := range tune {
 		t(&opts)
 	}
-	switch opts.Device {
-	case engine.DeviceAuto, engine.DeviceCPU, engine.DeviceWebGPU, engine.DeviceCUDA:
-	default:
-		return nil, usageErrorf("unknown --device %q (want auto, cpu, webgpu or cuda)", opts.Device)
-	}
-	switch opts.Precision {
-	case engine.PrecisionFloat32, engine.PrecisionFloat16:
-	default:
-		return nil, usageErrorf("unknown --precision %q (want fp32 or fp16)", opts.Precision)
-	}
 	eng, err := engine.NewEngine(opts)
 	if err != nil {
 		return nil, fmt.Errorf("starting the synthesis engine: %w", err)
+	}
+	front, err := s.newFrontend(con, normalize)
+	if err != nil {
+		return nil, errors.Join(err, eng.Close())
 	}
 	return &synthRuntime{
 		engine:   eng,

@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/ttsgen/ttsgen/internal/ortlib"
@@ -16,7 +19,8 @@ import (
 // TTSGEN_* environment variable, the config file, the default. One viper instance per command tree (no globals).
 type settings struct {
 	v          *viper.Viper
-	configFile string
+	configFile string // --config
+	configPath string // the config file read, if any
 }
 
 // settingKeys documents each shared setting; the flag is the key with '_' written as '-'.
@@ -43,7 +47,14 @@ func (s *settings) addPersistentFlags(root *cobra.Command) {
 func flagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
 func envHint(key string) string  { return " [$TTSGEN_" + strings.ToUpper(key) + "]" }
 
-// load binds flags, environment and config file. It runs before every command.
+// notSettings are flags that name one run's inputs and outputs or ask for help: they come from the command line
+// only, never from the environment or a config file.
+var notSettings = map[string]bool{"help": true, "version": true, "config": true, "output": true, "file": true,
+	"force": true}
+
+// load binds flags, environment and config file. It runs before every command. Every other flag of the command is a
+// setting too: given neither on the command line nor here, it is taken from TTSGEN_<KEY> or the config file's <key>
+// (the flag's name with '-' written '_'), so `length_scale: 1.2` in config.yaml works like --length-scale 1.2.
 func (s *settings) load(cmd *cobra.Command) error {
 	s.v.SetEnvPrefix("TTSGEN")
 	s.v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
@@ -58,17 +69,165 @@ func (s *settings) load(cmd *cobra.Command) error {
 	if !explicit {
 		path = filepath.Join(configHome(), "ttsgen", "config.yaml")
 	}
-	if _, err := os.Stat(path); err != nil {
-		if explicit {
-			return usageErrorf("config file: %w", err)
+	if _, err := os.Stat(path); err == nil {
+		if err := s.readConfig(cmd.Root(), path); err != nil {
+			return err
 		}
-		return nil
+	} else if explicit {
+		return usageErrorf("config file: %w", err)
 	}
+	if err := s.applyToFlags(cmd); err != nil {
+		return err
+	}
+	return s.validate()
+}
+
+// readConfig reads the config file at path, refusing keys that no command has: a misspelt key would otherwise
+// change nothing and say nothing.
+func (s *settings) readConfig(root *cobra.Command, path string) error {
 	s.v.SetConfigFile(path)
 	if err := s.v.ReadInConfig(); err != nil {
-		return fmt.Errorf("reading config file %s: %w", path, err)
+		return usageErrorf("reading config file %s: %w", path, err)
+	}
+	file := viper.New()
+	file.SetConfigFile(path)
+	if err := file.ReadInConfig(); err != nil {
+		return usageErrorf("reading config file %s: %w", path, err)
+	}
+	known := settingNames(root)
+	var unknown []string
+	for _, key := range file.AllKeys() {
+		if known[key] {
+			continue
+		}
+		msg := fmt.Sprintf("unknown key %q", key)
+		if near := closest(key, known); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		unknown = append(unknown, msg)
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return usageErrorf("config file %s: %s; the keys are the flags' names with '_' for '-' (see ttsgen COMMAND --help)",
+			path, strings.Join(unknown, "; "))
+	}
+	s.configPath = path
+	return nil
+}
+
+// settingNames are the keys a config file may hold: every flag of every command, but notSettings.
+func settingNames(root *cobra.Command) map[string]bool {
+	names := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		add := func(f *pflag.Flag) {
+			if key := settingKey(f.Name); !notSettings[key] {
+				names[key] = true
+			}
+		}
+		c.LocalFlags().VisitAll(add)
+		c.PersistentFlags().VisitAll(add)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return names
+}
+
+func settingKey(flag string) string { return strings.ReplaceAll(flag, "-", "_") }
+
+// applyToFlags sets each of cmd's flags that the command line left alone from the environment or the config file,
+// through the flag's own parser, so a wrong type is reported with its key and where it came from.
+func (s *settings) applyToFlags(cmd *cobra.Command) error {
+	var errs []error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		key := settingKey(f.Name)
+		if f.Changed || notSettings[key] {
+			return
+		}
+		value, from, ok := s.lookup(key)
+		if !ok {
+			return
+		}
+		if err := cmd.Flags().Set(f.Name, value); err != nil {
+			errs = append(errs, usageErrorf("%s: %s: %q is not a valid value for --%s (%s)", from, key, value, f.Name, f.Value.Type()))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// lookup finds key in the environment, then in the config file, and says which.
+func (s *settings) lookup(key string) (value, from string, ok bool) {
+	env := "TTSGEN_" + strings.ToUpper(key)
+	if v := os.Getenv(env); v != "" { // empty counts as unset, as viper has it
+		return v, "environment variable " + env, true
+	}
+	if s.configPath == "" || !s.v.InConfig(key) {
+		return "", "", false
+	}
+	raw := s.v.Get(key)
+	switch raw.(type) {
+	case map[string]any, []any:
+		return "", "", false // not a flag's scalar; the command that owns the key reads it itself
+	}
+	return fmt.Sprint(raw), "config file " + s.configPath, true
+}
+
+// validate checks the shared settings before any command starts work, so that nothing is started for a run that
+// cannot go ahead.
+func (s *settings) validate() error {
+	switch s.device() {
+	case "auto", "cpu", "webgpu", "cuda":
+	default:
+		return usageErrorf("unknown --device %q (want auto, cpu, webgpu or cuda)", s.device())
+	}
+	switch s.precision() {
+	case "fp32", "fp16":
+	default:
+		return usageErrorf("unknown --precision %q (want fp32 or fp16)", s.precision())
+	}
+	if s.threads() < 0 {
+		return usageErrorf("--threads %d: want 0 (all cores) or more", s.threads())
+	}
+	if dir := s.espeakData(); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "espeak-ng-data", "phontab")); err != nil {
+			return usageErrorf("--espeak-data %s: not a folder that contains espeak-ng-data (%v)", dir, err)
+		}
 	}
 	return nil
+}
+
+// closest is the known key nearest to key by edit distance, if it is near enough to be a typo.
+func closest(key string, known map[string]bool) string {
+	best, bestDist := "", 3
+	for k := range known {
+		if d := editDistance(key, k); d < bestDist || (d == bestDist && best != "" && k < best) {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (small strings: config keys).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 func keysOf(ks []struct{ key, def, help string }) []string {

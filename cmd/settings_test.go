@@ -1,0 +1,127 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeConfig puts a config.yaml where isolate's XDG_CONFIG_HOME makes ttsgen look for it.
+func writeConfig(t *testing.T, dir, yaml string) string {
+	t.Helper()
+	path := filepath.Join(dir, "config", "ttsgen", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestBadConfigIsAUsageErrorNamingKeyAndFile(t *testing.T) {
+	for _, tt := range []struct{ name, yaml, want string }{
+		{"misspelt key", "lenght_scale: 1.2\n", `unknown key "lenght_scale" (did you mean "length_scale"?)`},
+		{"unknown key", "colour: blue\n", `unknown key "colour"`},
+		{"wrong type", "length_scale: fast\n", `length_scale: "fast" is not a valid value for --length-scale (float32)`},
+		{"wrong type, shared setting", "threads: many\n", `threads: "many" is not a valid value for --threads (int)`},
+		{"bad device", "device: tpu\n", `unknown --device "tpu"`},
+		{"not YAML", "length_scale: [1\n", "reading config file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := isolate(t)
+			t.Setenv("TTSGEN_DEVICE", "") // isolate's cpu would win over the file's device
+			path := writeConfig(t, dir, tt.yaml)
+			r := run(t, "", "synth", "hi", "-o", filepath.Join(t.TempDir(), "x.wav"))
+			if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) ||
+				(tt.name != "bad device" && !strings.Contains(r.errOut, path)) {
+				t.Errorf("config %q: exit %d, stderr %q; want exit 2 naming %s and %q", tt.yaml, r.code, r.errOut, path, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnvironmentVariableOfABadValueIsNamed(t *testing.T) {
+	isolate(t)
+	t.Setenv("TTSGEN_SENTENCE_SILENCE", "long")
+	r := run(t, "", "synth", "hi", "-o", filepath.Join(t.TempDir(), "x.wav"))
+	if r.code != ExitUsage || !strings.Contains(r.errOut, "environment variable TTSGEN_SENTENCE_SILENCE") {
+		t.Errorf("exit %d, stderr %q", r.code, r.errOut)
+	}
+}
+
+// A voice setting reaches synth from the config file and from the environment, and a flag beats both.
+func TestVoiceSettingsComeFromFlagEnvironmentConfig(t *testing.T) {
+	dir := isolate(t)
+	needORT(t)
+	seconds := func(t *testing.T, args ...string) float64 {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "x.wav")
+		r := run(t, "", append([]string{"synth", "--voice", tinyVoice, "Hello there, how are you today?", "-o", out,
+			"--noise-scale", "0", "--noise-w", "0"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		samples, rate := readWAVFile(t, out)
+		return float64(len(samples)) / float64(rate)
+	}
+	plain := seconds(t)
+	writeConfig(t, dir, "length_scale: 2\n")
+	fromFile := seconds(t)
+	t.Setenv("TTSGEN_LENGTH_SCALE", "3")
+	fromEnv := seconds(t)
+	fromFlag := seconds(t, "--length-scale", "1")
+	if !(fromFile > 1.7*plain && fromEnv > 1.3*fromFile && fromFlag < 1.1*plain && fromFlag > 0.9*plain) {
+		t.Errorf("audio seconds: default %.2f, config length_scale 2 %.2f, env 3 %.2f, flag 1 %.2f", plain, fromFile,
+			fromEnv, fromFlag)
+	}
+}
+
+func TestUnknownSubcommandsAreUsageErrors(t *testing.T) {
+	isolate(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frob"}, `unknown command "frob" for "ttsgen"`},
+		{[]string{"synt"}, `did you mean "synth"?`},
+		{[]string{"voices", "frob"}, `unknown command "frob" for "ttsgen voices"`},
+		{[]string{"voices", "lsit"}, `did you mean "list"?`},
+		{[]string{"voices", "info"}, "accepts 1 arg(s), received 0"},
+	} {
+		r := run(t, "", tt.args...)
+		if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) {
+			t.Errorf("ttsgen %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(tt.args, " "), r.code, r.errOut, tt.want)
+		}
+	}
+	if r := run(t, "", "voices"); r.code != ExitOK || !strings.Contains(r.out, "Available Commands") {
+		t.Errorf("ttsgen voices: exit %d, stdout %q; want its help", r.code, r.out)
+	}
+}
+
+func TestEspeakDataMustExist(t *testing.T) {
+	isolate(t)
+	r := run(t, "", "--espeak-data", "/nonexistent", "phonemize", "hi")
+	if r.code != ExitUsage || !strings.Contains(r.errOut, "--espeak-data /nonexistent: not a folder that contains espeak-ng-data") {
+		t.Errorf("exit %d, stderr %q", r.code, r.errOut)
+	}
+}
+
+func TestVersionNamesTheNativeLibraries(t *testing.T) {
+	isolate(t)
+	r := run(t, "", "--version")
+	if r.code != ExitOK || !strings.HasPrefix(r.out, "ttsgen ") || !strings.Contains(r.out, "ONNX Runtime 1.") ||
+		!strings.Contains(r.out, "espeak-ng 1.") {
+		t.Errorf("exit %d, stdout %q", r.code, r.out)
+	}
+}
+
+func TestHelpDocumentsExitStatuses(t *testing.T) {
+	isolate(t)
+	for _, cmd := range []string{"synth", "batch", "voices"} {
+		if r := run(t, "", cmd, "--help"); !strings.Contains(r.out, "Exit status: 0 all done") {
+			t.Errorf("ttsgen %s --help has no exit statuses:\n%s", cmd, r.out)
+		}
+	}
+}
