@@ -81,7 +81,7 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 			return usageErrorf("input %s: %w", in, err)
 		}
 	}
-	con := newConsole(streams.ErrOut, s.quiet())
+	con := newConsole(streams, s.quiet())
 	out, err := results.Open(o.outDir, o.force)
 	if err != nil {
 		return fmt.Errorf("opening output folder: %w", err)

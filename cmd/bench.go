@@ -103,7 +103,7 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	if err != nil {
 		return err
 	}
-	con := newConsole(streams.ErrOut, s.quiet())
+	con := newConsole(streams, s.quiet())
 	load := bench.Load{Concurrency: o.concurrency, Rate: o.rate, Requests: o.requests, Warmup: o.warmup}
 	if o.rate > 0 {
 		load.Concurrency = 0

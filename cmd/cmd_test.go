@@ -28,8 +28,15 @@ type runResult struct {
 // run executes ttsgen in-process with args and an isolated environment (config, caches, voices in temp dirs).
 func run(t *testing.T, stdin string, args ...string) runResult {
 	t.Helper()
+	return runTTY(t, IO{}, stdin, args...)
+}
+
+// runTTY is run with the terminal flags of tty: as if those streams were a terminal.
+func runTTY(t *testing.T, tty IO, stdin string, args ...string) runResult {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	streams := IO{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
+	streams := IO{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut, InTTY: tty.InTTY, OutTTY: tty.OutTTY,
+		ErrTTY: tty.ErrTTY}
 	root := NewRootCmd(streams)
 	root.SetArgs(args)
 	ctx, cancel := context.WithCancelCause(context.Background())

@@ -3,12 +3,10 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/results"
@@ -23,12 +21,9 @@ type console struct {
 	bar      *progressbar.ProgressBar // nil until a progress display starts, and when not on a terminal
 }
 
-func newConsole(w io.Writer, quiet bool) *console {
-	c := &console{w: w, quiet: quiet}
-	if f, ok := w.(*os.File); ok {
-		c.terminal = term.IsTerminal(int(f.Fd()))
-	}
-	return c
+// newConsole writes to streams.ErrOut, with a live progress bar only when that is a terminal.
+func newConsole(streams IO, quiet bool) *console {
+	return &console{w: streams.ErrOut, quiet: quiet, terminal: streams.ErrTTY}
 }
 
 // Warnf prints a warning (not in --quiet mode).

@@ -40,7 +40,7 @@ where a line break inside a paragraph does not end a sentence.)`,
 			if err != nil {
 				return err
 			}
-			front, err := s.newFrontend(newConsole(streams.ErrOut, s.quiet()), !noNormalize)
+			front, err := s.newFrontend(newConsole(streams, s.quiet()), !noNormalize)
 			if err != nil {
 				return err
 			}

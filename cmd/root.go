@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Exit statuses, named so scripts can rely on them.
@@ -38,11 +39,20 @@ type exitError struct {
 func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
 
-// IO is where a command reads and writes; tests replace it.
+// IO is where a command reads and writes, and whether each stream is a terminal (progress bars, prompts and the
+// default output depend on it); tests replace it.
 type IO struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+
+	InTTY, OutTTY, ErrTTY bool
+}
+
+// SystemIO is the process's own standard streams.
+func SystemIO() IO {
+	tty := func(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+	return IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, InTTY: tty(os.Stdin), OutTTY: tty(os.Stdout), ErrTTY: tty(os.Stderr)}
 }
 
 // Execute runs ttsgen with os.Args and returns the process exit status. The first SIGINT/SIGTERM cancels the
@@ -60,7 +70,7 @@ func Execute() int {
 		fmt.Fprintln(os.Stderr, "ttsgen: quitting now")
 		os.Exit(ExitInterrupted)
 	}()
-	streams := IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	streams := SystemIO()
 	root := NewRootCmd(streams)
 	err := root.ExecuteContext(ctx)
 	return exitCode(ctx, streams.ErrOut, err)

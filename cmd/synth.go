@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/ttsgen/ttsgen/internal/atomicfile"
 	"github.com/ttsgen/ttsgen/internal/audio"
@@ -39,7 +38,7 @@ with -o - each sentence goes to standard output as soon as it is spoken, so a pl
   ttsgen synth --voice ~/voices/en_GB-alan-medium.onnx "Good evening." -o alan.wav`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.out == "" {
-				if f, ok := streams.Out.(*os.File); ok && !term.IsTerminal(int(f.Fd())) {
+				if !streams.OutTTY {
 					o.out = "-"
 				} else {
 					return usageErrorf("-o is required: a .wav path, or - for standard output")
@@ -66,7 +65,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if err != nil {
 		return err
 	}
-	con := newConsole(streams.ErrOut, s.quiet())
+	con := newConsole(streams, s.quiet())
 	rt, err := s.newRuntime(con, !o.voice.noNormalize)
 	if err != nil {
 		return err
@@ -140,7 +139,7 @@ func readSynthText(streams IO, file string, args []string) (string, error) {
 		}
 		return string(b), nil
 	}
-	if f, ok := streams.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if streams.InTTY {
 		fmt.Fprintln(streams.ErrOut, "reading text from standard input (end with Ctrl-D)...")
 	}
 	b, err := io.ReadAll(streams.In)

@@ -36,7 +36,7 @@ catalogue works. The built-in default voice is always there; others live in the 
 				return problems
 			}
 			if problems != nil {
-				newConsole(streams.ErrOut, s.quiet()).Warnf("some voices in %s are unusable: %v", s.voicesDir(), problems)
+				newConsole(streams, s.quiet()).Warnf("some voices in %s are unusable: %v", s.voicesDir(), problems)
 			}
 			if asJSON {
 				infos := make([]voiceInfo, len(list))

@@ -1,0 +1,52 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+)
+
+// Where standard output goes decides synth's default: a terminal gets no WAV bytes, a pipe gets the stream.
+func TestSynthWithoutOutputDependsOnTheTerminal(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	if r := runTTY(t, IO{OutTTY: true}, "", "synth", "--voice", tinyVoice, "Hi."); r.code != ExitUsage ||
+		!strings.Contains(r.errOut, "-o is required") || r.out != "" {
+		t.Errorf("stdout a terminal: exit %d, %d bytes out, stderr %q; want a usage error and nothing written", r.code,
+			len(r.out), r.errOut)
+	}
+	if r := runTTY(t, IO{}, "", "synth", "--voice", tinyVoice, "Hi."); r.code != ExitOK || !strings.HasPrefix(r.out, "RIFF") {
+		t.Errorf("stdout a pipe: exit %d, stdout starts %q, stderr %q; want a WAV stream", r.code, r.out[:min(4, len(r.out))], r.errOut)
+	}
+}
+
+// Reading text from a terminal says how to end it; from a pipe it says nothing.
+func TestSynthPromptsOnlyATerminal(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	const prompt = "reading text from standard input"
+	if r := runTTY(t, IO{InTTY: true}, "Typed.", "synth", "--voice", tinyVoice, "-o", "-"); !strings.Contains(r.errOut, prompt) {
+		t.Errorf("stdin a terminal: stderr %q, want the prompt", r.errOut)
+	}
+	if r := runTTY(t, IO{}, "Piped.", "synth", "--voice", tinyVoice, "-o", "-"); strings.Contains(r.errOut, prompt) {
+		t.Errorf("stdin a pipe: stderr %q, want no prompt", r.errOut)
+	}
+}
+
+// On a terminal, progress is a live bar; elsewhere, plain lines that logs can keep.
+func TestProgressIsABarOnlyOnATerminal(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		tty, quiet bool
+		wantBar    bool
+	}{
+		{"terminal", true, false, true},
+		{"pipe", false, false, false},
+		{"terminal, --quiet", true, true, false},
+	} {
+		c := newConsole(IO{ErrOut: &strings.Builder{}, ErrTTY: tt.tty}, tt.quiet)
+		c.startProgress()
+		if got := c.bar != nil; got != tt.wantBar {
+			t.Errorf("%s: progress bar %v, want %v", tt.name, got, tt.wantBar)
+		}
+	}
+}
