@@ -43,8 +43,9 @@ fuzz: setup
 	  done; \
 	done
 
+# The runs of benchmarks/suite.json for a developer's machine (BENCHMARKS.md says what they gave, and the GPU runs).
 bench: build
-	./$(BIN) bench --texts samples/bench.txt --compare sequential
+	$(GO) run ./benchmarks/run -machine dev -bin $(BIN)
 
 clean:
 	rm -rf bin hello.wav

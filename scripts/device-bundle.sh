@@ -4,7 +4,8 @@
 # device kit (../shared/tools/device-kit.sh, run first) the ONNX Runtime library and the Vulkan loader packages.
 # Festival is left out: benchmarks do not need it, and the whole tree must travel in 64 MiB.
 # usage: scripts/device-bundle.sh [DIR]   (default .gpukit; ignored by git; name it in `carry`), then on the device:
-#   source DIR/env.sh && ttsgen bench ...
+#   source DIR/env.sh && /tmp/gpukit/benchsuite -machine h200 -bin /tmp/gpukit/ttsgen.bin -out $OUT
+# (the runs of benchmarks/suite.json for that machine; see BENCHMARKS.md).
 # PREV=<git revision> also packs that revision's binary as ttsgen-prev.bin, to compare two builds in one call (the
 # machines differ by up to 20% from call to call). To fit in the 64 MiB, both binaries then embed the tiny test voice
 # as their default voice (the real one is 17 MiB of the bundle): give them the real one from the carried tree, as
@@ -36,15 +37,16 @@ if [ -n "${PREV:-}" ]; then
 else
   go build -ldflags "-s -w" -o "$stage/ttsgen.bin" .
 fi
-# The engine's checks that need a real GPU (TestOnDevice), run from gpu/ by gpu-bench.sh's `check`.
-go test -c -ldflags "-s -w" -o "$stage/gpu.test" ./gpu
+# The benchmark suite's harness, and the engine's checks that need a real GPU (TestOnDevice, run from internal/engine).
+go build -ldflags "-s -w" -o "$stage/benchsuite" ./benchmarks/run
+go test -c -ldflags "-s -w" -o "$stage/engine.test" ./internal/engine
 ldd "$stage/ttsgen.bin" | awk '/=> \//{print $3}' | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 data=$(dirname "$(dpkg -L espeak-ng-data | grep -m1 '/espeak-ng-data/phontab$')")
 cp "$data"/{phontab,phonindex,phondata,intonations,en_dict} "$stage/espeak-ng-data/"
 cp -r "$data/lang" "$stage/espeak-ng-data/"
 if [ -d "$data/voices" ]; then cp -r "$data/voices" "$stage/espeak-ng-data/"; fi
-tar -C "$stage" -cf - $bins gpu.test lib espeak-ng-data | xz -T2 -6 > "$dir/ttsgen.tar.xz"
+tar -C "$stage" -cf - $bins benchsuite engine.test lib espeak-ng-data | xz -T2 -6 > "$dir/ttsgen.tar.xz"
 cp "$kit/libonnxruntime.so.1.xz" "$dir/"
 cp "$kit"/debs/gl/*.deb "$dir/debs/"
 cat > "$dir/env.sh" <<'SH'
