@@ -73,8 +73,6 @@ func TestKubernetesIndexedJobIsValid(t *testing.T) {
 	}
 }
 
-
-
 func TestScriptsParse(t *testing.T) {
 	for _, script := range []string{"slurm/ttsgen-array.sbatch", "parallel/shards.sh"} {
 		if out, err := exec.Command("bash", "-n", script).CombinedOutput(); err != nil {
