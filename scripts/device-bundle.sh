@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs what `ttsgen` needs on the team's GPU machine, which has neither Go, espeak-ng nor ONNX Runtime's WebGPU
 # dependencies: the binary (xz), the shared libraries it links, the English espeak-ng data, and from the shared
-# device kit (../shared/tools/device-kit.sh, run first) the ONNX Runtime library and the Vulkan loader packages.
+# device kit (DEVICEKIT, default .devicekit: made by the team's tools/device-kit.sh, run first) the ONNX Runtime library
+# and the Vulkan loader packages.
 # Festival is left out: benchmarks do not need it, and the whole tree must travel in 64 MiB.
 # usage: scripts/device-bundle.sh [DIR]   (default .gpukit; ignored by git; name it in `carry`), then on the device:
 #   source DIR/env.sh && /tmp/gpukit/benchsuite -machine h200 -bin /tmp/gpukit/ttsgen.bin -out $OUT
@@ -13,7 +14,7 @@
 set -euo pipefail
 dir=${1:-.gpukit}
 kit=${DEVICEKIT:-.devicekit}
-[ -f "$kit/libonnxruntime.so.1.xz" ] || { echo "run ../shared/tools/device-kit.sh $kit first" >&2; exit 1; }
+[ -f "$kit/libonnxruntime.so.1.xz" ] || { echo "no device kit in $kit: make it first with the team's tools/device-kit.sh $kit" >&2; exit 1; }
 rm -rf "$dir" && mkdir -p "$dir/debs"
 stage=$(mktemp -d) && trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib" "$stage/espeak-ng-data"
