@@ -150,7 +150,7 @@ func (f *Frontend) warnMissing(missing []string) {
 
 // splitPhonemes cuts a phoneme string longer than max phonemes (code points) into pieces, preferring the last
 // clause mark (", " etc.) and then the last word gap before the limit; a single endless "word" is cut at the limit.
-// Every phoneme is kept.
+// Every phoneme is kept; a string within the limit comes back unchanged, trailing space included.
 func splitPhonemes(ph string, max int) []string {
 	runes := []rune(ph)
 	var out []string
@@ -162,8 +162,8 @@ func splitPhonemes(ph string, max int) []string {
 			runes = runes[1:]
 		}
 	}
-	if s := strings.TrimSpace(string(runes)); s != "" {
-		out = append(out, s)
+	if strings.TrimSpace(string(runes)) != "" {
+		out = append(out, string(runes)) // as it is: Piper ends a sentence whose last clause ends in , : ; with a space
 	}
 	return out
 }
