@@ -57,3 +57,91 @@ func TestFrontendMatchesPiperIDs(t *testing.T) {
 	}
 }
 
+// Blocks of raw phonemes follow piper1-gpl's rules: the block's content (trimmed) is used code point by code point,
+// with no decomposition; a space phoneme stands between it and words that a space separates from it; the block
+// continues the sentence before it, and the first sentence of the words after it continues the same sentence.
+// Normalisation reads the words around a block and never the block itself.
+func TestFrontendRawPhonemes(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want []string // phonemes per sentence, with and without normalisation
+	}{
+		{"inside a sentence", "Say [[ həlˈoʊ ]] to them.", []string{"sˈeɪ həlˈoʊ tə ðˌɛm."}},
+		{"alone", "[[ həlˈoʊ ]]", []string{"həlˈoʊ"}},
+		{"glued to words", "Say[[həlˈoʊ]]now", []string{"sˈeɪhəlˈoʊnˈaʊ"}},
+		// No sentence ends before or after a block: "Hi." and "Bye." become one sentence, "Next." is the second.
+		{"between sentences", "Hi. [[ ə ]] Bye. Next.", []string{"hˈaɪ. ə bˈaɪ.", "nˈɛkst."}},
+		{"at the start", "[[ ðɪs ]] is it.", []string{"ðɪs ɪz ɪt."}},
+		{"at the end", "It is [[ ðɪs ]]", []string{"ɪɾ ˈɪz ðɪs"}}, // espeak-ng stresses a clause-final "is"
+		{"side by side", "[[a]][[b]]c", []string{"absˈiː"}},
+		// The comma's clause already ends in a space, and the block adds its own: two spaces, as in Piper.
+		{"after a comma", "One, [[ tˈuː ]] three.", []string{"wˈʌn,  tˈuː θɹˈiː."}},
+		{"several blocks", "[[ wˈʌn ]] and [[ tˈuː ]].", []string{"wˈʌn ænd tˈuː"}},
+		{"digits and abbreviations are not normalised inside", "Read [[ 1 ]] now.", []string{"ɹˈiːd 1 nˈaʊ."}},
+		{"precomposed phonemes stay", "[[ ç ]]", []string{"ç"}},
+		{"empty block", "Hi [[ ]] there.", []string{"hˈaɪ  ðˈɛɹ."}},
+	}
+	for _, normalize := range []bool{false, true} {
+		f, cfg, warnings := testFrontend(t, normalize)
+		for _, tt := range tests {
+			got, err := f.Sentences(tt.text, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var phonemes []string
+			for _, s := range got {
+				phonemes = append(phonemes, s.Phonemes)
+			}
+			if !reflect.DeepEqual(phonemes, tt.want) {
+				t.Errorf("normalize=%v %s: Sentences(%q) phonemes %q, want %q", normalize, tt.name, tt.text, phonemes, tt.want)
+			}
+		}
+		if len(*warnings) != 0 {
+			t.Errorf("normalize=%v: warnings %q", normalize, *warnings)
+		}
+	}
+}
+
+func TestFrontendRawPhonemeIDs(t *testing.T) {
+	f, cfg, warnings := testFrontend(t, true)
+	got, err := f.Sentences("Say [[ ç1 ]] now.", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// s ˈ e ɪ space ç 1 space n ˈ a ʊ .
+	want := []int64{1, 0, 31, 0, 120, 0, 18, 0, 74, 0, 3, 0, 40, 0, 131, 0, 3, 0, 26, 0, 120, 0, 14, 0, 100, 0, 10, 0, 2}
+	if len(got) != 1 || !reflect.DeepEqual(got[0].IDs, want) || got[0].Text != "Say [[ ç1 ]] now." {
+		t.Fatalf("Sentences = %+v\nwant ids %v", got, want)
+	}
+	// A phoneme the voice has no id for is left out and reported, as Piper does.
+	got, err = f.Sentences("[[ hЖi ]]", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{1, 0, 20, 0, 21, 0, 2}; len(got) != 1 || !reflect.DeepEqual(got[0].IDs, want) || len(*warnings) != 1 {
+		t.Fatalf("Sentences = %+v, warnings %q; want ids %v and one warning", got, *warnings, want)
+	}
+}
+
+// Text that only looks like a block goes to espeak-ng as it is.
+func TestFrontendNotRawPhonemes(t *testing.T) {
+	f, cfg, _ := testFrontend(t, false)
+	for _, text := range []string{"Not a [[ block ] here.", "[[ a\nb ]]", "[ə] and [ ə ]"} {
+		got, err := f.Sentences(text, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := f.Espeak.Phonemize(text, cfg.Espeak.Voice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var phonemes []string
+		for _, s := range got {
+			phonemes = append(phonemes, s.Phonemes)
+		}
+		if !reflect.DeepEqual(phonemes, want) {
+			t.Errorf("Sentences(%q) phonemes %q, want espeak-ng's %q", text, phonemes, want)
+		}
+	}
+}
