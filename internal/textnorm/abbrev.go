@@ -1,6 +1,9 @@
 package textnorm
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // titles are read in full before a capitalised name ("Dr. Smith"); the key is the written form
 // without its period.
@@ -132,8 +135,9 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 	switch {
 	case beforeNumber[lw] && !nextNumeric:
 		return "", 0, false
-	case weekdays[lw] && !(strings.HasPrefix(t.trail, ".,") && monthNamed(next.core) != ""):
-		return "", 0, false
+	case weekdays[lw] && !(strings.HasPrefix(t.trail, ".,") && monthNamed(next.core) != "") &&
+		!(isCapitalized(word) && dotted && (unicode.IsLower(firstRune(next.core)) || weekdays[strings.ToLower(next.core)])):
+		return "", 0, false // "Sun." ends plenty of sentences; "Sat., March 5", "Mon. through Fri." are days
 	case lw == "co" && !isCapitalized(word):
 		return "", 0, false
 	}

@@ -86,6 +86,8 @@ func TestReadingClasses(t *testing.T) {
 			{"Cook 1h30m, rest 5m 30s.", []string{"Cook one hour thirty minutes, rest five minutes thirty seconds."}},
 			{"It took 1 h 30 m and 1 hr 20 min.", []string{"It took one hour thirty minutes and one hour twenty minutes."}},
 			{"Walk 5m to the left, then 100m.", []string{"Walk five meters to the left, then one hundred meters."}},
+			{"Wait 30s, or every 10s, or 15s.", []string{"Wait thirty seconds, or every ten seconds, or fifteen seconds."}},
+			{"In the 90s and in her 20s, 10s of people came.", []string{"In the nineties and in her twenties, tens of people came."}},
 		},
 		// Month and measure abbreviations are read out.
 		"month and measure abbreviations": {
@@ -101,6 +103,9 @@ func TestReadingClasses(t *testing.T) {
 			{"Run 100 yd. then 2 mi. more.", []string{"Run one hundred yards then two miles more."}},
 			{"It holds 8 fl. oz. in 12 sq. ft. and 2 cu. in.", []string{"It holds eight fluid ounces in twelve square feet and two cubic inches."}},
 			{"Put it in. Then close it.", []string{"Put it in.", "Then close it."}},
+			{"Open Mon. through Fri., and Sat. and Sun. in summer.",
+				[]string{"Open Monday through Friday, and Saturday and Sunday in summer."}},
+			{"We went out on Sun. The weather was fine.", []string{"We went out on Sun.", "The weather was fine."}},
 			{"The Wizard of Oz. He played LB and 12 pt type.", []string{"The Wizard of Oz.", "He played LB and twelve pt type."}},
 		},
 	}

@@ -439,6 +439,8 @@ func (n *normalizer) quantityRest(i int, lit numberLit, rest string) (string, in
 		return n.bareNumber(i, lit)
 	case lit.plain() && small && isOrdinalSuffix(rest):
 		return ordinal(v), 1, true
+	case rest == "s" && lit.plain() && len(lit.intPart) <= 3 && n.secondsCue(i):
+		return lit.words() + " " + plural(lit, "second", "seconds"), 1, true // "wait 30s"
 	case !lit.negative && !lit.hasPoint && small && (rest == "s" || rest == "'s") && strings.HasSuffix(lit.intPart, "0"):
 		return decade(lit.intPart, v), 1, true // "1980s", "1,000s"
 	case rest[0] == '-' || strings.HasPrefix(rest, "–"):
@@ -454,6 +456,16 @@ func (n *normalizer) quantityRest(i int, lit numberLit, rest string) (string, in
 		return lit.words() + " " + scale, 1, true // "20M units", "3B dollars"
 	}
 	return "", 0, false
+}
+
+// secondsCues before "30s" make it seconds ("wait 30s", "every 10s") rather than a decade or tens ("the 90s", "10s
+// of people"); "15s" is seconds anyway.
+var secondsCues = setOf("wait", "waits", "waited", "waiting", "for", "after", "every", "take", "takes", "took", "last",
+	"lasts", "lasted", "within", "in", "under", "than", "only", "just", "timeout", "delay", "interval", "about", "another")
+
+// secondsCue reports that the "Ns" at token i, a multiple of ten, is seconds.
+func (n *normalizer) secondsCue(i int) bool {
+	return i > 0 && n.toks[i].lead == "" && n.toks[i-1].trail == "" && secondsCues[strings.ToLower(n.toks[i-1].core)]
 }
 
 // countScales are scale letters glued to a count. "K" is left out: "4K" and "5K" are names of a
