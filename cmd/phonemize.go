@@ -23,11 +23,15 @@ func newPhonemizeCmd(s *settings, streams IO) *cobra.Command {
 espeak-ng), or with --json one object per line: {"text": <the sentence after normalisation>, "phonemes": <phoneme
 string>, "ids": [<model input ids>]}. Needs only the voice's .onnx.json, not ONNX Runtime.
 
-Each line of the input is phonemized on its own, as Piper's command line reads its input, so a file of one
-sentence per line gives exactly Piper's ids with --no-normalize. (synth and batch read a document as a whole,
-where a line break inside a paragraph does not end a sentence.)`,
+Each line of the input, without the white space around it, is phonemized on its own, as Piper's command line
+reads its input, so a file of one sentence per line gives exactly Piper's ids with --no-normalize. (synth and
+batch read a document as a whole, where a line break inside a paragraph does not end a sentence.)
+
+Phonemes written in double brackets, "[[ həlˈoʊ ]]", go to the voice as they are, one phoneme per character, as
+in Piper (also in synth, batch and manifests); the words around them are normalised and phonemized as usual.`,
 		Example: `  ttsgen phonemize "Dr. Smith paid $5 on March 3rd."
-  ttsgen phonemize --json --no-normalize --voice en_GB-alan-medium --file text.txt`,
+  ttsgen phonemize --json --no-normalize --voice en_GB-alan-medium --file text.txt
+  ttsgen phonemize "Say [[ həlˈoʊ ]] to them."`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file != "" && len(args) > 0 {
 				return usageErrorf("give the text either as arguments or with --file, not both")
@@ -47,7 +51,7 @@ where a line break inside a paragraph does not end a sentence.)`,
 			defer closeFrontend(front)
 			var sentences []pipeline.Sentence
 			for _, line := range strings.Split(text, "\n") {
-				got, err := front.Sentences(line, v.Config)
+				got, err := front.Sentences(strings.TrimSpace(line), v.Config)
 				if err != nil {
 					return err
 				}

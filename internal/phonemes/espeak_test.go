@@ -37,6 +37,10 @@ func TestPhonemizeMatchesPiper(t *testing.T) {
 		{"no final punctuation", "Hello world", "en-us", []string{"həlˈoʊ wˈɜːld"}},
 		{"comma colon semicolon", "First, second: third; fourth.", "en-us",
 			[]string{"fˈɜːst, sˈɛkənd: θˈɜːd; fˈoːɹθ."}},
+		// The mark and space of , : ; follow every clause, the last one included.
+		{"final comma", "Hello world,", "en-us", []string{"həlˈoʊ wˈɜːld, "}},
+		{"final colon", "As follows:", "en-us", []string{"æz fˈɑːloʊz: "}},
+		{"final semicolon", "One; two;", "en-us", []string{"wˈʌn; tˈuː; "}},
 		{"terminators", "Hello, world. How are you?", "en-us",
 			[]string{"həlˈoʊ, wˈɜːld.", "hˈaʊ ɑːɹ juː?"}},
 		{"three sentences", "One. Two? Three!", "en-us", []string{"wˈʌn.", "tˈuː?", "θɹˈiː!"}},

@@ -51,9 +51,9 @@ func (f *Frontend) Sentences(text string, cfg *voices.Config) ([]Sentence, error
 }
 
 // Text is a text as it goes to the phonemizer: normalised and split into sentences, or whole without
-// normalisation (Frontend.Split).
+// normalisation (Frontend.Split), with its blocks of raw phonemes ("[[ həlˈoʊ ]]") apart.
 type Text struct {
-	pieces   []string
+	pieces   []phonemes.Part
 	estimate int
 }
 
@@ -69,54 +69,147 @@ func (f *Frontend) Split(text string) Text {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
 	t := Text{pieces: f.textPieces(text)}
-	t.estimate = len(t.pieces)
-	if !f.Normalize {
-		t.estimate = estimateText(text)
-	}
+	t.estimate = f.estimate(t.pieces)
 	return t
 }
 
 // Stream yields the text's synthesis units for the voice in reading order, each as soon as its piece of the text
 // is phonemized, so that a book's first sentences are spoken while the rest is still being phonemized. After an
 // error it yields nothing more.
+//
+// Blocks of raw phonemes join sentences as in piper1-gpl: a block continues the sentence before it (or starts the
+// first one), and the first sentence of the words after it continues that same sentence. A space phoneme separates
+// a block from words that are separated from it by a space in the text.
 func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, error] {
 	return func(yield func(Sentence, error) bool) {
-		for _, piece := range text.pieces {
-			phonemeSentences, err := f.phonemize(piece, cfg)
-			if err != nil {
-				yield(Sentence{}, err)
-				return
+		var (
+			pending    Sentence // the sentence that a block or the words after a block may still continue
+			hasPending bool
+			joinNext   bool // a block came last: the next sentence continues pending
+			spaceAfter bool // the last block had a space after it
+		)
+		emit := func() bool {
+			if !hasPending {
+				return true
 			}
-			for _, ph := range phonemeSentences {
-				for _, part := range splitPhonemes(ph, f.maxPhonemes()) {
-					ids, missing := phonemes.IDs(part, cfg.PhonemeIDMap)
-					f.warnMissing(missing)
-					if len(ids) <= 3 { // only ^ _ $: nothing speakable (e.g. a stray quote)
+			hasPending = false
+			return f.yieldSentence(pending, cfg, yield)
+		}
+		for i, piece := range text.pieces {
+			if piece.Raw {
+				pending.Text = joinText(pending.Text, piece.Text, piece.SpaceBefore)
+				pending.Phonemes += rawPhonemes(piece)
+				hasPending, joinNext, spaceAfter = true, true, piece.SpaceAfter
+			} else {
+				sentences, err := f.phonemize(piece.Text, cfg)
+				if err != nil {
+					yield(Sentence{}, err)
+					return
+				}
+				for _, ph := range sentences {
+					if joinNext {
+						pending.Text = joinText(pending.Text, piece.Text, spaceAfter)
+						pending.Phonemes += ph
+						joinNext = false
 						continue
 					}
-					if !yield(Sentence{Text: piece, Phonemes: part, IDs: ids}, nil) {
+					if !emit() {
 						return
 					}
+					pending, hasPending = Sentence{Text: piece.Text, Phonemes: ph}, true
+				}
+			}
+			if nextRaw := i+1 < len(text.pieces) && text.pieces[i+1].Raw; !nextRaw && !joinNext && !emit() {
+				return
+			}
+		}
+		emit()
+	}
+}
+
+// rawPhonemes is what a block of raw phonemes adds to its sentence: its phonemes, with a space phoneme before and
+// after where the text has a space there.
+func rawPhonemes(block phonemes.Part) string {
+	ph := block.Phonemes
+	if block.SpaceBefore {
+		ph = " " + ph
+	}
+	if block.SpaceAfter {
+		ph += " "
+	}
+	return ph
+}
+
+// joinText joins the texts of the pieces of one sentence, with a space between them where the input had one (the
+// pieces of a normalised text have lost their outer spaces).
+func joinText(a, b string, spaced bool) string {
+	if spaced && a != "" && !strings.HasSuffix(a, " ") && !strings.HasPrefix(b, " ") {
+		return a + " " + b
+	}
+	return a + b
+}
+
+// yieldSentence cuts a sentence that is too long, maps it to ids and yields the pieces that have something to say.
+func (f *Frontend) yieldSentence(s Sentence, cfg *voices.Config, yield func(Sentence, error) bool) bool {
+	for _, part := range splitPhonemes(s.Phonemes, f.maxPhonemes()) {
+		ids, missing := phonemes.IDs(part, cfg.PhonemeIDMap)
+		f.warnMissing(missing)
+		if len(ids) <= 3 { // only ^ _ $: nothing speakable (e.g. a stray quote)
+			continue
+		}
+		if !yield(Sentence{Text: s.Text, Phonemes: part, IDs: ids}, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// textPieces is what goes to the phonemizer: the words between blocks of raw phonemes, and the blocks. Without
+// normalisation the words go as they are, exactly as Piper sends them to espeak-ng (espeak-ng finds the
+// sentences), so phoneme ids match Piper's. textnorm never sees a block.
+func (f *Frontend) textPieces(text string) []phonemes.Part {
+	var pieces []phonemes.Part
+	for _, part := range phonemes.SplitRaw(text) {
+		switch {
+		case part.Raw:
+			pieces = append(pieces, part)
+		case !f.Normalize:
+			if strings.TrimSpace(part.Text) != "" {
+				pieces = append(pieces, part)
+			}
+		default:
+			for _, s := range textnorm.Sentences(part.Text) {
+				for _, piece := range textnorm.SplitLong(textnorm.Normalize(s), maxSentenceRunes) {
+					pieces = append(pieces, phonemes.Part{Text: piece})
 				}
 			}
 		}
 	}
+	return pieces
 }
 
-// textPieces is what goes to the phonemizer. Without normalisation the text goes whole, exactly as Piper sends it
-// to espeak-ng (espeak-ng finds the sentences), so phoneme ids match Piper's.
-func (f *Frontend) textPieces(text string) []string {
-	if !f.Normalize {
-		if strings.TrimSpace(text) == "" {
-			return nil
+// estimate counts the sentences pieces will give: one per normalised piece, espeak-ng's count for text that is not
+// normalised, less the sentences that a block joins.
+func (f *Frontend) estimate(pieces []phonemes.Part) int {
+	n := 0
+	afterBlock := false
+	for _, piece := range pieces {
+		if piece.Raw {
+			n = max(n, 1)
+			afterBlock = true
+			continue
 		}
-		return []string{text}
+		k := 1
+		if !f.Normalize {
+			k = estimateText(piece.Text)
+		}
+		if afterBlock && k > 0 {
+			k--
+			afterBlock = false
+		}
+		n += k
 	}
-	var pieces []string
-	for _, s := range textnorm.Sentences(text) {
-		pieces = append(pieces, textnorm.SplitLong(textnorm.Normalize(s), maxSentenceRunes)...)
-	}
-	return pieces
+	return n
 }
 
 func (f *Frontend) phonemize(text string, cfg *voices.Config) ([]string, error) {
@@ -150,7 +243,7 @@ func (f *Frontend) warnMissing(missing []string) {
 
 // splitPhonemes cuts a phoneme string longer than max phonemes (code points) into pieces, preferring the last
 // clause mark (", " etc.) and then the last word gap before the limit; a single endless "word" is cut at the limit.
-// Every phoneme is kept.
+// Every phoneme is kept; a string within the limit comes back unchanged, trailing space included.
 func splitPhonemes(ph string, max int) []string {
 	runes := []rune(ph)
 	var out []string
@@ -162,8 +255,8 @@ func splitPhonemes(ph string, max int) []string {
 			runes = runes[1:]
 		}
 	}
-	if s := strings.TrimSpace(string(runes)); s != "" {
-		out = append(out, s)
+	if strings.TrimSpace(string(runes)) != "" {
+		out = append(out, string(runes)) // as it is: Piper ends a sentence whose last clause ends in , : ; with a space
 	}
 	return out
 }

@@ -1,6 +1,9 @@
 package textnorm
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // titles are read in full before a capitalised name ("Dr. Smith"); the key is the written form
 // without its period.
@@ -28,7 +31,9 @@ var dottedWords = map[string]string{
 	"figs": "figures", "p": "page", "pp": "pages", "eq": "equation", "ex": "example", "sec": "section",
 	"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday", "thu": "Thursday",
 	"thur": "Thursday", "thurs": "Thursday", "fri": "Friday", "sat": "Saturday", "sun": "Sunday",
-	"a.m": "AM", "p.m": "PM", "esq": "Esquire",
+	"a.m": "AM", "p.m": "PM", "esq": "Esquire", "apt": "apartment", "ste": "suite", "rm": "room", "bldg": "building",
+	"fl": "floor", "est": "established", "pg": "page", "pgs": "pages", "ext": "extension", "pty": "proprietary",
+	"llc": "LLC", "plc": "PLC",
 }
 
 // undottedWords are read in full even without a period.
@@ -36,7 +41,25 @@ var undottedWords = map[string]string{"etc": "et cetera", "vs": "versus", "appro
 
 // beforeNumber are abbreviations that only mean what dottedWords says when a number follows
 // ("No. 5", "p. 12"): "no." and "p." also end sentences and name letters.
-var beforeNumber = setOf("no", "nos", "vol", "vols", "ch", "chap", "fig", "figs", "p", "pp", "eq", "ex", "sec", "ca")
+var beforeNumber = setOf("no", "nos", "vol", "vols", "ch", "chap", "fig", "figs", "p", "pp", "eq", "ex", "sec", "ca",
+	"apt", "ste", "rm", "bldg", "fl", "est", "pg", "pgs", "ext")
+
+// labelWords are read in full without their period too when a number or label follows: "Apt 4B", "Bldg 7".
+var labelWords = setOf("apt", "ste", "bldg")
+
+// measures are units read out when no number written in digits comes before them ("a tbsp. of oil", "two lbs."),
+// keyed in lower case. Abbreviations that are also words or other abbreviations ("in.", "gal.", "pt.", "ft." for
+// "featuring") are read as units only after digits (unitNames, dottedUnits).
+var measures = map[string]unit{
+	"tbsp": {"tablespoon", "tablespoons"}, "tbs": {"tablespoon", "tablespoons"}, "tsp": {"teaspoon", "teaspoons"},
+	"oz": {"ounce", "ounces"}, "lb": {"pound", "pounds"}, "lbs": {"pounds", "pounds"}, "qt": {"quart", "quarts"},
+	"yd": {"yard", "yards"}, "yds": {"yards", "yards"},
+}
+
+// pluralCues before a unit make it plural ("two tbsp.", "several oz."); after other words it is singular ("a tsp.",
+// "per lb.").
+var pluralCues = setOf("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+	"fifteen", "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "dozen", "several", "few", "many", "half")
 
 // weekdays need a date after them ("Sat., March 5"): "Sun." ends plenty of sentences.
 var weekdays = setOf("mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun")
@@ -64,7 +87,7 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 	switch word {
 	case "St", "ST":
 		// "St. Louis" (a saint's name follows) versus "Main St." (a street name precedes).
-		if nextName {
+		if nextName && !addressWords[strings.ToLower(next.core)] {
 			return eat("Saint") // also after a name: "Bury St. Edmunds", "Port St. Lucie"
 		}
 		if word == "St" && (dotted || prevName) {
@@ -83,9 +106,22 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 	if full, ok := titles[word]; ok && (dotted || t.trail == "" && (nextName || alwaysTitles[word])) {
 		return eat(full)
 	}
+	if m := monthNamed(word); m != "" && len(word) < len(m) && (dotted || lw == "sept") {
+		return eat(m) // "Sept." -> "September"; dates with a day or a year are read before (dateWithMonthName)
+	}
+	if u, ok := measures[lw]; ok && (word == lw || lw == "tbsp" || lw == "tsp") { // "Oz" and "LB" are names
+		if pluralCues[strings.ToLower(n.tok(i-1).core)] || lw == "lbs" || lw == "yds" {
+			return eat(u.many)
+		}
+		return eat(u.one)
+	}
+	nextNumeric := i+1 < len(n.toks) && startsLabel(next.core)
 	if !dotted {
 		if full, ok := undottedWords[lw]; ok {
 			return full, 1, true
+		}
+		if labelWords[lw] && nextNumeric && t.trail == "" {
+			return capitalizeLike(word, dottedWords[lw]), 1, true
 		}
 		return "", 0, false
 	}
@@ -96,20 +132,24 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 	if !ok {
 		return "", 0, false
 	}
-	nextNumeric := i+1 < len(n.toks) && startsNumeric(next.core)
 	switch {
 	case beforeNumber[lw] && !nextNumeric:
 		return "", 0, false
-	case weekdays[lw] && !(strings.HasPrefix(t.trail, ".,") && monthNamed(next.core) != ""):
-		return "", 0, false
+	case weekdays[lw] && !(strings.HasPrefix(t.trail, ".,") && monthNamed(next.core) != "") &&
+		!(isCapitalized(word) && dotted && (unicode.IsLower(firstRune(next.core)) || weekdays[strings.ToLower(next.core)])):
+		return "", 0, false // "Sun." ends plenty of sentences; "Sat., March 5", "Mon. through Fri." are days
 	case lw == "co" && !isCapitalized(word):
 		return "", 0, false
 	}
+	return eat(capitalizeLike(word, full))
+}
+
+// capitalizeLike gives full the writer's capital: "Ave." -> "Avenue", "Inc." -> "Incorporated".
+func capitalizeLike(word, full string) string {
 	if isCapitalized(word) && !isCapitalized(full) {
-		// "Ave." -> "Avenue", "Inc." -> "Incorporated": keep the writer's capital.
-		full = strings.ToUpper(full[:1]) + full[1:]
+		return strings.ToUpper(full[:1]) + full[1:]
 	}
-	return eat(full)
+	return full
 }
 
 // initialism joins dotted single letters: "U.S" -> "US", "u.s.a" -> "USA". espeak spells the result.

@@ -29,15 +29,22 @@ func (n *normalizer) clock(i int) (string, int, bool) {
 		meridiem, used = n.meridiemAfter(i)
 	}
 	hour, _ := parseDigits(parts[0])
-	isTime := len(parts[0]) <= 2 && hour <= 24 && len(parts[1]) == 2 && parts[1] <= "59" &&
-		(len(parts) == 2 || (len(parts[2]) == 2 && parts[2] <= "59"))
-	if !isTime {
+	minute, _ := parseDigits(parts[1])
+	clockShaped := len(parts[0]) <= 2 && len(parts[1]) == 2 && (len(parts) == 2 || len(parts[2]) == 2)
+	if !clockShaped {
 		if len(parts) != 2 || meridiem != "" {
 			return "", 0, false
 		}
 		return cardinalDigits(parts[0]) + " to " + cardinalDigits(parts[1]), 1, true
 	}
-	minute, _ := parseDigits(parts[1])
+	if !validClock(parts) {
+		// "25:61" is no time: read what is written, never as a time.
+		w := joinGroups(parts, "colon")
+		if meridiem != "" {
+			w += " " + meridiem
+		}
+		return w, used, true
+	}
 	if len(parts) == 3 {
 		// "1:30:05" is a duration or a timestamp; reading its parts by name fits both.
 		second, _ := parseDigits(parts[2])
@@ -64,6 +71,27 @@ func (n *normalizer) clock(i int) (string, int, bool) {
 		w += " " + meridiem
 	}
 	return w, used, true
+}
+
+// validClock reports a clock time ("23:59", "24:00") or, with three parts, a duration or timestamp ("36:15:00"),
+// whose minutes and seconds are below 60.
+func validClock(parts []string) bool {
+	hour, _ := parseDigits(parts[0])
+	for _, p := range parts[1:] {
+		if v, _ := parseDigits(p); v > 59 {
+			return false
+		}
+	}
+	return len(parts) == 3 || hour < 24 || hour == 24 && parts[1] == "00"
+}
+
+// joinGroups reads digit groups as numbers with the separator's name between them: "thirty-one slash zero two".
+func joinGroups(groups []string, separator string) string {
+	words := make([]string, len(groups))
+	for k, g := range groups {
+		words[k] = cardinalDigits(g)
+	}
+	return strings.Join(words, " "+separator+" ")
 }
 
 // durationWords reads hours, minutes and seconds by name, leaving out zero parts:
@@ -111,38 +139,70 @@ func (n *normalizer) meridiemAfter(i int) (string, int) {
 var monthNames = [...]string{"", "January", "February", "March", "April", "May", "June", "July", "August",
 	"September", "October", "November", "December"}
 
-// numericDate reads ISO dates (2024-03-05) and slashed dates in US order (3/5/2024, 3/5/24); a first
-// number above 12 is taken as the day (25/12/2024).
+// numericDate reads ISO dates (2024-03-05), slashed dates in US order (3/5/2024, 3/5/24; a first number above 12 is
+// the day, as in 25/12/2024), day and month written with a leading zero (05/03, 25/03) and dotted dates day first
+// (25.12.2024). A date that does not exist (31/02/2020, 13/13/2020, 2023-02-29, 30/02) is read group by group,
+// "thirty-one slash zero two slash two thousand twenty", never as a date.
 func numericDate(core string) (string, bool) {
 	var y, m, d string
-	slashed := false
+	var groups []string
+	separator := "slash"
 	if parts := strings.Split(core, "-"); len(parts) == 3 && len(parts[0]) == 4 && len(parts[1]) == 2 && len(parts[2]) == 2 {
-		y, m, d = parts[0], parts[1], parts[2]
+		y, m, d, groups, separator = parts[0], parts[1], parts[2], parts, "dash"
 	} else if parts := strings.Split(core, "/"); len(parts) == 3 && len(parts[0]) <= 2 && len(parts[1]) <= 2 &&
 		(len(parts[2]) == 4 || len(parts[2]) == 2) {
-		m, d, y, slashed = parts[0], parts[1], parts[2], true
+		m, d, y, groups = parts[0], parts[1], parts[2], parts
+	} else if len(parts) == 2 && len(parts[0]) <= 2 && len(parts[1]) <= 2 && (hasLeadingZero(parts[0]) || hasLeadingZero(parts[1])) {
+		m, d, groups = parts[0], parts[1], parts // a fraction has no leading zero
+	} else if parts := strings.Split(core, "."); len(parts) == 3 && len(parts[0]) <= 2 && len(parts[1]) <= 2 && len(parts[2]) == 4 {
+		d, m, y, groups, separator = parts[0], parts[1], parts[2], parts, "dot" // 25.12.2024, day first
 	} else {
 		return "", false
 	}
-	if !isASCIIDigits(y) || !isASCIIDigits(m) || !isASCIIDigits(d) {
+	if !isASCIIDigits(y) && y != "" || !isASCIIDigits(m) || !isASCIIDigits(d) {
 		return "", false
 	}
 	yv, _ := parseDigits(y)
 	mv, _ := parseDigits(m)
 	dv, _ := parseDigits(d)
-	if slashed && mv > 12 && dv <= 12 {
+	if separator != "dash" && mv > 12 && dv <= 12 {
 		mv, dv = dv, mv
 	}
-	if mv < 1 || mv > 12 || dv < 1 || dv > 31 {
-		return "", false
-	}
-	var yw string
+	fullYear := yv
 	if len(y) == 2 {
-		yw = twoDigitYear(yv)
-	} else {
-		yw = year(yv)
+		fullYear += 2000 // for leap years only: "29/02/00" exists
 	}
-	return monthNames[mv] + " " + ordinal(dv) + ", " + yw, true
+	if !validDate(mv, dv, fullYear) {
+		return joinGroups(groups, separator), true
+	}
+	w := monthNames[mv] + " " + ordinal(dv)
+	switch len(y) {
+	case 2:
+		w += ", " + twoDigitYear(yv)
+	case 4:
+		w += ", " + year(yv)
+	}
+	return w, true
+}
+
+func hasLeadingZero(digits string) bool { return len(digits) > 1 && digits[0] == '0' }
+
+// validDate reports whether day d of month m exists in year y; y 0 is an unknown year, in which February has 29 days.
+func validDate(m, d, y uint64) bool {
+	return m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(m, y)
+}
+
+func daysInMonth(m, y uint64) uint64 {
+	switch m {
+	case 2:
+		if y == 0 || y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // twoDigitYear reads "'05"/"05" as "oh five" and "24" as "twenty-four".
@@ -153,33 +213,57 @@ func twoDigitYear(v uint64) string {
 	return cardinal(v)
 }
 
-// dateWithMonthName reads "March 5, 2024", "Mar. 5th", "5 March 2024" and "March 2024".
+// dateWithMonthName reads "March 5, 2024", "Mar. 5th", "5 March 2024" and "Jan. 2020". A day the month does not
+// have ("Feb 30", "February 29, 2021") is read as a number after the month's name, never as a date.
 func (n *normalizer) dateWithMonthName(i int) (string, int, bool) {
 	t := n.toks[i]
-	if month := monthNamed(t.core); month != "" && (t.trail == "" || t.trail == ".") && i+1 < len(n.toks) &&
+	if m := monthNumber(t.core); m != 0 && (t.trail == "" || t.trail == ".") && i+1 < len(n.toks) &&
 		n.toks[i+1].lead == "" {
-		day, ok := dayOfMonth(n.toks[i+1].core)
+		month := monthNames[m]
+		eatDot := func() {
+			if t.trail == "." && len(t.core) < len(month) {
+				n.toks[i].dotEaten = true
+			}
+		}
+		dayTok := n.toks[i+1]
+		if y, ok := fourDigitYear(dayTok.core); ok {
+			eatDot()
+			return month + " " + year(y), 2, true // "Jan. 2020"
+		}
+		day, ok := dayOfMonth(dayTok.core)
 		if !ok {
 			return "", 0, false
 		}
-		if t.trail == "." && len(t.core) < len(month) {
-			n.toks[i].dotEaten = true
+		eatDot()
+		var y uint64
+		hasYear := (dayTok.trail == "," || dayTok.trail == "") && i+2 < len(n.toks) && n.toks[i+2].lead == ""
+		if hasYear {
+			y, hasYear = fourDigitYear(n.toks[i+2].core)
 		}
 		w := month + " " + ordinal(day)
-		dayTok := n.toks[i+1]
-		if (dayTok.trail == "," || dayTok.trail == "") && i+2 < len(n.toks) && n.toks[i+2].lead == "" {
-			if y, ok := fourDigitYear(n.toks[i+2].core); ok {
-				return w + ", " + year(y), 3, true
-			}
+		if !validDate(uint64(m), day, y) && isASCIIDigits(dayTok.core) {
+			w = month + " " + cardinal(day) // "Feb 30"; "April 31st" is read as the ordinal it is written as
+		}
+		if hasYear {
+			return w + ", " + year(y), 3, true
 		}
 		return w, 2, true
 	}
 	if day, ok := dayOfMonth(t.core); ok && n.joinable(i) {
 		next := n.toks[i+1]
-		month := monthNamed(next.core)
-		if month == "" || (next.trail != "" && next.trail != "." && next.trail != ",") {
+		m := monthNumber(next.core)
+		if m == 0 || (next.trail != "" && next.trail != "." && next.trail != ",") {
 			return "", 0, false
 		}
+		var y uint64
+		hasYear := n.joinable(i + 1)
+		if hasYear {
+			y, hasYear = fourDigitYear(n.toks[i+2].core)
+		}
+		if !validDate(uint64(m), day, y) {
+			return "", 0, false // "30 February": a number and a month
+		}
+		month := monthNames[m]
 		if next.trail == "." && len(next.core) < len(month) {
 			n.toks[i+1].dotEaten = true // "5 Sept." but not "5 September."
 		}
@@ -187,10 +271,8 @@ func (n *normalizer) dateWithMonthName(i int) (string, int, bool) {
 		if prev := n.tok(i - 1); prev.trail == "" && determiners[strings.ToLower(prev.core)] {
 			w = strings.TrimPrefix(w, "the ") // "on the 14th June", "the following 23rd April"
 		}
-		if n.joinable(i + 1) {
-			if y, ok := fourDigitYear(n.toks[i+2].core); ok {
-				return w + " " + year(y), 3, true
-			}
+		if hasYear {
+			return w + " " + year(y), 3, true
 		}
 		return w, 2, true
 	}
@@ -201,18 +283,21 @@ func (n *normalizer) dateWithMonthName(i int) (string, int, bool) {
 var determiners = setOf("the", "following", "this", "that", "next", "last", "every", "each", "same", "said")
 
 // monthNamed returns the full name of a capitalised month name or abbreviation ("Sept" -> "September").
-func monthNamed(word string) string {
+func monthNamed(word string) string { return monthNames[monthNumber(word)] }
+
+// monthNumber is the month (1..12) that a capitalised month name or abbreviation names, or 0.
+func monthNumber(word string) int {
 	if len(word) < 3 || !isCapitalized(word) {
-		return ""
+		return 0
 	}
 	lw := strings.ToLower(word)
 	for m := 1; m <= 12; m++ {
 		name := monthNames[m]
 		if lw == strings.ToLower(name) || lw == strings.ToLower(name[:3]) || (m == 9 && lw == "sept") {
-			return name
+			return m
 		}
 	}
-	return ""
+	return 0
 }
 
 // dayOfMonth accepts "5", "05", "5th", "21st" in 1..31.
@@ -234,4 +319,94 @@ func fourDigitYear(word string) (uint64, bool) {
 	}
 	y, _ := parseDigits(word)
 	return y, y >= 1000
+}
+
+// durationPart is one number and time unit of a duration written with letters: "30m" in "1h 30m".
+type durationPart struct {
+	lit  numberLit
+	rank int // the unit: durationNames[rank]
+}
+
+// durationUnits are the time units of a duration written with letters, ranked from seconds (1) to days (4).
+var durationUnits = map[string]int{"d": 4, "h": 3, "hr": 3, "hrs": 3, "m": 2, "min": 2, "mins": 2, "s": 1, "sec": 1,
+	"secs": 1}
+
+var durationNames = [...]unit{1: {"second", "seconds"}, 2: {"minute", "minutes"}, 3: {"hour", "hours"},
+	4: {"day", "days"}}
+
+// durationParts reads a token made of numbers with time units in decreasing order: "30m", "1h30m", "2m30s".
+func durationParts(core string) ([]durationPart, bool) {
+	var parts []durationPart
+	for core != "" {
+		lit, rest, ok := scanNumber(core, false)
+		if !ok || lit.grouped {
+			return nil, false
+		}
+		k := 0
+		for k < len(rest) && rest[k] >= 'a' && rest[k] <= 'z' {
+			k++
+		}
+		rank := durationUnits[rest[:k]]
+		if rank == 0 || len(parts) > 0 && rank >= parts[len(parts)-1].rank {
+			return nil, false
+		}
+		parts = append(parts, durationPart{lit, rank})
+		core = rest[k:]
+	}
+	return parts, len(parts) > 0
+}
+
+// duration reads a duration written with letters at token i: a number with a time unit glued on ("30m", "1h30m") or
+// written after it ("30 m"), when it is a duration by itself ("1h30m") or the tokens beside it go on with a smaller
+// or larger unit ("1h 30m", "5 min 30 s"): then "m" is minutes and "s" seconds, not meters or a decade. "5m" alone
+// is not a duration. It returns the words and how many tokens they cover.
+func (n *normalizer) duration(i int) (string, int, bool) {
+	parts, used := n.durationAt(i)
+	if used == 0 || len(parts) == 1 && !n.durationBefore(i-1, parts[0].rank) && !n.durationAfter(i+used, parts[0].rank) {
+		return "", 0, false
+	}
+	words := make([]string, len(parts))
+	for k, p := range parts {
+		words[k] = p.lit.words() + " " + pick(p.lit, durationNames[p.rank])
+	}
+	return strings.Join(words, " "), used, true
+}
+
+// durationAt reads the duration that starts at token i: a glued token ("1h30m") or a number and a unit token ("30
+// m"), with how many tokens it takes (0: none).
+func (n *normalizer) durationAt(i int) ([]durationPart, int) {
+	if i < 0 || i >= len(n.toks) {
+		return nil, 0
+	}
+	if parts, ok := durationParts(n.toks[i].core); ok {
+		return parts, 1
+	}
+	if n.joinable(i) {
+		if parts, ok := durationParts(n.toks[i].core + n.toks[i+1].core); ok && len(parts) == 1 && isASCIIDigits(n.toks[i].core) {
+			return parts, 2
+		}
+	}
+	return nil, 0
+}
+
+// durationBefore reports a duration ending at token j, right before what follows, with a unit larger than rank.
+func (n *normalizer) durationBefore(j, rank int) bool {
+	for _, start := range []int{j, j - 1} {
+		if start < 0 || n.toks[j].trail != "" || j+1 < len(n.toks) && n.toks[j+1].lead != "" {
+			continue
+		}
+		if parts, used := n.durationAt(start); used > 0 && start+used-1 == j && parts[len(parts)-1].rank > rank {
+			return true
+		}
+	}
+	return false
+}
+
+// durationAfter reports a duration starting at token j, right after what comes before, with a unit smaller than rank.
+func (n *normalizer) durationAfter(j, rank int) bool {
+	if j <= 0 || j >= len(n.toks) || n.toks[j-1].trail != "" || n.toks[j].lead != "" {
+		return false
+	}
+	parts, used := n.durationAt(j)
+	return used > 0 && parts[0].rank < rank
 }

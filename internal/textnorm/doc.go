@@ -25,14 +25,23 @@
 //     twenty-four". A number from 1100 to 2099 with no lower-case word after it ("in the summer of
 //     that year, 1816, ...") is read as a year too; otherwise a four-digit number is a cardinal.
 //   - Dates: ISO 2024-03-05, US-order 3/5/2024 and 3/5/24 (25/12/2024 is read day first because 25 is
-//     no month), "March 5, 2024", "Mar. 5th", "5 March 2024" ("the fifth of March twenty twenty-four").
-//   - Times "3:30 pm", "3:30pm", "5 p.m.", "14:05", "9:00", "9:00:15"; ratios "3:1", "16:9".
+//     no month), 05/03 and 25/03 (a leading zero makes them dates, not fractions), 25.12.2024 (day first),
+//     "March 5, 2024", "Mar. 5th", "5 March 2024" ("the fifth of March twenty twenty-four"), "Jan. 2020". Days
+//     are checked against their month and leap years: a date that does not exist is read as written, never as
+//     a date (31/02/2020 "thirty-one slash zero two slash two thousand twenty", "Feb 30" "February thirty").
+//   - Times "3:30 pm", "3:30pm", "5 p.m.", "14:05", "9:00", "9:00:15"; ratios "3:1", "16:9". A time that
+//     does not exist is read with "colon" (25:61 "twenty-five colon sixty-one").
+//   - Durations written with letters: "1h 30m", "1h30m", "2m 30s", "1 hr 20 min" ("one hour thirty minutes");
+//     "m" and "s" are minutes and seconds only next to another part of a duration ("5m" alone is meters).
 //   - Money in $ £ € ¥ ₹ ₩ with cents/pence ("$3.50"), scale words or letters ("$2.5 million",
-//     "$5M", "$3bn"), ranges "$5-10", negative amounts; cents "5¢".
+//     "$5M", "$3bn"), ranges "$5-10", negative amounts; cents "5¢". "3B" is three billion only with a
+//     currency or a money word near it ("3B dollars", "worth 3B"); elsewhere it is a label ("Flat 3B").
 //   - Percentages "12.5%", fractions "1/2", "3/4", "5/8", mixed numbers "1 1/2", vulgar fractions
 //     "½", idioms "24/7" and "9/11"; ranges "5-10", "1990-1995", "1990-95", "5-10 km".
-//   - Units after numbers, apart or glued: lengths, masses, volumes, speeds, data sizes and rates,
-//     frequencies, durations, power, temperatures (72°F), feet and inches (5'11"), "x" (times).
+//   - Units after numbers, apart or glued: lengths, masses, volumes (also cooking measures: tbsp., tsp., pt.,
+//     qt., gal.), speeds, data sizes and rates, frequencies, durations, power, temperatures (72°F), feet and
+//     inches (5'11", "3 in."), "sq. ft.", "fl. oz.", "x" (times). tbsp., tsp., oz., lb., qt. and yd. are read out
+//     without a number too ("a tbsp. of oil").
 //   - Phone numbers 555-1234, 555-123-4567, 1-800-555-1234, "(555) 123-4567", read digit by digit per
 //     group; codes after id words ("Box 2915", "ISBN 978-3-16-148410-0", "call 911") and codes glued to
 //     letters ("C2766") digit by digit.
@@ -41,8 +50,8 @@
 //   - Currency codes after amounts ("5 USD") and country-prefixed dollars ("US$5").
 //   - Titles before names (Dr., Mr., Mrs., Ms., Prof., Gen., Capt., Rev., Messrs., ...), "St." as Saint or
 //     Street and "Dr." as Doctor or Drive from the neighbouring words, Jr./Sr., Latin (etc., e.g.,
-//     i.e., vs., cf., viz., et al.), No./p./pp./vol./ch./fig. before numbers, approx., Inc./Ltd./Co.,
-//     street words (Ave., Blvd., Rd.), month and (before dates) weekday abbreviations.
+//     i.e., vs., cf., viz., et al.), No./p./pp./vol./ch./fig./Apt./Ste./Bldg. before numbers, approx.,
+//     Inc./Ltd./Co./Pty., street words (Ave., Blvd., Rd.), month and (before dates) weekday abbreviations.
 //   - Initialisms "U.S." -> "US", "a.m." -> "AM" (espeak spells capitals, but reads "a m" badly).
 //   - Periods that are not sentence ends are dropped, because espeak-ng ends a clause at every period:
 //     after abbreviations, after initials before a name ("J. R. R. Tolkien" -> "J R R Tolkien"; "A."
@@ -70,9 +79,12 @@
 //
 // # Sentences and splitting
 //
-// Sentences breaks at . ? ! (and 。！？) followed by whitespace, except after abbreviations,
-// initials, dotted initialisms, numbered-list numbers and ellipses, or before a lower-case word;
-// blank lines always end a sentence. Text without spaces (Chinese, Japanese) is not split inside.
+// Sentences breaks at . ? ! (and 。！？) followed by whitespace, except after initials, dotted
+// initialisms, numbered-list numbers and ellipses, or before a lower-case word; blank lines always end a
+// sentence. An abbreviation's period ends no sentence before a number, nor before the kind of word the
+// abbreviation expects: any word after a title ("Dr. Smith", "Mt. Everest"), a label after "No.", "Apt." or
+// a month ("Apt. 4B", "Sept. 11"), another company word after "Co." ("Co. Ltd."), an address word after a
+// street ("Ave. NW"). Before other capitalised words these may end a sentence ("... etc. Then"). Text without spaces (Chinese, Japanese) is not split inside.
 // SplitLong never drops text: joining its pieces with spaces gives back the sentence's words.
 //
 // All three functions are linear in the input size (1 MB in well under a second, see

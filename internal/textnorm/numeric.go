@@ -110,7 +110,19 @@ func (n *normalizer) numeric(i int) (string, int, bool) {
 	if w, ok := fraction(core); ok {
 		return w, 1, true
 	}
+	if groups := strings.Split(core, "/"); len(groups) > 1 && allDigits(groups) {
+		return joinGroups(groups, "slash"), 1, true // "1/2/3/4", "12/1234567"
+	}
 	return n.quantity(i)
+}
+
+func allDigits(groups []string) bool {
+	for _, g := range groups {
+		if !isASCIIDigits(g) {
+			return false
+		}
+	}
+	return true
 }
 
 func singularIf(one bool, singular, plural string) string {
@@ -261,7 +273,10 @@ var unitNames = map[string]unit{
 	"ns": {"nanosecond", "nanoseconds"}, "sec": {"second", "seconds"}, "secs": {"seconds", "seconds"},
 	"min": {"minute", "minutes"}, "mins": {"minutes", "minutes"}, "hr": {"hour", "hours"}, "hrs": {"hours", "hours"},
 	"yr": {"year", "years"}, "yrs": {"years", "years"},
-	"L": {"liter", "liters"}, "l": {"liter", "liters"}, "ml": {"milliliter", "milliliters"},
+	"tbsp": {"tablespoon", "tablespoons"}, "Tbsp": {"tablespoon", "tablespoons"}, "tbs": {"tablespoon", "tablespoons"},
+	"tsp": {"teaspoon", "teaspoons"}, "qt": {"quart", "quarts"}, "gal": {"gallon", "gallons"},
+	"doz": {"dozen", "dozen"},
+	"L":   {"liter", "liters"}, "l": {"liter", "liters"}, "ml": {"milliliter", "milliliters"},
 	"mL": {"milliliter", "milliliters"},
 	"W":  {"watt", "watts"}, "kW": {"kilowatt", "kilowatts"}, "MW": {"megawatt", "megawatts"},
 	"kWh": {"kilowatt hour", "kilowatt hours"}, "V": {"volt", "volts"}, "mAh": {"milliamp hour", "milliamp hours"},
@@ -279,6 +294,23 @@ var gluedUnits = map[string]unit{
 	"s": {"second", "seconds"}, "h": {"hour", "hours"}, "in": {"inch", "inches"},
 	"°c": {"degree Celsius", "degrees Celsius"}, "°f": {"degree Fahrenheit", "degrees Fahrenheit"},
 	"x": {"times", "times"},
+}
+
+// dottedUnits are units after a number only when written with their period: "3 in. wide" but "3 in the box", "1 pt.
+// of cream" but "12 pt type".
+var dottedUnits = map[string]unit{"in": {"inch", "inches"}, "pt": {"pint", "pints"}}
+
+// unitPrefixes come before a unit: "5 sq. ft.", "2 cu. in.", "8 fl. oz.".
+var unitPrefixes = map[string]string{"sq": "square", "cu": "cubic", "fl": "fluid"}
+
+// unitAfter reads token j as a unit written apart after a number: "5 km", "3 in." (dottedUnits need their period).
+func (n *normalizer) unitAfter(j int) (unit, bool) {
+	next := n.tok(j)
+	if u, ok := unitFor(next.core, false); ok {
+		return u, true
+	}
+	u, ok := dottedUnits[next.core]
+	return u, ok && strings.HasPrefix(next.trail, ".")
 }
 
 // idWords introduce codes rather than quantities: "Box 2915" is "box two nine one five".
@@ -398,12 +430,17 @@ func (n *normalizer) quantity(i int) (string, int, bool) {
 }
 
 func (n *normalizer) quantityRest(i int, lit numberLit, rest string) (string, int, bool) {
+	if w, used, ok := n.duration(i); ok {
+		return w, used, true
+	}
 	v, small := lit.value()
 	switch {
 	case rest == "":
 		return n.bareNumber(i, lit)
 	case lit.plain() && small && isOrdinalSuffix(rest):
 		return ordinal(v), 1, true
+	case rest == "s" && lit.plain() && len(lit.intPart) <= 3 && n.secondsCue(i):
+		return lit.words() + " " + plural(lit, "second", "seconds"), 1, true // "wait 30s"
 	case !lit.negative && !lit.hasPoint && small && (rest == "s" || rest == "'s") && strings.HasSuffix(lit.intPart, "0"):
 		return decade(lit.intPart, v), 1, true // "1980s", "1,000s"
 	case rest[0] == '-' || strings.HasPrefix(rest, "–"):
@@ -415,15 +452,52 @@ func (n *normalizer) quantityRest(i int, lit numberLit, rest string) (string, in
 	if u, ok := unitFor(rest, true); ok {
 		return lit.words() + " " + pick(lit, u), 1, true
 	}
-	if scale := countScales[rest]; scale != "" {
-		return lit.words() + " " + scale, 1, true // "20M units"
+	if scale := countScales[rest]; scale != "" && (rest != "B" || n.moneyContext(i)) {
+		return lit.words() + " " + scale, 1, true // "20M units", "3B dollars"
 	}
 	return "", 0, false
 }
 
+// secondsCues before "30s" make it seconds ("wait 30s", "every 10s") rather than a decade or tens ("the 90s", "10s
+// of people"); "15s" is seconds anyway.
+var secondsCues = setOf("wait", "waits", "waited", "waiting", "for", "after", "every", "take", "takes", "took", "last",
+	"lasts", "lasted", "within", "in", "under", "than", "only", "just", "timeout", "delay", "interval", "about", "another")
+
+// secondsCue reports that the "Ns" at token i, a multiple of ten, is seconds.
+func (n *normalizer) secondsCue(i int) bool {
+	return i > 0 && n.toks[i].lead == "" && n.toks[i-1].trail == "" && secondsCues[strings.ToLower(n.toks[i-1].core)]
+}
+
 // countScales are scale letters glued to a count. "K" is left out: "4K" and "5K" are names of a
-// resolution and a race more often than thousands.
+// resolution and a race more often than thousands; "B" is a billion only in a money context, as
+// "Flat 3B" and "Vitamin B12" are labels.
 var countScales = map[string]string{"M": "million", "mn": "million", "B": "billion", "bn": "billion", "tn": "trillion"}
+
+// moneyWords before an amount make "3B" a sum of money: "worth 3B", "revenue of 3B".
+var moneyWords = setOf("worth", "revenue", "revenues", "valued", "valuation", "raised", "raise", "raising", "cost",
+	"costs", "budget", "budgets", "profit", "profits", "funding", "debt", "debts", "loss", "losses", "earned", "earnings",
+	"spent", "paid", "capital", "income", "sales", "turnover", "deficit", "gdp", "fund", "bid", "deal", "price")
+
+// currencyWords after an amount make it a sum of money: "3B dollars".
+var currencyWords = setOf("dollar", "dollars", "euro", "euros", "pound", "pounds", "yen", "yuan", "rupee", "rupees",
+	"franc", "francs", "usd", "eur", "gbp", "jpy", "cny", "inr", "chf", "cad", "aud")
+
+// moneyContext reports an amount of money at token i: a currency after it, or a money word shortly before it
+// ("worth 3B", "a revenue of 3B").
+func (n *normalizer) moneyContext(i int) bool {
+	if n.joinable(i) && currencyWords[strings.ToLower(n.toks[i+1].core)] {
+		return true
+	}
+	for k := i - 1; k >= 0 && k >= i-3; k-- {
+		if moneyWords[strings.ToLower(n.toks[k].core)] {
+			return true
+		}
+		if n.toks[k].trail != "" {
+			break
+		}
+	}
+	return false
+}
 
 func pick(lit numberLit, u unit) string {
 	if lit.isOne() {
@@ -479,8 +553,16 @@ func (n *normalizer) bareNumber(i int, lit numberLit) (string, int, bool) {
 			return cardinal(v) + " " + m, used, true
 		}
 	}
-	if u, ok := unitFor(next, false); ok {
+	if w, used, ok := n.duration(i); ok {
+		return w, used, true // "1 h 30 m"
+	}
+	if u, ok := n.unitAfter(i + 1); ok {
 		return lit.words() + " " + pick(lit, u), 2, true
+	}
+	if measure := unitPrefixes[next]; measure != "" && (n.toks[i+1].trail == "." || n.joinable(i+1)) {
+		if u, ok := n.unitAfter(i + 2); ok {
+			return lit.words() + " " + measure + " " + pick(lit, u), 3, true // "5 sq. ft.", "8 fl. oz."
+		}
 	}
 	if lit.plain() {
 		if num, den, ok := strings.Cut(next, "/"); ok && isASCIIDigits(num) && isASCIIDigits(den) && len(num) <= 6 && len(den) <= 6 {

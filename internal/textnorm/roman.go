@@ -18,7 +18,8 @@ var riskyWithI = setOf("John", "Mary", "Paul", "Peter", "Anne", "David", "Robert
 // "World War two", "Chapter IV" -> "Chapter four".
 var numberedNouns = setOf("Chapter", "Part", "Volume", "Vol", "Book", "Act", "Scene", "War", "Phase", "Type",
 	"Class", "Section", "Article", "Title", "Stage", "Level", "Round", "Episode", "Season", "Apollo", "Mark", "Mk",
-	"Appendix", "Schedule", "Canto", "Psalm", "Series", "Grade", "Division", "Vatican", "Gemini")
+	"Appendix", "Schedule", "Canto", "Psalm", "Series", "Grade", "Division", "Vatican", "Gemini", "Vols", "No", "Fig",
+	"Ch", "Chap", "Pt", "Art", "Sec", "Bk")
 
 // romanNumeral parses a canonical upper-case Roman numeral from 1 to 39.
 func romanNumeral(s string) (uint64, bool) {
@@ -64,7 +65,7 @@ func (n *normalizer) regnal(i int) (string, bool) {
 		return "", false
 	}
 	prev := n.toks[i-1]
-	if prev.trail != "" {
+	if prev.trail != "" && !(prev.trail == "." && prev.dotEaten) { // "Vol. II": the abbreviation's period
 		return "", false
 	}
 	switch {

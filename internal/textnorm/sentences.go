@@ -110,24 +110,97 @@ const closers = "\"')]}”’»›"
 // openers are the characters that may precede the first word of a token.
 const openers = "\"'([{“‘«‹"
 
-// strongAbbreviations end with a period but never end a sentence: titles before names, and
-// words that are always followed by more of the same sentence. Keys are lower case, without the final period.
-var strongAbbreviations = setOf(
-	"mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "ft", "gen", "col", "capt", "cpt", "lt", "sgt", "cmdr",
-	"gov", "sen", "rep", "rev", "hon", "pres", "fr", "sr", "jr", "maj", "adm", "brig", "cpl", "pvt", "lieut", "supt",
-	"insp", "det", "messrs", "drs", "mme", "mlle", "sgts", "rt",
-	"vs", "v", "approx", "cf", "e.g", "i.e", "viz", "dept", "univ", "est", "ave", "blvd", "rd",
-	"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-	"u.s", "u.k", "u.s.a", "u.n", "e.u", "d.c", "ph.d", "b.a", "m.a", "b.sc", "m.sc",
+// abbreviationKind is what an abbreviation expects after its period, which decides whether that period can end a
+// sentence. Before a lower-case word no period ends one; the kinds differ before a number or a capital.
+type abbreviationKind int
+
+const (
+	notAbbreviation abbreviationKind = iota
+	// expectsName: titles and place prefixes that a name follows ("Dr. Smith", "Mt. Everest", "St. Louis"), and words
+	// that more of the sentence always follows ("e.g.", "vs.", "approx.", "Dept. of"): never a sentence end.
+	expectsName
+	// expectsLabel: words that a number or label follows ("No. 5", "Apt. 4B", "Vol. II", "Sept. 11"): no sentence end
+	// before one, but an end before a capitalised word ("The answer was no. Then ...").
+	expectsLabel
+	// company: "Co.", "Inc.", "Ltd.": no end before another company word ("Acme Co. Ltd."), an end before other
+	// capitalised words ("Apple Inc. Announced ...").
+	company
+	// street: "Ave.", "Blvd.", "St." after a street name: no end before an address word ("Fifth Ave. NW", "Main St.
+	// Suite 5"), an end before other capitalised words.
+	street
+	// trailing: words that often end a sentence ("etc.", "a.m.", units after a number): a capitalised word after them
+	// starts a new sentence.
+	trailing
 )
 
-// numberAbbreviations never end a sentence before a number ("No. 5", "p. 12") and are ordinary
-// words elsewhere ("The answer was no. Then ...").
-var numberAbbreviations = setOf("no", "nos", "vol", "vols", "ch", "chap", "fig", "figs", "p", "pp", "art", "eq")
+// abbreviationKinds classifies abbreviations by their lower-case form without the final period. "St" and "Ft"
+// depend on the word before them (abbreviationKindOf).
+var abbreviationKinds = func() map[string]abbreviationKind {
+	m := map[string]abbreviationKind{}
+	add := func(kind abbreviationKind, words ...string) {
+		for _, w := range words {
+			m[w] = kind
+		}
+	}
+	add(expectsName, "mr", "mrs", "ms", "mx", "dr", "prof", "st", "mt", "ft", "gen", "col", "capt", "cpt", "lt", "sgt",
+		"cmdr", "gov", "sen", "rep", "rev", "hon", "pres", "fr", "sr", "jr", "maj", "adm", "brig", "cpl", "pvt", "lieut",
+		"supt", "insp", "det", "messrs", "drs", "mme", "mlle", "sgts", "rt", "mtn", "pt",
+		"vs", "v", "approx", "cf", "e.g", "i.e", "viz", "esp", "incl", "dept", "univ", "assn", "intl", "natl", "govt",
+		"u.s", "u.k", "u.s.a", "u.n", "e.u", "d.c", "ph.d", "b.a", "m.a", "b.sc", "m.sc")
+	add(expectsLabel, "no", "nos", "vol", "vols", "ch", "chap", "fig", "figs", "p", "pp", "art", "eq", "apt", "ste",
+		"rm", "bldg", "fl", "est", "ca", "ex", "pg", "pgs", "tel", "ext",
+		"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec")
+	add(company, "co", "corp", "inc", "ltd", "llc", "plc", "llp", "lp", "pty", "bros", "cos")
+	add(street, "ave", "blvd", "rd", "ln", "hwy", "pkwy", "sq", "ct", "pl", "ter", "cres")
+	add(trailing, "etc", "al", "a.m", "p.m", "min", "mins", "max", "sec", "secs", "hr", "hrs", "yr", "yrs")
+	return m
+}()
 
-// weakAbbreviations often end a sentence too ("... and so on, etc. Next ..."), so they only
-// keep the sentence going when the next word starts in lower case (which any abbreviation does).
-var weakAbbreviations = setOf("etc", "inc", "ltd", "co", "corp", "al", "bros", "a.m", "p.m", "min", "max", "sec", "hr", "hrs")
+// abbreviationKindOf classifies word (lower case, without its period) given the word before it: "St." is a street
+// after a street name or a number ("Main St.", "5th St."), a saint elsewhere; after a number "ft.", "pt." and other
+// units are units.
+func abbreviationKindOf(word, prev string) abbreviationKind {
+	afterNumber := prev != "" && isDigit(firstRune(prev))
+	switch word {
+	case "st":
+		if afterNumber || isCapitalized(prev) && !strings.HasSuffix(prev, ".") {
+			return street
+		}
+	}
+	if afterNumber && (unitAbbreviations[word] || word == "ft" || word == "pt") {
+		return trailing // a unit: "6 ft.", "2 pt." (elsewhere "Ft. Worth", "Pt. Reyes")
+	}
+	return abbreviationKinds[word]
+}
+
+// unitAbbreviations are written with a period after a number ("3 in.", "5 oz."); like "etc." they may end a sentence.
+var unitAbbreviations = setOf("in", "oz", "lb", "lbs", "yd", "yds", "mi", "tbsp", "tbs", "tsp", "qt", "gal", "doz", "sq",
+	"cu", "fl")
+
+// companyWords may follow a company abbreviation in the same name: "Co. Ltd.", "Bros. & Co.", "Pty. Ltd.".
+var companyWords = setOf("co", "corp", "inc", "ltd", "llc", "plc", "llp", "lp", "pty", "&")
+
+// addressWords may follow a street abbreviation in the same address: compass points and unit words.
+var addressWords = setOf("n", "s", "e", "w", "ne", "nw", "se", "sw", "n.e", "n.w", "s.e", "s.w", "north", "south",
+	"east", "west", "suite", "ste", "apt", "unit", "fl", "floor", "room", "rm", "bldg", "#")
+
+// startsLabel reports a word that a label abbreviation expects: a number ("5", "4B", "#3"), a Roman numeral of two
+// letters or more ("II", "XIV"), a letter with digits ("A1") or a capital letter other than "A" and "I" ("Bldg. C").
+func startsLabel(word string) bool {
+	word = strings.TrimLeft(word, openers)
+	r, size := utf8.DecodeRuneInString(word)
+	if isDigit(r) || r == '#' {
+		return true
+	}
+	core := strings.TrimRight(word, trailingPunct)
+	switch {
+	case len(core) >= 2 && strings.Trim(core, "IVXL") == "":
+		return true
+	case len(core) == 1:
+		return r >= 'B' && r <= 'Z' && r != 'I'
+	}
+	return unicode.IsLetter(r) && len(core) > size && isASCIIDigits(core[size:])
+}
 
 func setOf(words ...string) map[string]bool {
 	m := make(map[string]bool, len(words))
@@ -139,16 +212,20 @@ func setOf(words ...string) map[string]bool {
 
 // splitParagraph appends the sentences of one collapsed paragraph to out.
 func splitParagraph(p string, out []string) []string {
-	sentStart, tokStart := 0, 0
+	sentStart, tokStart, prevStart := 0, 0, 0
 	for i := 0; i <= len(p); i++ {
 		if i < len(p) && p[i] != ' ' {
 			continue
 		}
-		if i < len(p) && endsSentence(p[tokStart:i], tokStart == sentStart, p[i+1:]) {
+		prev := ""
+		if tokStart > sentStart {
+			prev = p[prevStart : tokStart-1]
+		}
+		if i < len(p) && endsSentence(p[tokStart:i], prev, p[i+1:]) {
 			out = append(out, p[sentStart:i])
 			sentStart = i + 1
 		}
-		tokStart = i + 1
+		prevStart, tokStart = tokStart, i+1
 	}
 	if sentStart < len(p) {
 		out = append(out, p[sentStart:])
@@ -156,10 +233,10 @@ func splitParagraph(p string, out []string) []string {
 	return out
 }
 
-// endsSentence decides whether the whitespace after token ends a sentence. firstInSentence
-// tells numbered list items ("1. Mix the flour") from numbers that end a sentence; rest is the
-// text after the space.
-func endsSentence(token string, firstInSentence bool, rest string) bool {
+// endsSentence decides whether the whitespace after token ends a sentence. prev is the token before it in the same
+// sentence ("" for the first, which tells numbered list items, "1. Mix the flour", from numbers that end a
+// sentence); rest is the text after the space.
+func endsSentence(token, prev, rest string) bool {
 	core := strings.TrimRight(token, closers)
 	if core == "" {
 		return false
@@ -186,21 +263,41 @@ func endsSentence(token string, firstInSentence bool, rest string) bool {
 		return true
 	}
 	lw := strings.ToLower(word)
-	switch {
-	case strongAbbreviations[lw]:
+	nextWord := firstField(rest)
+	kind := abbreviationKindOf(lw, strings.TrimLeft(prev, openers))
+	if kind != notAbbreviation && isDigit(next) {
+		return false // "Sept. 5", "approx. 5 kg", "5 ft. 3 in."
+	}
+	nextWord = strings.ToLower(strings.TrimRight(nextWord, trailingPunct))
+	switch kind {
+	case expectsName:
 		return false
-	case numberAbbreviations[lw]:
-		return !isDigit(next)
-	case weakAbbreviations[lw]:
+	case expectsLabel:
+		return !startsLabel(firstField(rest))
+	case company:
+		return !companyWords[nextWord]
+	case street:
+		return !addressWords[nextWord]
+	case trailing:
 		return true
+	}
+	switch {
 	case utf8.RuneCountInString(word) == 1 && unicode.IsLetter(firstRune(word)):
 		return false // an initial: "J. R. R. Tolkien"
 	case isInitialism(word):
 		return false // "U.S.", "N.Y."
-	case firstInSentence && isASCIIDigits(word):
+	case prev == "" && isASCIIDigits(word):
 		return false // numbered item: "1. Mix the flour."
 	}
 	return true
+}
+
+// firstField is s up to its first space.
+func firstField(s string) string {
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func firstRune(s string) rune {
