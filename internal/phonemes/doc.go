@@ -13,6 +13,13 @@
 // phonemes are decomposed (NFD) and every code point is one phoneme. IDs lays them out as
 // ^ _ p1 _ p2 _ ... pn _ $.
 //
+// # Raw phonemes
+//
+// As in piper1-gpl, "[[ həlˈoʊ ]]" in a text is a block of phonemes that goes to the voice as written: SplitRaw cuts
+// a text into words and such blocks (the shortest "[[ ... ]]" on one line; the content trimmed of white space, each
+// code point one phoneme, not decomposed). The pipeline's frontend phonemizes the words around them and joins a
+// block into sentences the way Piper does.
+//
 // # Reconstructing the terminator
 //
 // Debian's libespeak-ng 1.51 has only espeak_TextToPhonemes, which returns the same phonemes but not

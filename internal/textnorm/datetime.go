@@ -144,6 +144,9 @@ var monthNames = [...]string{"", "January", "February", "March", "April", "May",
 // (25.12.2024). A date that does not exist (31/02/2020, 13/13/2020, 2023-02-29, 30/02) is read group by group,
 // "thirty-one slash zero two slash two thousand twenty", never as a date.
 func numericDate(core string) (string, bool) {
+	if !strings.ContainsAny(core, "-/.") {
+		return "", false
+	}
 	var y, m, d string
 	var groups []string
 	separator := "slash"
@@ -327,6 +330,15 @@ type durationPart struct {
 	rank int // the unit: durationNames[rank]
 }
 
+// durationParts holds the parts of one duration, largest unit first; units strictly decrease, so there are at most four.
+type durationParts struct {
+	part [4]durationPart
+	n    int
+}
+
+func (d *durationParts) first() int { return d.part[0].rank }
+func (d *durationParts) last() int  { return d.part[d.n-1].rank }
+
 // durationUnits are the time units of a duration written with letters, ranked from seconds (1) to days (4).
 var durationUnits = map[string]int{"d": 4, "h": 3, "hr": 3, "hrs": 3, "m": 2, "min": 2, "mins": 2, "s": 1, "sec": 1,
 	"secs": 1}
@@ -334,26 +346,27 @@ var durationUnits = map[string]int{"d": 4, "h": 3, "hr": 3, "hrs": 3, "m": 2, "m
 var durationNames = [...]unit{1: {"second", "seconds"}, 2: {"minute", "minutes"}, 3: {"hour", "hours"},
 	4: {"day", "days"}}
 
-// durationParts reads a token made of numbers with time units in decreasing order: "30m", "1h30m", "2m30s".
-func durationParts(core string) ([]durationPart, bool) {
-	var parts []durationPart
+// parseDuration reads a token made of numbers with time units in decreasing order: "30m", "1h30m", "2m30s".
+func parseDuration(core string) (durationParts, bool) {
+	var d durationParts
 	for core != "" {
 		lit, rest, ok := scanNumber(core, false)
 		if !ok || lit.grouped {
-			return nil, false
+			return d, false
 		}
 		k := 0
 		for k < len(rest) && rest[k] >= 'a' && rest[k] <= 'z' {
 			k++
 		}
 		rank := durationUnits[rest[:k]]
-		if rank == 0 || len(parts) > 0 && rank >= parts[len(parts)-1].rank {
-			return nil, false
+		if rank == 0 || d.n > 0 && rank >= d.last() {
+			return d, false
 		}
-		parts = append(parts, durationPart{lit, rank})
+		d.part[d.n] = durationPart{lit, rank}
+		d.n++
 		core = rest[k:]
 	}
-	return parts, len(parts) > 0
+	return d, d.n > 0
 }
 
 // duration reads a duration written with letters at token i: a number with a time unit glued on ("30m", "1h30m") or
@@ -361,12 +374,12 @@ func durationParts(core string) ([]durationPart, bool) {
 // or larger unit ("1h 30m", "5 min 30 s"): then "m" is minutes and "s" seconds, not meters or a decade. "5m" alone
 // is not a duration. It returns the words and how many tokens they cover.
 func (n *normalizer) duration(i int) (string, int, bool) {
-	parts, used := n.durationAt(i)
-	if used == 0 || len(parts) == 1 && !n.durationBefore(i-1, parts[0].rank) && !n.durationAfter(i+used, parts[0].rank) {
+	d, used := n.durationAt(i)
+	if used == 0 || d.n == 1 && !n.durationBefore(i-1, d.first()) && !n.durationAfter(i+used, d.first()) {
 		return "", 0, false
 	}
-	words := make([]string, len(parts))
-	for k, p := range parts {
+	words := make([]string, d.n)
+	for k, p := range d.part[:d.n] {
 		words[k] = p.lit.words() + " " + pick(p.lit, durationNames[p.rank])
 	}
 	return strings.Join(words, " "), used, true
@@ -374,19 +387,21 @@ func (n *normalizer) duration(i int) (string, int, bool) {
 
 // durationAt reads the duration that starts at token i: a glued token ("1h30m") or a number and a unit token ("30
 // m"), with how many tokens it takes (0: none).
-func (n *normalizer) durationAt(i int) ([]durationPart, int) {
-	if i < 0 || i >= len(n.toks) {
-		return nil, 0
+func (n *normalizer) durationAt(i int) (durationParts, int) {
+	var d durationParts
+	if i < 0 || i >= len(n.toks) || !startsNumeric(n.toks[i].core) {
+		return d, 0
 	}
-	if parts, ok := durationParts(n.toks[i].core); ok {
-		return parts, 1
+	core := n.toks[i].core
+	if d, ok := parseDuration(core); ok {
+		return d, 1
 	}
-	if n.joinable(i) {
-		if parts, ok := durationParts(n.toks[i].core + n.toks[i+1].core); ok && len(parts) == 1 && isASCIIDigits(n.toks[i].core) {
-			return parts, 2
-		}
+	if rank := durationUnits[n.tok(i+1).core]; rank > 0 && n.joinable(i) && isASCIIDigits(core) {
+		lit, _, _ := scanNumber(core, false)
+		d.part[0], d.n = durationPart{lit, rank}, 1
+		return d, 2
 	}
-	return nil, 0
+	return d, 0
 }
 
 // durationBefore reports a duration ending at token j, right before what follows, with a unit larger than rank.
@@ -395,7 +410,7 @@ func (n *normalizer) durationBefore(j, rank int) bool {
 		if start < 0 || n.toks[j].trail != "" || j+1 < len(n.toks) && n.toks[j+1].lead != "" {
 			continue
 		}
-		if parts, used := n.durationAt(start); used > 0 && start+used-1 == j && parts[len(parts)-1].rank > rank {
+		if d, used := n.durationAt(start); used > 0 && start+used-1 == j && d.last() > rank {
 			return true
 		}
 	}
@@ -407,6 +422,6 @@ func (n *normalizer) durationAfter(j, rank int) bool {
 	if j <= 0 || j >= len(n.toks) || n.toks[j-1].trail != "" || n.toks[j].lead != "" {
 		return false
 	}
-	parts, used := n.durationAt(j)
-	return used > 0 && parts[0].rank < rank
+	d, used := n.durationAt(j)
+	return used > 0 && d.first() < rank
 }

@@ -110,8 +110,10 @@ func (n *normalizer) numeric(i int) (string, int, bool) {
 	if w, ok := fraction(core); ok {
 		return w, 1, true
 	}
-	if groups := strings.Split(core, "/"); len(groups) > 1 && allDigits(groups) {
-		return joinGroups(groups, "slash"), 1, true // "1/2/3/4", "12/1234567"
+	if strings.Contains(core, "/") {
+		if groups := strings.Split(core, "/"); allDigits(groups) {
+			return joinGroups(groups, "slash"), 1, true // "1/2/3/4", "12/1234567"
+		}
 	}
 	return n.quantity(i)
 }
@@ -141,6 +143,9 @@ func plural(lit numberLit, one, many string) string {
 
 // phoneNumber reads 555-1234, 555-123-4567 and 1-800-555-1234 digit by digit, group by group.
 func phoneNumber(core string) (string, bool) {
+	if !strings.Contains(core, "-") {
+		return "", false
+	}
 	groups := strings.Split(core, "-")
 	lens := make([]int, len(groups))
 	for k, g := range groups {
