@@ -322,7 +322,7 @@ func TestWriteFile(t *testing.T) {
 			return &os.PathError{Op: "write", Path: tempName, Err: syscall.ENOSPC}
 		}, "writing " + filepath.Join(dir, "x.wav") + ": no space left on device", syscall.ENOSPC},
 		{"fn closes the file", func(w io.Writer) error { return w.(*os.File).Close() },
-			"writing " + filepath.Join(dir, "x.wav") + ": setting permissions: file already closed", os.ErrClosed},
+			"writing " + filepath.Join(dir, "x.wav") + ": keeping the replaced file's permissions: file already closed", os.ErrClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := d.WriteFile(target, tc.fn)
