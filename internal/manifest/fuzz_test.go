@@ -79,9 +79,6 @@ func checkScan(t *testing.T, data []byte, limit int) {
 		checkRange(t, "length_scale", it.LengthScale, false, MaxLengthScale)
 		checkRange(t, "noise_scale", it.NoiseScale, true, MaxNoise)
 		checkRange(t, "noise_w", it.NoiseW, true, MaxNoise)
-		if h := it.Hash(); len(h) != 32 || h != it.Hash() {
-			t.Fatalf("Hash %q is not a stable 32-digit digest", h)
-		}
 	}
 }
 

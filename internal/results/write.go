@@ -60,7 +60,7 @@ func (d *Dir) resolve(out string, create bool) (string, error) {
 		}
 	}
 	if create {
-		if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(final), 0o777); err != nil {
 			return "", fmt.Errorf("creating folder for output %q: %w", out, err)
 		}
 	}
