@@ -13,6 +13,7 @@ import (
 type resultRow struct {
 	ID           string  `json:"id"`
 	Line         int     `json:"line"`
+	Source       string  `json:"source"`
 	Out          string  `json:"out"`
 	Status       string  `json:"status"`
 	Error        string  `json:"error"`

@@ -8,20 +8,36 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// buildBinary builds ttsgen once per test that needs a real process (signals cannot be tested in-process).
+// built is the ttsgen binary for tests that need a real process (signals, SIGKILL, shell redirection cannot be
+// tested in-process), built once per test run; TestMain removes it.
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ttsgen")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/ttsgen/ttsgen").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "ttsgen-test-bin-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "ttsgen")
+		out, err := exec.Command("go", "build", "-o", built.path, "github.com/ttsgen/ttsgen").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.path
 }
 
 func countLines(path string) int {
