@@ -1,8 +1,6 @@
 package results
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,23 +54,18 @@ func fileRows(t *testing.T, dir string) []Row { return readRowsFile(t, dir, true
 
 func readRowsFile(t *testing.T, dir string, strict bool) []Row {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		t.Fatalf("%s does not end with a newline", FileName)
-	}
 	var rows []Row
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+	for _, line := range fileLines(t, dir) {
+		if line == "" {
+			continue
+		}
 		var r Row
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec := json.NewDecoder(strings.NewReader(line))
 		if strict {
 			dec.DisallowUnknownFields()
 		}
 		if err := dec.Decode(&r); err != nil {
-			t.Fatalf("invalid row %q: %v", sc.Text(), err)
+			t.Fatalf("invalid row %q: %v", line, err)
 		}
 		rows = append(rows, r)
 	}
@@ -325,6 +318,9 @@ func fileLines(t *testing.T, dir string) []string {
 	}
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		t.Fatalf("%s does not end with a newline", FileName)
+	}
+	if len(data) == 0 {
+		return nil
 	}
 	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
