@@ -406,6 +406,9 @@ func TestResolve(t *testing.T) {
 	os.Symlink(filepath.Join(outside, "x.wav"), filepath.Join(dir, "file-link.wav"))
 	os.Symlink(filepath.Join(root, "missing"), filepath.Join(dir, "dangling"))
 	os.WriteFile(filepath.Join(dir, "plain"), nil, 0o644)
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.wav"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		out, want, wantErr string
@@ -426,6 +429,7 @@ func TestResolve(t *testing.T) {
 		{out: "dangling/x.wav", wantErr: `output "dangling/x.wav": dangling is a symlink that cannot be followed: lstat ` + filepath.Join(root, "missing") + `: no such file or directory`},
 		{out: "plain/x.wav", wantErr: `output "plain/x.wav": plain exists and is not a folder`},
 		{out: "real", wantErr: `output "real" is an existing folder`},
+		{out: "fifo.wav", wantErr: `output "fifo.wav" exists and is not a regular file (p---------); outputs are only written as files`},
 	} {
 		got, err := d.Resolve(tc.out)
 		if tc.wantErr != "" {
