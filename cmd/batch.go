@@ -31,18 +31,37 @@ An INPUT is:
   - a JSONL manifest (.jsonl): one JSON object per line,
       {"id": "intro", "text": "Welcome!", "out": "part1/intro.wav", "voice": "en_US-ttsgen-medium",
        "speaker": 0, "length_scale": 1.0, "noise_scale": 0.667, "noise_w": 0.8}
-    where only "text" is required ("id" defaults to the line number, "out" to <id>.wav inside DIR);
+    where only "text" is required: "id" defaults to the manifest's name and the line number ("prompts-3" for line
+    3 of prompts.jsonl), "out" to <id>.wav inside DIR, and a relative "voice" path is taken from the manifest's
+    folder;
+  - - (standard input), a FIFO or <(...): a JSONL manifest read as it comes (generate | ttsgen batch - -o out/);
+    default ids start with "stdin" for standard input;
   - a .txt file: one WAV for the whole document, named after the file;
   - a folder: each .txt file in it (not in subfolders).
 
-results.jsonl gets one row per item: {"id", "line", "out", "status": "ok"|"error", "error", "sentences",
-"audio_seconds"}. A bad line (invalid JSON, missing text, unknown voice, an "out" outside DIR, ...) gets an error
-row naming its line, is reported on stderr, and every good item is still spoken; the exit status is then 1.
+results.jsonl gets one row per item: {"id", "line", "source", "out", "status": "ok"|"error", "error",
+"retry_error", "sentences", "audio_seconds", "settings"}. A bad line (invalid JSON, missing text, unknown voice,
+an "out" outside DIR, ...) gets an error row naming its line, is reported on stderr, and every good item is still
+spoken; the exit status is then 1.
 
-Outputs are atomic (written to a temporary file, then renamed), and a re-run of the same command resumes: items
-whose WAV and "ok" row exist, with unchanged text and settings, are skipped. --force redoes everything. Ctrl-C
-stops cleanly (exit status 130); run the command again to finish.`,
+Nothing is lost and nothing is overwritten without a word:
+  - Outputs are atomic (a temporary file, renamed when complete). A batch removes only the temporary files of
+    processes that are gone, never those of another batch running now, even into a subfolder.
+  - Re-running the same command resumes, like make: an item is skipped when its WAV and "ok" row exist and the
+    row's settings (the text, the voice and its files, speaker, scales, sentence silence, normalisation, format,
+    sample rate) are those asked for now; otherwise it is done again. --force redoes every item, and every row
+    stays until its item is redone, so a forced run that stops early loses nothing.
+  - A failed retry of an item that has a good WAV keeps that WAV and its "ok" row, which records the failure in
+    "retry_error" (the run exits 1); an error row stands only where there is no good WAV.
+  - An item whose id another input recorded in DIR with other text or settings, or whose "out" another item
+    recorded, is refused with an error (and no row) instead of overwriting it: give it its own "id" or "out", or
+    write into another folder (--force replaces another input's item of the same id).
+  - Lines of results.jsonl that ttsgen cannot read as its rows are kept byte for byte, with a warning.
+Ctrl-C (or SIGTERM) stops cleanly at any point, a wait for more input included (exit status 130); run the command
+again to finish.
+`,
 		Example: `  ttsgen batch prompts.jsonl -o out/
+  generate-prompts | ttsgen batch - -o out/
   ttsgen batch book.txt chapters/ -o audiobook/ --voice en_GB-alan-medium --sentence-silence 0.4
   ttsgen batch prompts.jsonl -o out/ --force --device webgpu`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -59,7 +78,7 @@ stops cleanly (exit status 130); run the command again to finish.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.outDir, "output", "o", "", "output folder (created if needed)")
-	cmd.Flags().BoolVar(&o.force, "force", false, "redo every item, even those a previous run finished")
+	cmd.Flags().BoolVar(&o.force, "force", false, "redo every item, even those a previous run finished with the same settings")
 	cmd.Flags().IntVar(&o.jobs, "jobs", 0, fmt.Sprintf(
 		"items in flight at once (default: as many as the engine's queue holds sentences, at least %d)",
 		pipeline.MinItemConcurrency))
@@ -73,6 +92,9 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		return err
 	}
 	for _, in := range inputs { // a mistyped input is said before anything is created or started
+		if in == "-" {
+			continue
+		}
 		if _, err := os.Stat(in); err != nil {
 			var pe *os.PathError
 			if errors.As(err, &pe) {
@@ -87,8 +109,8 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		return fmt.Errorf("opening output folder: %w", err)
 	}
 	defer out.Close()
-	for _, w := range out.Warnings() { // e.g. a results.jsonl cut off by a crash, repaired
-		con.Warnf("%s: %s", results.Path(o.outDir), w)
+	for _, w := range out.Warnings() { // e.g. temp files of a killed run removed, a line of results.jsonl kept
+		con.Warnf("%s", w)
 	}
 	rt, err := s.newRuntime(con, !o.voice.noNormalize)
 	if err != nil {
@@ -96,7 +118,7 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	}
 	defer rt.close()
 	if defaults.Voice != "" { // a wrong --voice is a usage error, better said before any work starts
-		if _, err := rt.loadVoice(defaults.Voice); err != nil {
+		if _, err := rt.findVoice(defaults.Voice); err != nil {
 			return usageError{err}
 		}
 	}
@@ -105,7 +127,9 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	b := &pipeline.Batch{
 		Engine:      rt.engine,
 		Frontend:    rt.frontend,
+		FindVoice:   rt.findVoice,
 		LoadVoice:   rt.loadVoice,
+		Stdin:       streams.In,
 		Out:         out,
 		Defaults:    defaults,
 		Progress:    prog,
@@ -126,7 +150,7 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		return runErr // an interruption is reported by Execute, with its own exit status
 	}
 	if sum.Failed > 0 {
-		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %d items failed (see the error rows in %s)", sum.Failed, sum.Items, results.Path(o.outDir))}
+		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %d items failed (see stderr, and the error and retry_error rows in %s)", sum.Failed, sum.Items, results.Path(o.outDir))}
 	}
 	return nil
 }

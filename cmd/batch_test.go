@@ -13,6 +13,7 @@ import (
 type resultRow struct {
 	ID           string  `json:"id"`
 	Line         int     `json:"line"`
+	Source       string  `json:"source"`
 	Out          string  `json:"out"`
 	Status       string  `json:"status"`
 	Error        string  `json:"error"`
@@ -84,10 +85,10 @@ func TestBatchManifestWithBrokenLines(t *testing.T) {
 			t.Errorf("stderr does not name line %d: %s", line, r.errOut)
 		}
 	}
-	if byLine[3].ID != "3" || byLine[3].Out != "3.wav" {
-		t.Errorf("line 3 row %+v: id should default to the line number", byLine[3])
+	if byLine[3].ID != "in-3" || byLine[3].Out != "in-3.wav" {
+		t.Errorf("line 3 row %+v: id should default to the manifest's name and the line number", byLine[3])
 	}
-	for _, name := range []string{"a.wav", "3.wav", "sub/f.wav"} {
+	for _, name := range []string{"a.wav", "in-3.wav", "sub/f.wav"} {
 		samples, _ := readWAVFile(t, filepath.Join(out, name))
 		if len(samples) < 1000 || rms(samples) < 100 {
 			t.Errorf("%s: %d samples, rms %.0f", name, len(samples), rms(samples))

@@ -10,5 +10,9 @@ import (
 // TestMain lets this test binary be the espeak-ng helper process that newFrontend starts.
 func TestMain(m *testing.M) {
 	phonemes.ServeChildIfAsked()
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }

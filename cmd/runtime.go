@@ -20,6 +20,7 @@ type synthRuntime struct {
 	catalog  voices.Catalog
 
 	mu     sync.Mutex
+	found  map[string]*voices.Voice
 	loaded map[string]*pipeline.LoadedVoice
 }
 
@@ -53,6 +54,7 @@ func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning
 		engine:   eng,
 		frontend: front,
 		catalog:  voices.Catalog{Dir: s.voicesDir()},
+		found:    map[string]*voices.Voice{},
 		loaded:   map[string]*pipeline.LoadedVoice{},
 	}, nil
 }
@@ -75,6 +77,28 @@ func closeFrontend(f *pipeline.Frontend) error {
 	return nil
 }
 
+// findVoice finds a voice and checks its model (without reading it whole: voices.Voice.Check), once per name.
+func (r *synthRuntime) findVoice(name string) (*voices.Voice, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.findLocked(name)
+}
+
+func (r *synthRuntime) findLocked(name string) (*voices.Voice, error) {
+	if v, ok := r.found[name]; ok {
+		return v, nil
+	}
+	v, err := r.catalog.Find(name)
+	if err == nil {
+		err = v.Check()
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.found[name] = v
+	return v, nil
+}
+
 // loadVoice finds a voice and loads its model into the engine, once per name.
 func (r *synthRuntime) loadVoice(name string) (*pipeline.LoadedVoice, error) {
 	r.mu.Lock()
@@ -82,7 +106,7 @@ func (r *synthRuntime) loadVoice(name string) (*pipeline.LoadedVoice, error) {
 	if lv, ok := r.loaded[name]; ok {
 		return lv, nil
 	}
-	v, err := r.catalog.Find(name)
+	v, err := r.findLocked(name)
 	if err != nil {
 		return nil, err
 	}

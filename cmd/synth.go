@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ttsgen/ttsgen/internal/atomicfile"
 	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/outfile"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 )
 
@@ -30,8 +30,16 @@ func newSynthCmd(s *settings, streams IO) *cobra.Command {
 
 The text comes from the arguments, from --file, or else from standard input. It is normalised (numbers, dates,
 money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
-sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine;
-with -o - each sentence goes to standard output as soon as it is spoken, so a player starts with the first.`,
+sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine.
+
+Where the audio goes:
+  - a new path or a regular file: written to a temporary file beside it and renamed over it when complete, so the
+    file is never seen half-written (a file that is replaced keeps its permissions; a new one gets the umask's);
+  - a FIFO, a device (/dev/null) or a Unix socket: opened and written into as a stream, never replaced;
+  - - or /dev/stdout (the default when standard output is not a terminal): each sentence goes out as soon as it is
+    spoken, so a player starts with the first. When standard output is a regular file (synth > out.wav) the WAV
+    header's sizes are filled in at the end; into a pipe (or a file opened with >>) they cannot be, and say
+    "unknown length" (0xFFFFFFFF), as ffmpeg and sox write them: players read to the end of the stream.`,
 		Example: `  ttsgen synth "Hello there." -o hello.wav
   ttsgen synth --file chapter1.txt -o chapter1.wav --length-scale 1.1
   echo "Straight to the speakers." | ttsgen synth -o - | aplay
@@ -114,13 +122,13 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		}
 		return wav.Close()
 	}
-	if o.out == "-" {
-		// Each sentence goes out as soon as it and those before it are spoken, so a player on the other end of
-		// the pipe starts with the first sentence, not after the last.
-		return speak(audio.NewWAVStream(streams.Out, cfg.Audio.SampleRate))
-	}
-	err = atomicfile.Write(o.out, "", nil, func(f *os.File) error {
-		return speak(audio.NewWAVWriter(f, cfg.Audio.SampleRate))
+	// Each sentence goes out as soon as it and those before it are spoken (a player on the other end of a pipe
+	// starts with the first sentence); a file's header gets its sizes at the end.
+	err = outfile.Write(ctx, o.out, streams.Out, func(w io.Writer) error {
+		if ws, ok := w.(io.WriteSeeker); ok {
+			return speak(audio.NewWAVWriter(ws, cfg.Audio.SampleRate))
+		}
+		return speak(audio.NewWAVStream(w, cfg.Audio.SampleRate))
 	})
 	if errors.Is(err, pipeline.ErrNothingToSpeak) {
 		return pipeline.ErrNothingToSpeak // no file was written: nothing about writing to say

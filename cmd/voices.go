@@ -70,9 +70,16 @@ catalogue works. The built-in default voice is always there; others live in the 
 	add := &cobra.Command{
 		Use:   "add PATH",
 		Short: "Install a Piper voice (X.onnx + X.onnx.json) into the voices folder",
-		Args:  cobra.ExactArgs(1),
+		Long: `Install a Piper voice (X.onnx + X.onnx.json) into the voices folder, under the name X.
+
+The config must be a valid Piper voice config, and the model a whole ONNX model with a Piper voice's inputs
+(input, input_lengths, scales, and sid for a voice of several speakers) and output (output): a truncated download
+or another kind of file is refused. The check reads the model's graph description only, not its weights. The name
+"default" (and the built-in voice's) always means the built-in voice, so a voice of that name is refused: rename
+its two files. Ctrl-C stops the copy and leaves nothing behind.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := catalog().Add(args[0], replace)
+			v, err := catalog().Add(cmd.Context(), args[0], replace)
 			if err != nil {
 				return err
 			}

@@ -1,22 +1,31 @@
 // Package atomicfile writes files so that a reader, a crash or a full disk never sees a partial one: the content goes
 // to a temporary file beside the target, which is synced and renamed over it.
+//
+// A temporary file is named after the process that writes it (TempPrefix, the pid, a random part), so that leftovers
+// of a killed process can be told from the files another live process is writing right now: RemoveStale deletes only
+// the former.
 package atomicfile
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
-// TempPrefix starts the name of every temporary file Write creates, so leftovers of a killed process can be found.
+// TempPrefix starts the name of every temporary file Write creates: TempPrefix + pid + "-" + random digits.
 const TempPrefix = ".ttsgen-tmp-"
 
 // Write creates or replaces path with what fn writes. fn gets the temporary *os.File (an io.WriteSeeker: WAV
-// encoders seek back to fill in their header) and must not close it. Then the file is made 0644, synced, closed and
-// renamed over path, and the folder is synced. On any failure, a panic in fn included, the temporary file is removed
-// and path is left as it was; the error names the file as name (path when "") and what failed, e.g.
+// encoders seek back to fill in their header) and must not close it. Then the file is synced, closed and renamed over
+// path, and the folder is synced. A new file gets mode 0666 less the umask, as the shell's `>` gives it; a file that
+// is replaced keeps its permissions. On any failure, a panic in fn included, the temporary file is removed and path
+// is left as it was; the error names the file as name (path when "") and what failed, e.g.
 // "writing out/x.wav: no space left on device", with errors.Is still seeing the cause (syscall.ENOSPC).
 // track, when not nil, is told each temporary file's name when it is created (true) and gone (false).
 func Write(path, name string, track func(tmp string, writing bool), fn func(*os.File) error) error {
@@ -24,7 +33,7 @@ func Write(path, name string, track func(tmp string, writing bool), fn func(*os.
 		name = path
 	}
 	folder := filepath.Dir(path)
-	f, err := os.CreateTemp(folder, TempPrefix+"*")
+	f, err := createTemp(folder)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) { // the temp file's random name means nothing to the user; its folder does
@@ -53,7 +62,7 @@ func Write(path, name string, track func(tmp string, writing bool), fn func(*os.
 		what string
 		do   func() error
 	}{
-		{"setting permissions", func() error { return f.Chmod(0o644) }}, // CreateTemp makes 0600
+		{"keeping the replaced file's permissions", func() error { return keepMode(f, path) }},
 		{"syncing", f.Sync},
 		{"closing", f.Close},
 		{"renaming into place", func() error { return os.Rename(tmp, path) }},
@@ -68,6 +77,70 @@ func Write(path, name string, track func(tmp string, writing bool), fn func(*os.
 		return fmt.Errorf("writing %s: syncing its folder: %w", name, err)
 	}
 	return nil
+}
+
+// createTemp makes a new temporary file in folder with mode 0666, which the umask then narrows.
+func createTemp(folder string) (*os.File, error) {
+	prefix := TempPrefix + strconv.Itoa(os.Getpid()) + "-"
+	for {
+		name := filepath.Join(folder, prefix+strconv.FormatUint(rand.Uint64(), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+}
+
+// keepMode gives f the permissions of the regular file at path, if there is one.
+func keepMode(f *os.File, path string) error {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	return f.Chmod(info.Mode().Perm())
+}
+
+// Owner is the process id in a temporary file's name; ok is false for a name Write did not make.
+func Owner(name string) (pid int, ok bool) {
+	rest, found := strings.CutPrefix(filepath.Base(name), TempPrefix)
+	if !found {
+		return 0, false
+	}
+	digits, _, found := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(digits)
+	if !found || err != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
+}
+
+// RemoveStale deletes, anywhere under root, the temporary files whose owner process is gone: what a killed writer
+// left. A file that another live process (or this one) is writing stays, and so does a name Write did not make.
+// Folders that cannot be read are reported to warn and skipped. It returns how many files it removed.
+func RemoveStale(root string, warn func(error)) (int, error) {
+	removed := 0
+	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root {
+				return err
+			}
+			warn(fmt.Errorf("looking for stale temp files: %w", err))
+			return nil
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		if pid, ok := Owner(e.Name()); !ok || !processGone(pid) {
+			return nil
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing stale temp file: %w", err)
+		}
+		removed++
+		return nil
+	})
+	return removed, err
 }
 
 // withoutTempName drops the temp file's name from an *os.PathError or *os.LinkError about it: the user knows the

@@ -2,8 +2,11 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,8 +29,11 @@ func TestWriteReplacesWholeFileOnly(t *testing.T) {
 	}
 	b, _ := os.ReadFile(path)
 	info, _ := os.Stat(path)
-	if string(b) != "new" || info.Mode().Perm() != 0o644 || len(tracked) != 1 || !strings.HasPrefix(filepath.Base(tracked[0]), TempPrefix) {
-		t.Errorf("content %q, mode %v, tracked %v", b, info.Mode().Perm(), tracked)
+	if pid, ok := Owner(tracked[0]); string(b) != "new" || len(tracked) != 1 || !ok || pid != os.Getpid() {
+		t.Errorf("content %q, tracked %v (want one temp file named after this process)", b, tracked)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v after replacing a 0600 file; a replaced file keeps its permissions", info.Mode().Perm())
 	}
 
 	full := Write(path, "out/a.wav", nil, func(f *os.File) error {
@@ -52,10 +58,101 @@ func TestWriteReplacesWholeFileOnly(t *testing.T) {
 	}
 }
 
+// A new file gets 0666 less the umask, as `> file` in a shell would.
+func TestWriteHonoursTheUmask(t *testing.T) {
+	for _, tc := range []struct {
+		umask int
+		want  os.FileMode
+	}{{0o022, 0o644}, {0o077, 0o600}, {0o002, 0o664}} {
+		t.Run(fmt.Sprintf("%03o", tc.umask), func(t *testing.T) {
+			old := syscall.Umask(tc.umask)
+			defer syscall.Umask(old)
+			path := filepath.Join(t.TempDir(), "new.wav")
+			if err := Write(path, "", nil, func(*os.File) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if info, err := os.Stat(path); err != nil || info.Mode().Perm() != tc.want {
+				t.Errorf("mode %v, %v; want %v", info.Mode().Perm(), err, tc.want)
+			}
+		})
+	}
+}
+
 func TestWriteIntoMissingFolder(t *testing.T) {
 	folder := filepath.Join(t.TempDir(), "no", "such")
 	err := Write(filepath.Join(folder, "x"), "x", nil, func(*os.File) error { return nil })
 	if err == nil || err.Error() != "writing x: creating a file in "+folder+": no such file or directory" || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestOwner(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pid  int
+		ok   bool
+	}{
+		{TempPrefix + "123-456", 123, true},
+		{"sub/" + TempPrefix + "7-1", 7, true},
+		{TempPrefix + "123", 0, false}, // an older ttsgen's name: owner unknown
+		{TempPrefix + "x-1", 0, false},
+		{TempPrefix + "0-1", 0, false},
+		{TempPrefix + "-5-1", 0, false},
+		{"a.wav", 0, false},
+	} {
+		if pid, ok := Owner(tc.name); pid != tc.pid || ok != tc.ok {
+			t.Errorf("Owner(%q) = %d, %v; want %d, %v", tc.name, pid, ok, tc.pid, tc.ok)
+		}
+	}
+}
+
+// RemoveStale deletes what dead writers left, in subfolders too, and nothing that a live process is writing: not
+// this process's, not another running process's, and no file whose owner it cannot tell.
+func TestRemoveStaleKeepsLiveWritersFiles(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	alive := exec.Command("cat")
+	stdin, err := alive.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := alive.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); alive.Wait() })
+
+	root := t.TempDir()
+	name := func(pid int) string { return fmt.Sprintf("%s%d-42", TempPrefix, pid) }
+	files := map[string]bool{ // path -> must survive
+		name(dead.Process.Pid):                 false,
+		"sub/deeper/" + name(dead.Process.Pid): false,
+		name(os.Getpid()):                      true,
+		"sub/" + name(alive.Process.Pid):       true,
+		TempPrefix + "12345":                   true,
+		"a.wav":                                true,
+	}
+	for p := range files {
+		full := filepath.Join(root, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveStale(root, func(err error) { t.Errorf("warning: %v", err) })
+	if err != nil || removed != 2 {
+		t.Errorf("RemoveStale = %d, %v; want 2 removed", removed, err)
+	}
+	var left []string
+	for p, keep := range files {
+		_, err := os.Stat(filepath.Join(root, p))
+		if (err == nil) != keep {
+			left = append(left, fmt.Sprintf("%s exists=%v want %v", p, err == nil, keep))
+		}
+	}
+	slices.Sort(left)
+	if len(left) > 0 {
+		t.Errorf("after RemoveStale:\n%s", strings.Join(left, "\n"))
 	}
 }

@@ -1,15 +1,17 @@
 // Package manifest reads the inputs of a `ttsgen batch` run into validated
 // items, each of which remembers where it came from.
 //
-// Three kinds of input are understood:
+// These inputs are understood:
 //
 //   - A JSONL manifest (.jsonl, .json or .ndjson): one JSON object per line,
 //     {"id","text","out","voice","speaker","length_scale","noise_scale","noise_w"},
-//     of which only "text" is required. It is read line by line with a fixed
-//     line limit (MaxLineBytes), so a manifest of any length is streamed in
-//     bounded memory.
+//     of which only "text" is required; "id" defaults to the file's name
+//     without extension and the line number ("prompts-3"). It is read line
+//     by line with a fixed line limit (MaxLineBytes), so a manifest of any
+//     length is streamed in bounded memory.
 //   - A .txt file: one item holding the whole document; its id is the file
 //     name without the extension.
+//   - "-": standard input, as a JSONL manifest (default ids "stdin-3").
 //   - A directory: each of its .txt files, sorted by name, as above. It is not
 //     searched recursively; sub-folders and other files are ignored.
 //
@@ -27,10 +29,9 @@
 //     first line to use an id owns it, later ones are errors. An Item with an
 //     empty ID is always an error whose line could not be decoded far enough
 //     to have an id; results keys such rows by source and line instead.
-//   - Item.Hash digests everything that determines an item's audio and where
-//     it is written, so a resumed batch redoes edited items.
 //
 // Scan checks that every input exists and is of a known kind before it yields
 // anything, so a typo in the last argument fails at once rather than after
-// hours of synthesis.
+// hours of synthesis. Standard input, FIFOs and devices are read as streams,
+// once, and a cancelled context ends a scan that waits on one.
 package manifest

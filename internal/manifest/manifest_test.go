@@ -52,18 +52,18 @@ var singleLineCases = []struct {
 	warnings   []string
 }{
 	{name: "minimal", line: `{"text":"Hello."}`,
-		want: Item{ID: "1", Text: "Hello."}},
+		want: Item{ID: "m-1", Text: "Hello."}},
 	{name: "all fields", line: `{"id":"a1","text":"Hi","out":"sub/x.wav","voice":"en_US-x","speaker":3,"length_scale":1.2,"noise_scale":0.667,"noise_w":0}`,
 		want: Item{ID: "a1", Text: "Hi", Out: "sub/x.wav", Voice: "en_US-x", Speaker: "3", LengthScale: f32(1.2), NoiseScale: f32(0.667), NoiseW: f32(0)}},
-	{name: "speaker name", line: `{"text":"Hi","speaker":"alice"}`, want: Item{ID: "1", Text: "Hi", Speaker: "alice"}},
+	{name: "speaker name", line: `{"text":"Hi","speaker":"alice"}`, want: Item{ID: "m-1", Text: "Hi", Speaker: "alice"}},
 	{name: "nulls mean default", line: `{"text":"Hi","voice":null,"speaker":null,"length_scale":null,"out":null,"id":null}`,
-		want: Item{ID: "1", Text: "Hi"}},
-	{name: "out is cleaned", line: `{"text":"Hi","out":"./a//b.WAV"}`, want: Item{ID: "1", Text: "Hi", Out: "a/b.WAV"}},
+		want: Item{ID: "m-1", Text: "Hi"}},
+	{name: "out is cleaned", line: `{"text":"Hi","out":"./a//b.WAV"}`, want: Item{ID: "m-1", Text: "Hi", Out: "a/b.WAV"}},
 	{name: "upper bounds", line: `{"text":"Hi","length_scale":20,"noise_scale":10,"noise_w":10}`,
-		want: Item{ID: "1", Text: "Hi", LengthScale: f32(20), NoiseScale: f32(10), NoiseW: f32(10)}},
-	{name: "CRLF line", line: "{\"text\":\"Hi\"}\r", want: Item{ID: "1", Text: "Hi"}},
-	{name: "BOM on first line", line: "\uFEFF{\"text\":\"Hi\"}", want: Item{ID: "1", Text: "Hi"}},
-	{name: "unknown field warns", line: `{"text":"Hi","lenght_scale":2,"mood":"calm"}`, want: Item{ID: "1", Text: "Hi"},
+		want: Item{ID: "m-1", Text: "Hi", LengthScale: f32(20), NoiseScale: f32(10), NoiseW: f32(10)}},
+	{name: "CRLF line", line: "{\"text\":\"Hi\"}\r", want: Item{ID: "m-1", Text: "Hi"}},
+	{name: "BOM on first line", line: "\uFEFF{\"text\":\"Hi\"}", want: Item{ID: "m-1", Text: "Hi"}},
+	{name: "unknown field warns", line: `{"text":"Hi","lenght_scale":2,"mood":"calm"}`, want: Item{ID: "m-1", Text: "Hi"},
 		warnings: []string{`unknown field "lenght_scale" ignored (did you mean "length_scale"?)`, `unknown field "mood" ignored`}},
 
 	{name: "empty line", line: ``, wantErr: `line 1: empty line`},
@@ -154,12 +154,12 @@ func TestParseLine(t *testing.T) {
 
 func TestMixedManifestYieldsOneItemPerLine(t *testing.T) {
 	content := strings.Join([]string{
-		`{"text":"one"}`,                        // 1 ok, id "1"
+		`{"text":"one"}`,                        // 1 ok, id "m-1"
 		``,                                      // 2 empty
 		`{"id":"b","text":"two"}`,               // 3 ok
 		`not json`,                              // 4 invalid
 		`{"id":"b","text":"dup"}`,               // 5 duplicate id
-		`{"text":"five","id":"1"}`,              // 6 duplicate of line 1's default id
+		`{"text":"five","id":"m-1"}`,            // 6 duplicate of line 1's default id
 		`{"id":"c","text":"x","out":"b.wav"}`,   // 7 output already used by b
 		`{"id":"d","text":"y","out":"./b.wav"}`, // 8 the same file as b.wav, spelled otherwise
 		`{"text":"last, no newline"}`,           // 9 ok
@@ -168,15 +168,15 @@ func TestMixedManifestYieldsOneItemPerLine(t *testing.T) {
 	want := []struct {
 		id, err string
 	}{
-		{"1", ""},
+		{"m-1", ""},
 		{"", "line 2: empty line"},
 		{"b", ""},
 		{"", "line 4: invalid JSON: invalid character 'o' in literal null (expecting 'u')"},
 		{"", `line 5: duplicate id "b" (first used on line 3)`},
-		{"", `line 6: duplicate id "1" (first used on line 1)`},
+		{"", `line 6: duplicate id "m-1" (first used on line 1)`},
 		{"c", `line 7: output "b.wav" is already used by id "b"`},
 		{"d", `line 8: output "b.wav" is already used by id "b"`},
-		{"9", ""},
+		{"m-9", ""},
 	}
 	if len(items) != len(want) {
 		t.Fatalf("got %d items, want %d", len(items), len(want))
@@ -216,47 +216,6 @@ func TestLineExactlyAtLimitIsKept(t *testing.T) {
 	}
 }
 
-// TestHashIsStable pins the digest: if it changes, every finished item of
-// every existing batch would be synthesised again on resume. Change
-// hashVersion (and this value) only on purpose.
-func TestHashIsStable(t *testing.T) {
-	it := Item{ID: "a", Text: "Hello, world.", Voice: "en_US-ttsgen-medium", Speaker: "3", LengthScale: f32(1.1)}
-	if got, want := it.Hash(), "826553f733ff37c2c55df33cadfe7894"; got != want {
-		t.Errorf("Hash = %s, want %s", got, want)
-	}
-}
-
-func TestHash(t *testing.T) {
-	base := Item{ID: "a", Text: "Hello", Out: "a.wav", Voice: "v", Speaker: "1", LengthScale: f32(1)}
-	h := base.Hash()
-	if len(h) != 32 {
-		t.Fatalf("Hash length %d, want 32", len(h))
-	}
-	same := base
-	same.ID, same.Line, same.Source = "other", 9, "elsewhere.jsonl"
-	if same.Hash() != h {
-		t.Error("Hash changed with id/line/source, which do not affect the audio")
-	}
-	for name, edit := range map[string]func(*Item){
-		"text":         func(it *Item) { it.Text = "Hello!" },
-		"voice":        func(it *Item) { it.Voice = "w" },
-		"speaker":      func(it *Item) { it.Speaker = "2" },
-		"length_scale": func(it *Item) { it.LengthScale = f32(1.1) },
-		"length nil":   func(it *Item) { it.LengthScale = nil },
-		"noise_scale":  func(it *Item) { it.NoiseScale = f32(1) },
-		"noise_w":      func(it *Item) { it.NoiseW = f32(1) },
-		"out":          func(it *Item) { it.Out = "x/a.wav" },
-		"field shift":  func(it *Item) { it.Text, it.Voice = "Hellov", "" },
-		"default out":  func(it *Item) { it.Out, it.ID = "", "b" }, // writes b.wav now
-	} {
-		changed := base
-		edit(&changed)
-		if changed.Hash() == h {
-			t.Errorf("Hash unchanged after editing %s", name)
-		}
-	}
-}
-
 // writeFile creates dir/name with content and returns its path.
 func writeFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
@@ -270,7 +229,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 func scanAll(t *testing.T, inputs ...string) ([]Item, error) {
 	t.Helper()
 	var items []Item
-	err := Scan(context.Background(), inputs, func(it Item) error {
+	err := Scan(context.Background(), inputs, nil, func(it Item) error {
 		items = append(items, it)
 		return nil
 	})
@@ -304,7 +263,7 @@ func TestScanInputs(t *testing.T) {
 		err    string
 	}{
 		{m, 1, "intro", "x", ""},
-		{m, 2, "2", "y", ""},
+		{m, 2, "m-2", "y", ""},
 		{doc, 0, "", "Chapter one.\n", fmt.Sprintf(`duplicate id "intro" (first used in %s line 1)`, m)},
 		{filepath.Join(corpus, "a.TXT"), 0, "a", "Ay.", ""},
 		{filepath.Join(corpus, "b.txt"), 0, "b", "Bee.", ""},
@@ -353,7 +312,7 @@ func TestScanStops(t *testing.T) {
 	m := writeFile(t, dir, "m.jsonl", strings.Repeat("{\"text\":\"x\"}\n", 10))
 	stop := errors.New("stop here")
 	n := 0
-	err := Scan(context.Background(), []string{m}, func(Item) error {
+	err := Scan(context.Background(), []string{m}, nil, func(Item) error {
 		n++
 		if n == 3 {
 			return stop
@@ -366,7 +325,7 @@ func TestScanStops(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	n = 0
-	err = Scan(ctx, []string{m}, func(Item) error {
+	err = Scan(ctx, []string{m}, nil, func(Item) error {
 		n++
 		if n == 2 {
 			cancel()

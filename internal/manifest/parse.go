@@ -107,7 +107,7 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 	}
 
 	var bad problems
-	id, idUsable := strconv.Itoa(n), true
+	id, idUsable := stem(source)+"-"+strconv.Itoa(n), true
 	textGiven := false
 	seen := map[string]bool{}
 	for _, f := range fields {
@@ -186,6 +186,16 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 		it.Err = fmt.Errorf("line %d: %s", n, strings.Join(bad, "; "))
 	}
 	return it
+}
+
+// stem is an input's file name without its extension, which starts its items' default ids; standard input's is
+// "stdin".
+func stem(source string) string {
+	if source == stdinName {
+		return "stdin"
+	}
+	base := filepath.Base(source)
+	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
 // claim registers id (and the output path the item will use) for the run.

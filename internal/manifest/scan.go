@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,6 +22,9 @@ const (
 	MaxDocumentBytes = 64 << 20
 )
 
+// stdinName is the input that means standard input, read as a JSONL manifest.
+const stdinName = "-"
+
 type inputKind int
 
 const (
@@ -36,14 +40,26 @@ const (
 // Before yielding anything it checks that every input exists and is a
 // manifest (.jsonl, .json, .ndjson), a .txt file or a directory.
 //
+// "-" is stdin, read as a JSONL manifest. It and inputs that are not regular
+// files (a FIFO, a device: see IsStream) are read as streams, once, and a
+// cancelled ctx ends the scan even while it waits for a writer or for more
+// input; a stream whose name has no known extension is read as a manifest.
+//
 // Ids and output paths must be unique across all inputs of one call; see the
 // package documentation.
-func Scan(ctx context.Context, inputs []string, yield func(Item) error) error {
+func Scan(ctx context.Context, inputs []string, stdin io.Reader, yield func(Item) error) error {
 	if len(inputs) == 0 {
 		return errors.New("no inputs given")
 	}
 	kinds := make([]inputKind, len(inputs))
+	stdinSeen := false
 	for i, in := range inputs {
+		if in == stdinName {
+			if stdinSeen {
+				return errors.New(`standard input ("-") is given twice`)
+			}
+			stdinSeen = true
+		}
 		k, err := classify(in)
 		if err != nil {
 			return err
@@ -55,7 +71,7 @@ func Scan(ctx context.Context, inputs []string, yield func(Item) error) error {
 		var err error
 		switch kinds[i] {
 		case kindManifest:
-			err = run.scanManifestFile(ctx, in, yield)
+			err = run.scanManifestFile(ctx, in, stdin, yield)
 		case kindDocument:
 			err = run.scanDocument(ctx, in, yield, true)
 		case kindDirectory:
@@ -68,7 +84,21 @@ func Scan(ctx context.Context, inputs []string, yield func(Item) error) error {
 	return nil
 }
 
+// IsStream reports whether input is read as a stream, which can be read only once: "-" (stdin), a FIFO, a device.
+func IsStream(input string) bool {
+	if input == stdinName {
+		return true
+	}
+	info, err := os.Stat(input)
+	return err == nil && isStream(info)
+}
+
+func isStream(info fs.FileInfo) bool { return !info.Mode().IsRegular() && !info.IsDir() }
+
 func classify(input string) (inputKind, error) {
+	if input == stdinName {
+		return kindManifest, nil
+	}
 	info, err := os.Stat(input)
 	if err != nil {
 		return 0, fmt.Errorf("checking input: %w", err)
@@ -82,11 +112,14 @@ func classify(input string) (inputKind, error) {
 	case ".txt":
 		return kindDocument, nil
 	}
+	if isStream(info) { // <(generate) is /dev/fd/63
+		return kindManifest, nil
+	}
 	return 0, fmt.Errorf("input %s: unsupported kind of file (want .jsonl, .json, .ndjson, .txt or a directory)", input)
 }
 
-func (s *runState) scanManifestFile(ctx context.Context, name string, yield func(Item) error) error {
-	f, err := os.Open(name)
+func (s *runState) scanManifestFile(ctx context.Context, name string, stdin io.Reader, yield func(Item) error) error {
+	f, err := openInput(ctx, name, stdin)
 	if err != nil {
 		return fmt.Errorf("opening manifest: %w", err)
 	}
@@ -105,6 +138,9 @@ func (s *runState) scanManifest(ctx context.Context, name string, r io.Reader, y
 		raw, tooLong, err := lines.next()
 		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		if err != nil {
 			return fmt.Errorf("reading %s after line %d: %w", name, n-1, err)
@@ -153,7 +189,10 @@ func (s *runState) scanDocument(ctx context.Context, name string, yield func(Ite
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := readDocument(name)
+	data, err := readDocument(ctx, name)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err != nil && named {
 		return err
 	}
@@ -161,8 +200,8 @@ func (s *runState) scanDocument(ctx context.Context, name string, yield func(Ite
 	return yield(it)
 }
 
-func readDocument(name string) ([]byte, error) {
-	f, err := os.Open(name)
+func readDocument(ctx context.Context, name string) ([]byte, error) {
+	f, err := openInput(ctx, name, nil)
 	if err != nil {
 		return nil, fmt.Errorf("opening text file: %w", err)
 	}
@@ -179,7 +218,7 @@ func readDocument(name string) ([]byte, error) {
 func (s *runState) parseDocument(name string, data []byte, readErr error) Item {
 	it := Item{Source: name}
 	var bad problems
-	id := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	id := stem(name)
 	switch {
 	case readErr != nil:
 		bad.add("%v", readErr)

@@ -2,8 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,6 +22,10 @@ import (
 // VoiceLoader returns a loaded voice by name or path ("" = the default voice). It is called from several goroutines
 // and should cache: a corpus usually names few voices.
 type VoiceLoader func(name string) (*LoadedVoice, error)
+
+// VoiceFinder returns a voice by name or path without loading its model, as VoiceLoader would load it. It is called
+// for every item and should cache.
+type VoiceFinder func(name string) (*voices.Voice, error)
 
 // Defaults are the settings an item gets when its manifest line does not set them (from flags or the config file).
 type Defaults struct {
@@ -67,10 +75,12 @@ type Summary struct {
 type Batch struct {
 	Engine      Engine
 	Frontend    *Frontend
+	FindVoice   VoiceFinder
 	LoadVoice   VoiceLoader
 	Out         *results.Dir
 	Defaults    Defaults
-	Progress    Progress // may be nil
+	Stdin       io.Reader // read for the input "-"
+	Progress    Progress  // may be nil
 	Warnf       func(format string, args ...any)
 	Concurrency int // items in flight (0 = the engine's queue size, at least MinItemConcurrency)
 }
@@ -81,10 +91,22 @@ type Batch struct {
 // is the audio held in memory.
 const MinItemConcurrency = 64
 
-// Run synthesises every item of inputs. Bad items get an error row and do not stop the others. It returns when
-// every item has a row, or early when ctx is cancelled: items in flight then get no row (their temporary files are
-// removed), so a re-run redoes exactly them.
+// job is what an item is made with, decided before it is made.
+type job struct {
+	opt      SpeakOptions
+	settings results.Settings
+}
+
+// Run synthesises every item of inputs. Bad items get an error row and do not stop the others; an item that would
+// overwrite what the output folder records for another input's item is refused (see results.Dir.Check) and gets
+// no row, the other item's row standing. Items the folder already holds, made with the same settings, are
+// skipped. It returns when every item is settled, or early when ctx is cancelled: items in flight then get no row
+// (their temporary files are removed), so a re-run redoes exactly them.
 func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
+	streamed := map[string]bool{} // inputs read once, as they come: the first pass cannot count them
+	for _, in := range inputs {
+		streamed[in] = manifest.IsStream(in)
+	}
 	if b.Progress != nil {
 		n, err := EstimateSentences(ctx, inputs)
 		if err != nil {
@@ -109,7 +131,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		switch {
 		case skipped:
 			sum.Skipped++
-		case row.Status == results.StatusOK:
+		case !row.Failed():
 			sum.OK++
 			sum.Sentences += row.Sentences
 			sum.AudioSeconds += row.AudioSeconds
@@ -123,21 +145,38 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	}
 	var appendErr error
 	var appendOnce sync.Once
-	scanErr := manifest.Scan(ctx, inputs, func(it manifest.Item) error {
+	scanErr := manifest.Scan(ctx, inputs, b.Stdin, func(it manifest.Item) error {
+		at := where(it)
 		for _, w := range it.Warnings {
-			b.warnf("%s: %s", where(it), w)
+			b.warnf("%s: %s", at, w)
+		}
+		estimate := estimateItem(it)
+		if streamed[it.Source] {
+			b.plan(estimate)
 		}
 		it = b.withDefaults(it)
-		estimate := estimateItem(it)
-		row := results.Row{ID: it.ID, Line: it.Line, Source: it.Source, Out: it.Out, Status: results.StatusError}
-		if it.Err != nil {
-			row.Error = it.Err.Error()
+		row := results.Row{ID: it.ID, Line: it.Line, Source: inputPath(it.Source), Out: it.Out, Status: results.StatusError}
+		fail := func(err error) error {
+			row.Error = err.Error()
 			b.plan(-estimate)
-			return b.finish(row, record)
+			return b.finish(at, row, record)
+		}
+		if it.Err != nil {
+			return fail(it.Err)
 		}
 		row.Out = it.OutPath()
-		row.Hash = it.Hash()
-		if b.Out.Done(it.ID, row.Hash) {
+		j, err := b.prepare(it)
+		if err != nil {
+			return fail(err)
+		}
+		row.Settings = j.settings
+		done, err := b.Out.Check(row)
+		if err != nil {
+			b.plan(-estimate)
+			b.refuse(at, row, err, record)
+			return nil
+		}
+		if done {
 			b.plan(-estimate)
 			row.Status = results.StatusOK
 			record(row, true)
@@ -145,9 +184,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		}
 		path, err := b.Out.Resolve(row.Out) // unique in the run: manifest.Scan refuses a second item with the same out
 		if err != nil {
-			row.Error = err.Error()
-			b.plan(-estimate)
-			return b.finish(row, record)
+			return fail(err)
 		}
 		select {
 		case slots <- struct{}{}:
@@ -158,11 +195,11 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			row := b.synthesizeItem(ctx, inFlight, it, row, path, estimate)
+			row := b.synthesizeItem(ctx, inFlight, it, j, row, path, estimate)
 			if ctx.Err() != nil {
 				return // interrupted: no row, so a re-run redoes this item
 			}
-			if err := b.finish(row, record); err != nil {
+			if err := b.finish(at, row, record); err != nil {
 				appendOnce.Do(func() { appendErr = err })
 			}
 		}()
@@ -178,9 +215,69 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	return sum, scanErr
 }
 
+// prepare decides how an item is made: its voice, speaker and scales, and the settings that say so.
+func (b *Batch) prepare(it manifest.Item) (job, error) {
+	v, err := b.FindVoice(it.Voice)
+	if err != nil {
+		return job{}, err
+	}
+	sid, err := v.Config.SpeakerID(it.Speaker)
+	if err != nil {
+		return job{}, err
+	}
+	opt := SpeakOptions{
+		Speaker:         sid,
+		Scales:          b.Defaults.Scales(v.Config.Inference, it.LengthScale, it.NoiseScale, it.NoiseW),
+		SentenceSilence: b.Defaults.SentenceSilence,
+	}
+	return job{opt: opt, settings: b.audioSettings(it, v, opt)}, nil
+}
+
+// audioSettings lists everything that decides an item's audio, for its row: a re-run redoes the items whose
+// settings differ, like make. A setting that changes the audio (a format, a sample rate, a volume) is one more line
+// here.
+func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOptions) results.Settings {
+	return results.Settings{
+		"text_sha256":      textDigest(it.Text),
+		"voice":            v.Name,
+		"voice_files":      v.Identity(),
+		"speaker":          strconv.FormatInt(opt.Speaker, 10),
+		"length_scale":     formatScale(opt.Scales.Length),
+		"noise_scale":      formatScale(opt.Scales.Noise),
+		"noise_w":          formatScale(opt.Scales.NoiseW),
+		"sentence_silence": strconv.FormatFloat(opt.SentenceSilence, 'g', -1, 64),
+		"normalize":        strconv.FormatBool(b.Frontend.Normalize),
+		"format":           "wav",
+		"sample_rate":      strconv.Itoa(v.Config.Audio.SampleRate),
+	}
+}
+
+func textDigest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:16])
+}
+
+func formatScale(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+
+// inputPath is how a row names its input: an absolute path, so that the same file is known from any working
+// directory; "-" for standard input.
+func inputPath(source string) string {
+	if source == "-" {
+		return source
+	}
+	if abs, err := filepath.Abs(source); err == nil {
+		return abs
+	}
+	return source
+}
+
 // withDefaults fills what the item leaves unset with the batch defaults, before the item is hashed: a re-run
 // with another --voice or --length-scale then redoes the items it changes instead of skipping them.
+// A voice path in a manifest is relative to the manifest's folder, as paths in a file usually are.
 func (b *Batch) withDefaults(it manifest.Item) manifest.Item {
+	if it.Voice != "" && voices.IsPath(it.Voice) && !filepath.IsAbs(it.Voice) && it.Source != "-" {
+		it.Voice = filepath.Join(filepath.Dir(it.Source), it.Voice)
+	}
 	if it.Voice == "" {
 		it.Voice = b.Defaults.Voice
 	}
@@ -199,12 +296,14 @@ func (b *Batch) withDefaults(it manifest.Item) manifest.Item {
 	return it
 }
 
-// finish writes the item's row and reports it. A row that cannot be written stops the batch: results.jsonl is the
-// record of what is done, and continuing without it would lose work silently.
-func (b *Batch) finish(row results.Row, record func(results.Row, bool)) error {
+// finish writes the item's row and reports it; at names the item for messages. A failed attempt at an item whose
+// good output is still there keeps that output and its row, noting the failure (results.Dir.KeepGood). A row that
+// cannot be written stops the batch: results.jsonl is the record of what is done, and continuing without it would
+// lose work silently.
+func (b *Batch) finish(at string, row results.Row, record func(results.Row, bool)) error {
 	if row.Status != results.StatusOK {
-		// Manifest errors already start with their line; say it once, as file:line.
-		b.warnf("%s: %s", whereRow(row), strings.TrimPrefix(row.Error, fmt.Sprintf("line %d: ", row.Line)))
+		b.warnFailed(at, row)
+		row = b.Out.KeepGood(row)
 	}
 	if err := b.Out.Append(row); err != nil {
 		return fmt.Errorf("recording the result of item %q: %w", row.ID, err)
@@ -213,8 +312,24 @@ func (b *Batch) finish(row results.Row, record func(results.Row, bool)) error {
 	return nil
 }
 
-func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manifest.Item, row results.Row, path string,
-	estimate int) results.Row {
+// refuse reports an item that must not be made into this folder (err says why and what to do). It gets no row: the
+// row in its way belongs to another input's item, which stays as it is.
+func (b *Batch) refuse(at string, row results.Row, err error, record func(results.Row, bool)) {
+	row.Error = err.Error()
+	b.warnFailed(at, row)
+	record(row, false)
+}
+
+func (b *Batch) warnFailed(at string, row results.Row) {
+	if row.ID != "" {
+		at += fmt.Sprintf(": item %q", row.ID)
+	}
+	// Manifest errors already start with their line; say it once, as file:line.
+	b.warnf("%s: %s", at, strings.TrimPrefix(row.Error, fmt.Sprintf("line %d: ", row.Line)))
+}
+
+func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manifest.Item, j job, row results.Row,
+	path string, estimate int) results.Row {
 	fail := func(err error) results.Row {
 		row.Status = results.StatusError
 		row.Error = err.Error()
@@ -224,16 +339,6 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	if err != nil {
 		b.plan(-estimate)
 		return fail(err)
-	}
-	sid, err := v.Voice.Config.SpeakerID(it.Speaker)
-	if err != nil {
-		b.plan(-estimate)
-		return fail(err)
-	}
-	opt := SpeakOptions{
-		Speaker:         sid,
-		Scales:          b.scales(it, v),
-		SentenceSilence: b.Defaults.SentenceSilence,
 	}
 	// The first pass's guess becomes the frontend's closer estimate now, and what was spoken at the end: the
 	// progress total stays near the truth while a book is still being phonemized.
@@ -249,7 +354,7 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		}
 		wav := audio.NewWAVWriter(ws, v.Voice.Config.Audio.SampleRate)
 		var err error
-		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(text, v.Voice.Config), opt, wav,
+		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(text, v.Voice.Config), j.opt, wav,
 			func(d SentenceDone) {
 				if b.Progress != nil {
 					b.Progress.Sentence(d)
@@ -271,11 +376,6 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	return row
 }
 
-// scales picks each scale from the item, else the batch defaults, else the voice's config.
-func (b *Batch) scales(it manifest.Item, v *LoadedVoice) engine.Scales {
-	return b.Defaults.Scales(v.Voice.Config.Inference, it.LengthScale, it.NoiseScale, it.NoiseW)
-}
-
 func (b *Batch) plan(delta int) {
 	if b.Progress != nil && delta != 0 {
 		b.Progress.Planned(delta)
@@ -288,23 +388,16 @@ func (b *Batch) warnf(format string, args ...any) {
 	}
 }
 
+// where names an item's place for messages: "file:line" (the line only for manifests; stdin is "stdin").
 func where(it manifest.Item) string {
+	source := it.Source
+	if source == "-" {
+		source = "stdin"
+	}
 	if it.Line > 0 {
-		return fmt.Sprintf("%s:%d", it.Source, it.Line)
+		return fmt.Sprintf("%s:%d", source, it.Line)
 	}
-	return it.Source
-}
-
-// whereRow names an item for messages: "file:line: item ID" (the line only for manifests, the id when known).
-func whereRow(r results.Row) string {
-	where := r.Source
-	if r.Line > 0 {
-		where = fmt.Sprintf("%s:%d", r.Source, r.Line)
-	}
-	if r.ID != "" {
-		where += fmt.Sprintf(": item %q", r.ID)
-	}
-	return where
+	return source
 }
 
 // estimateItem guesses an item's sentence count cheaply (no phonemization), for the progress total.
@@ -320,10 +413,20 @@ func estimateItem(it manifest.Item) int {
 func estimateText(text string) int { return len(textnorm.Sentences(text)) }
 
 // EstimateSentences counts the sentences of every good item in inputs, without phonemizing: a quick first pass so
-// progress can show a total and an ETA from the start.
+// progress can show a total and an ETA from the start. Streams (stdin, FIFOs) can be read only once and are left
+// out: their items are counted as they come.
 func EstimateSentences(ctx context.Context, inputs []string) (int, error) {
+	var files []string
+	for _, in := range inputs {
+		if !manifest.IsStream(in) {
+			files = append(files, in)
+		}
+	}
+	if len(files) == 0 {
+		return 0, nil
+	}
 	n := 0
-	err := manifest.Scan(ctx, inputs, func(it manifest.Item) error {
+	err := manifest.Scan(ctx, files, nil, func(it manifest.Item) error {
 		n += estimateItem(it)
 		return nil
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/results"
+	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
 // gatedEngine holds every sentence until open is closed, counting those it holds, and answers with 100 samples.
@@ -68,7 +69,7 @@ func gatedBatch(t *testing.T, eng *gatedEngine, prog Progress, name, content str
 	voice := testVoice()
 	voice.Voice.Config = cfg
 	b := &Batch{Engine: eng, Frontend: frontend, LoadVoice: func(string) (*LoadedVoice, error) { return voice, nil },
-		Out: out, Progress: prog}
+		FindVoice: func(string) (*voices.Voice, error) { return voice.Voice, nil }, Out: out, Progress: prog}
 	done := make(chan error, 1)
 	var sum Summary
 	go func() {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,13 +22,17 @@ const (
 	// FileName is the results file inside the output directory.
 	FileName = "results.jsonl"
 	// TempPrefix starts the name of every temporary file this package
-	// creates; Open deletes such files anywhere under the directory.
+	// creates; Open deletes those whose writer is gone anywhere under the
+	// directory.
 	TempPrefix = atomicfile.TempPrefix
 	// lockName shares the reserved ".ttsgen-" prefix so that no output can
 	// be named like it.
 	lockName = ".ttsgen-lock"
 	// reservedPrefix may not start any component of an output path.
 	reservedPrefix = ".ttsgen-"
+	// maxLineWarnings bounds the warnings about kept lines, for a file that
+	// is not a results file at all.
+	maxLineWarnings = 5
 )
 
 // Row statuses.
@@ -36,18 +41,30 @@ const (
 	StatusError = "error"
 )
 
+// Settings are what determine an item's audio (its text's digest, the voice
+// and its model, the scales, the format...), as names and values. An item
+// whose recorded settings differ from the ones asked for now is done again.
+type Settings map[string]string
+
 // Row is one line of results.jsonl: the outcome of one item.
 type Row struct {
-	ID           string  `json:"id"`
-	Line         int     `json:"line"`
-	Source       string  `json:"source,omitempty"`
-	Out          string  `json:"out"`    // relative to the output directory, "/"-separated
-	Status       string  `json:"status"` // StatusOK or StatusError
-	Error        string  `json:"error,omitempty"`
-	Sentences    int     `json:"sentences"`
-	AudioSeconds float64 `json:"audio_seconds"`
-	Hash         string  `json:"hash,omitempty"`
+	ID     string `json:"id"`
+	Line   int    `json:"line"`
+	Source string `json:"source,omitempty"` // the input, as an absolute path ("-" for standard input)
+	Out    string `json:"out"`              // relative to the output directory, "/"-separated
+	Status string `json:"status"`           // StatusOK or StatusError
+	Error  string `json:"error,omitempty"`
+	// RetryError is set on an "ok" row when a later attempt at the item
+	// failed: the output and the row still describe the earlier, good run.
+	RetryError   string   `json:"retry_error,omitempty"`
+	Sentences    int      `json:"sentences"`
+	AudioSeconds float64  `json:"audio_seconds"`
+	Settings     Settings `json:"settings,omitempty"`
 }
+
+// Failed reports whether the row records a failure: an error row, or a good
+// output whose retry failed.
+func (r Row) Failed() bool { return r.Status != StatusOK || r.RetryError != "" }
 
 // key identifies the item a row is about: its id, or for rows without one
 // (manifest lines too broken to have an id), its source and line.
@@ -74,38 +91,46 @@ func (r Row) check() error {
 	return nil
 }
 
-// Summary counts the items this run has settled, each item once, by its
-// latest outcome. Skipped items are those Done reported as already finished.
-type Summary struct {
-	OK, Errors, Skipped int
+// where names the row's item for messages: "a.jsonl line 3".
+func (r Row) where() string {
+	switch {
+	case r.Source == "":
+		return "an unknown input"
+	case r.Line > 0:
+		return fmt.Sprintf("%s line %d", r.Source, r.Line)
+	}
+	return r.Source
 }
 
-const statusSkipped = "skipped"
-
+// entry is the effective row of one item, without its settings, which are
+// kept in their JSON encoding (a map per row would cost a kilobyte each).
 type entry struct {
-	row Row
-	seq int // order of the row in the file, for compaction
+	row      Row    // Settings is nil
+	settings []byte // canonical JSON of row.Settings; nil when the row has none
+	line     int    // the row's line in results.jsonl, 1-based
 }
 
 // Dir is an output directory opened for one batch run. Its methods are safe
 // for concurrent use.
 type Dir struct {
-	name string // as given to Open, for messages
-	abs  string // absolute path
-	real string // abs with symlinks resolved: the boundary Resolve enforces
-	lock *os.File
+	name  string // as given to Open, for messages
+	abs   string // absolute path
+	real  string // abs with symlinks resolved: the boundary Resolve enforces
+	lock  *os.File
+	force bool
 
-	mu       sync.Mutex
-	file     rowFile // results.jsonl, opened for appending
-	size     int64   // bytes of complete rows in file
-	broken   error   // set when a failed append could not be cut off again
-	rows     map[string]entry
-	seq      int
-	dirty    bool              // the file holds superseded rows: compact on Close
-	run      map[string]string // key -> this run's outcome for the item
-	summary  Summary
-	closed   bool
-	warnings []string
+	mu          sync.Mutex
+	file        rowFile // results.jsonl, opened for appending
+	size        int64   // bytes of complete lines in file
+	lines       int     // lines in file
+	needNewline bool    // the file's last line has no "\n": the next append starts with one
+	broken      error   // set when a failed append could not be cut off again
+	rows        map[string]entry
+	outs        map[string]string // output path -> key of the "ok" row that records it
+	kept        []int             // lines that are not rows ttsgen can read, kept as they are
+	dirty       bool              // the file holds superseded rows: compact on Close
+	closed      bool
+	warnings    []string
 
 	tempMu sync.Mutex
 	temps  map[string]bool // temp files being written now
@@ -121,17 +146,17 @@ type rowFile interface {
 	Truncate(size int64) error
 }
 
-// Open prepares dir (creating it), takes the batch lock on it, deletes stale
-// temp files left by a killed earlier run, and reads an existing
-// results.jsonl to know which items are done. Unless force is set, a
-// results.jsonl holding superseded or broken rows is compacted right away.
-// With force, previous rows are ignored and the file is truncated; existing
-// WAV files stay until they are overwritten.
+// Open prepares dir (creating it), takes the batch lock on it, deletes the
+// temp files of writers that are gone, and reads an existing results.jsonl to
+// know which items are done. A results.jsonl holding superseded rows is
+// compacted right away; lines that are not rows ttsgen can read stay as they
+// are. With force, Check reports no item as done, but every row stays until
+// its item is done again.
 func Open(dir string, force bool) (*Dir, error) {
 	if dir == "" {
 		return nil, errors.New("results: no output directory given")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("creating output directory: %w", err)
 	}
 	abs, err := filepath.Abs(dir)
@@ -146,8 +171,9 @@ func Open(dir string, force bool) (*Dir, error) {
 		name:  dir,
 		abs:   abs,
 		real:  real,
+		force: force,
 		rows:  map[string]entry{},
-		run:   map[string]string{},
+		outs:  map[string]string{},
 		temps: map[string]bool{},
 	}
 	if err := d.acquireLock(); err != nil {
@@ -157,7 +183,7 @@ func Open(dir string, force bool) (*Dir, error) {
 		d.lock.Close()
 		return nil, err
 	}
-	if err := d.openResults(force); err != nil {
+	if err := d.openResults(); err != nil {
 		d.lock.Close()
 		return nil, err
 	}
@@ -165,7 +191,7 @@ func Open(dir string, force bool) (*Dir, error) {
 }
 
 func (d *Dir) acquireLock() error {
-	f, err := os.OpenFile(filepath.Join(d.abs, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(d.abs, lockName), os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return fmt.Errorf("locking output directory %s: %w", d.name, err)
 	}
@@ -180,31 +206,16 @@ func (d *Dir) acquireLock() error {
 	return nil
 }
 
-// removeStaleTemps deletes temp files anywhere under the directory. The batch
-// lock guarantees that no other run is writing them.
+// removeStaleTemps deletes the temp files that killed writers left anywhere
+// under the directory. Those of live processes stay: another batch may be
+// writing into a subfolder, or a synth into the folder, right now.
 func (d *Dir) removeStaleTemps() error {
-	removed := 0
-	err := filepath.WalkDir(d.abs, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if path == d.abs {
-				return err
-			}
-			d.warnings = append(d.warnings, fmt.Sprintf("looking for stale temp files: %v", err))
-			return nil
-		}
-		if e.Type().IsRegular() && len(e.Name()) > len(TempPrefix) && e.Name()[:len(TempPrefix)] == TempPrefix {
-			if err := os.Remove(path); err != nil {
-				return fmt.Errorf("removing stale temp file: %w", err)
-			}
-			removed++
-		}
-		return nil
-	})
+	removed, err := atomicfile.RemoveStale(d.abs, func(err error) { d.warnings = append(d.warnings, fmt.Sprintf("%s: %v", d.name, err)) })
 	if err != nil {
 		return fmt.Errorf("cleaning output directory %s: %w", d.name, err)
 	}
 	if removed > 0 {
-		d.warnings = append(d.warnings, fmt.Sprintf("removed %d temp file(s) left by an interrupted run", removed))
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: removed %d temp file(s) left by an interrupted run", d.name, removed))
 	}
 	return nil
 }
@@ -214,29 +225,21 @@ func Path(dir string) string { return filepath.Join(dir, FileName) }
 
 func (d *Dir) resultsPath() string { return filepath.Join(d.abs, FileName) }
 
-func (d *Dir) openResults(force bool) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	if force {
-		flags |= os.O_TRUNC
-	} else {
-		compact, err := d.readRows()
-		if err != nil {
-			return err
-		}
-		if compact {
-			if err := d.compact(); err != nil {
-				return fmt.Errorf("compacting %s: %w", d.display(d.resultsPath()), err)
-			}
+func (d *Dir) openResults() error {
+	compact, err := d.readRows()
+	if err != nil {
+		return err
+	}
+	if compact {
+		if err := d.compact(); err != nil {
+			return fmt.Errorf("compacting %s: %w", d.display(d.resultsPath()), err)
 		}
 	}
-	f, err := os.OpenFile(d.resultsPath(), flags, 0o644)
+	f, err := os.OpenFile(d.resultsPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
 	if err != nil {
 		return fmt.Errorf("opening results file: %w", err)
 	}
 	info, err := f.Stat()
-	if err == nil && force {
-		err = f.Sync() // make the truncation durable before new rows arrive
-	}
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("opening results file: %w", err)
@@ -245,9 +248,9 @@ func (d *Dir) openResults(force bool) error {
 	return nil
 }
 
-// readRows loads results.jsonl, last row per item winning. It reports
-// whether the file should be compacted: it holds superseded rows, rows that
-// cannot be read, or a last line without its newline (a crash mid-write).
+// readRows loads results.jsonl, last row per item winning. Lines that are
+// not rows ttsgen can read are kept, with a warning naming each. It reports
+// whether the file holds superseded rows, to be compacted.
 func (d *Dir) readRows() (compact bool, err error) {
 	f, err := os.Open(d.resultsPath())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -258,68 +261,138 @@ func (d *Dir) readRows() (compact bool, err error) {
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
+	show := d.display(d.resultsPath())
+	unreadable := 0
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
-			complete := line[len(line)-1] == '\n'
-			var r Row
-			rowErr := json.Unmarshal(bytes.TrimSpace(line), &r)
-			if rowErr == nil {
-				rowErr = r.check()
-			}
+			d.lines = n
+			d.needNewline = line[len(line)-1] != '\n'
+			r, settings, rowErr := parseRow(line)
 			switch {
-			case rowErr != nil && !complete:
-				d.warnings = append(d.warnings, fmt.Sprintf("%s line %d: dropped a row cut off by an interrupted run", FileName, n))
-				compact = true
-			case rowErr != nil:
-				d.warnings = append(d.warnings, fmt.Sprintf("%s line %d: dropped an unreadable row: %v", FileName, n, rowErr))
-				compact = true
-			default:
-				if _, seen := d.rows[r.key()]; seen || !complete {
+			case rowErr == nil:
+				if d.put(r, settings, n) {
 					compact = true
 				}
-				d.put(r)
+			case len(bytes.TrimSpace(line)) == 0:
+				d.kept = append(d.kept, n) // a blank line: nobody's row, nothing to say
+			default:
+				d.kept = append(d.kept, n)
+				if unreadable++; unreadable <= maxLineWarnings {
+					if d.needNewline {
+						rowErr = fmt.Errorf("%w; it has no newline: cut off by an interrupted run?", rowErr)
+					}
+					d.warnings = append(d.warnings, fmt.Sprintf("%s line %d: kept a line that is not a ttsgen row: %v", show, n, rowErr))
+				}
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return compact, nil
+			break
 		}
 		if err != nil {
-			return false, fmt.Errorf("reading %s: %w", d.display(d.resultsPath()), err)
+			return false, fmt.Errorf("reading %s: %w", show, err)
 		}
 	}
-}
-
-func (d *Dir) put(r Row) {
-	d.seq++
-	d.rows[r.key()] = entry{row: r, seq: d.seq}
-}
-
-// compact rewrites results.jsonl atomically to the effective rows, one per
-// item, in the order they were last written. Callers hold d.mu or own d.
-func (d *Dir) compact() error {
-	entries := make([]entry, 0, len(d.rows))
-	for _, e := range d.rows {
-		entries = append(entries, e)
+	if unreadable > maxLineWarnings {
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: kept %d more lines that are not ttsgen rows", show, unreadable-maxLineWarnings))
 	}
-	slices.SortFunc(entries, func(a, b entry) int { return a.seq - b.seq })
-	return d.writeAtomic(d.resultsPath(), func(w io.Writer) error {
+	return compact, nil
+}
+
+// parseRow reads one line of results.jsonl as a row, its settings apart in
+// canonical JSON.
+func parseRow(line []byte) (Row, []byte, error) {
+	var r Row
+	if err := json.Unmarshal(bytes.TrimSpace(line), &r); err != nil {
+		return Row{}, nil, err
+	}
+	if err := r.check(); err != nil {
+		return Row{}, nil, err
+	}
+	settings, err := encodeSettings(r.Settings)
+	r.Settings = nil
+	return r, settings, err
+}
+
+// encodeSettings is the canonical JSON of s (encoding/json sorts map keys),
+// nil for no settings.
+func encodeSettings(s Settings) ([]byte, error) {
+	if s == nil {
+		return nil, nil
+	}
+	return json.Marshal(s)
+}
+
+// put makes r, found on line n, the effective row of its item. It reports
+// whether an earlier row was superseded. Callers hold d.mu or own d.
+func (d *Dir) put(r Row, settings []byte, n int) (superseded bool) {
+	k := r.key()
+	old, had := d.rows[k]
+	if had && old.row.Status == StatusOK && d.outs[outKey(old.row.Out)] == k {
+		delete(d.outs, outKey(old.row.Out))
+	}
+	d.rows[k] = entry{row: r, settings: settings, line: n}
+	if r.Status == StatusOK {
+		d.outs[outKey(r.Out)] = k
+	}
+	return had
+}
+
+func outKey(out string) string { return path.Clean(out) }
+
+// compact rewrites results.jsonl atomically to its effective rows, one per
+// item, and the lines that are not rows, each byte for byte and in the
+// order they had. Callers hold d.mu or own d.
+func (d *Dir) compact() error {
+	keep := slices.Clone(d.kept)
+	for _, e := range d.rows {
+		keep = append(keep, e.line)
+	}
+	slices.Sort(keep)
+	src, err := os.Open(d.resultsPath())
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	err = d.writeAtomic(d.resultsPath(), func(w io.Writer) error {
+		br := bufio.NewReaderSize(src, 64<<10)
 		bw := bufio.NewWriter(w)
-		for _, e := range entries {
-			line, err := json.Marshal(e.row)
-			if err != nil {
-				return err
+		next := 0
+		for n := 1; next < len(keep); n++ {
+			line, err := br.ReadBytes('\n')
+			if len(line) == 0 && err != nil {
+				return fmt.Errorf("line %d changed while it was compacted: %w", keep[next], io.ErrUnexpectedEOF)
 			}
-			bw.Write(line)
-			bw.WriteByte('\n')
+			if n == keep[next] {
+				bw.Write(line)
+				if line[len(line)-1] != '\n' {
+					bw.WriteByte('\n')
+				}
+				next++
+			}
 		}
 		return bw.Flush()
 	})
+	if err != nil {
+		return err
+	}
+	renumber := make(map[int]int, len(keep))
+	for i, n := range keep {
+		renumber[n] = i + 1
+	}
+	for k, e := range d.rows {
+		e.line = renumber[e.line]
+		d.rows[k] = e
+	}
+	for i, n := range d.kept {
+		d.kept[i] = renumber[n]
+	}
+	d.lines, d.needNewline, d.dirty = len(keep), false, false
+	return nil
 }
 
-// Warnings lists what Open found and repaired: stale temp files, rows cut
-// off by a crash, unreadable rows. Each repair is safe (at worst an item is
-// synthesised again), but a user may want to know.
+// Warnings lists what Open found: temp files of killed runs it removed, and
+// lines of results.jsonl that are not rows it can read, which it keeps.
 func (d *Dir) Warnings() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -327,9 +400,11 @@ func (d *Dir) Warnings() []string {
 }
 
 // Append adds one row to results.jsonl and fsyncs it before returning. A
-// row for an id replaces any earlier row for that id (the file is compacted
-// on Close and on the next Open). Write an item's output with WriteFile
-// before appending its "ok" row, so that a row never claims a missing file.
+// row for an item replaces any earlier row for it (the file is compacted on
+// Close and on the next Open). Write an item's output with WriteFile before
+// appending its "ok" row, so that a row never claims a missing file; record
+// a failed attempt through KeepGood, so that an error row never stands beside
+// a good output.
 func (d *Dir) Append(r Row) error {
 	if err := r.check(); err != nil {
 		return fmt.Errorf("recording result for %q: %w", r.ID, err)
@@ -338,6 +413,11 @@ func (d *Dir) Append(r Row) error {
 	if err != nil {
 		return fmt.Errorf("recording result for %q: %w", r.ID, err)
 	}
+	settings, err := encodeSettings(r.Settings)
+	if err != nil {
+		return fmt.Errorf("recording result for %q: %w", r.ID, err)
+	}
+	r.Settings = nil
 	line = append(line, '\n')
 
 	d.mu.Lock()
@@ -347,6 +427,9 @@ func (d *Dir) Append(r Row) error {
 	}
 	if d.broken != nil {
 		return d.broken
+	}
+	if d.needNewline { // end the unreadable last line, which stays
+		line = append([]byte{'\n'}, line...)
 	}
 	show := d.display(d.resultsPath())
 	_, err = d.file.Write(line)
@@ -363,78 +446,110 @@ func (d *Dir) Append(r Row) error {
 		return fmt.Errorf("appending to %s: %w", show, err)
 	}
 	d.size += int64(len(line))
-	if _, had := d.rows[r.key()]; had {
+	d.needNewline = false
+	d.lines++
+	if d.put(r, settings, d.lines) {
 		d.dirty = true
 	}
-	d.put(r)
-	d.setOutcome(r.key(), r.Status)
 	return nil
 }
 
-// setOutcome records this run's outcome for an item, counting each item once.
-func (d *Dir) setOutcome(key, status string) {
-	counter := func(s string) *int {
-		switch s {
-		case StatusOK:
-			return &d.summary.OK
-		case StatusError:
-			return &d.summary.Errors
-		case statusSkipped:
-			return &d.summary.Skipped
+// Check decides about an item about to be made (r carries its id, source,
+// out and settings). done: an earlier run (or this one) finished it with the
+// same output path and settings, and its output is still there and not
+// empty; never with force. An error means the item must not be made into
+// this directory: it would overwrite the output another input's item
+// recorded (the same id with other settings, unless force; or the same out
+// path under another id), which would then be lost without a word.
+func (d *Dir) Check(r Row) (done bool, err error) {
+	if r.ID == "" {
+		return false, nil
+	}
+	settings, err := encodeSettings(r.Settings)
+	if err != nil {
+		return false, err
+	}
+	k := r.key()
+	d.mu.Lock()
+	e, had := d.rows[k]
+	owner, taken := d.outs[outKey(r.Out)]
+	var other Row
+	if taken && owner != k {
+		other = d.rows[owner].row
+	}
+	d.mu.Unlock()
+
+	if had && e.row.Status == StatusOK {
+		same := e.settings != nil && bytes.Equal(e.settings, settings) && outKey(e.row.Out) == outKey(r.Out)
+		if same && !d.force && d.outputExists(e.row.Out) {
+			return true, nil
 		}
-		return nil
+		if !same && !d.force && !sameInput(e.row.Source, r.Source) {
+			return false, fmt.Errorf("item %q is already recorded in %s, from %s, with other text or settings: "+
+				"give this item its own \"id\", write into another folder, or use --force to replace it",
+				r.ID, d.display(d.resultsPath()), e.row.where())
+		}
 	}
-	if old := counter(d.run[key]); old != nil {
-		*old--
+	if taken && owner != k {
+		return false, fmt.Errorf("output %q is already recorded in %s for item %q, from %s: "+
+			"give this item its own \"out\" (or \"id\"), or write into another folder",
+			r.Out, d.display(d.resultsPath()), other.ID, other.where())
 	}
-	d.run[key] = status
-	*counter(status)++
+	return false, nil
 }
 
-// Done reports whether the item id was finished by an earlier run (or this
-// one) with the same hash: its latest row is "ok", the hash matches and its
-// WAV file still exists and is not empty. The first time Done reports true
-// for an item it counts as skipped in Summary.
-func (d *Dir) Done(id, hash string) bool {
-	if id == "" {
-		return false
+// sameInput reports whether two sources name the same input: absolute paths,
+// or "-" for standard input; a relative path (from an older ttsgen) is taken
+// from the working directory.
+func sameInput(a, b string) bool {
+	abs := func(p string) string {
+		if p == "-" || p == "" {
+			return p
+		}
+		if q, err := filepath.Abs(p); err == nil {
+			return q
+		}
+		return p
 	}
-	key := Row{ID: id}.key()
-	d.mu.Lock()
-	e, ok := d.rows[key]
-	d.mu.Unlock()
-	if !ok || e.row.Status != StatusOK || e.row.Hash != hash {
-		return false
-	}
-	path, err := d.resolve(e.row.Out, false)
+	return abs(a) == abs(b)
+}
+
+// outputExists reports whether out (relative to the directory) is a regular,
+// non-empty file inside it.
+func (d *Dir) outputExists(out string) bool {
+	p, err := d.resolve(out, false)
 	if err != nil {
 		return false
 	}
-	info, err := os.Stat(path)
-	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
-		return false
+	info, err := os.Stat(p)
+	return err == nil && info.Mode().IsRegular() && info.Size() > 0
+}
+
+// KeepGood returns the row to record for r, an item's failed attempt: when
+// the item's latest row is "ok" and its output is still there, that row with
+// RetryError set, so that the good output stays and the folder says one
+// thing about it; otherwise r itself.
+func (d *Dir) KeepGood(r Row) Row {
+	if r.Status != StatusError || r.ID == "" {
+		return r
 	}
-	d.mu.Lock()
-	if _, settled := d.run[key]; !settled {
-		d.setOutcome(key, statusSkipped)
+	prev, ok := d.Row(r.ID)
+	if !ok || prev.Status != StatusOK || !d.outputExists(prev.Out) {
+		return r
 	}
-	d.mu.Unlock()
-	return true
+	prev.RetryError = r.Error
+	return prev
 }
 
 // Row returns the latest row recorded for id, from this run or an earlier one.
 func (d *Dir) Row(id string) (Row, bool) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	e, ok := d.rows[Row{ID: id}.key()]
+	d.mu.Unlock()
+	if ok && e.settings != nil {
+		json.Unmarshal(e.settings, &e.row.Settings) // cannot fail: it is what parseRow or Append encoded
+	}
 	return e.row, ok
-}
-
-// Summary counts this run's outcomes so far.
-func (d *Dir) Summary() Summary {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.summary
 }
 
 // Close compacts results.jsonl if this run superseded earlier rows, removes

@@ -1,14 +1,14 @@
 package results
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,23 +54,18 @@ func fileRows(t *testing.T, dir string) []Row { return readRowsFile(t, dir, true
 
 func readRowsFile(t *testing.T, dir string, strict bool) []Row {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		t.Fatalf("%s does not end with a newline", FileName)
-	}
 	var rows []Row
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+	for _, line := range fileLines(t, dir) {
+		if line == "" {
+			continue
+		}
 		var r Row
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec := json.NewDecoder(strings.NewReader(line))
 		if strict {
 			dec.DisallowUnknownFields()
 		}
 		if err := dec.Decode(&r); err != nil {
-			t.Fatalf("invalid row %q: %v", sc.Text(), err)
+			t.Fatalf("invalid row %q: %v", line, err)
 		}
 		rows = append(rows, r)
 	}
@@ -89,60 +84,142 @@ func tempFiles(t *testing.T, dir string) []string {
 	return found
 }
 
-func TestResumeDone(t *testing.T) {
+// settings is a Settings with one entry, for tests.
+func settings(v string) Settings { return Settings{"text": v} }
+
+func TestCheckIsLikeMake(t *testing.T) {
 	dir := t.TempDir()
 	d := openDir(t, dir, false)
 	writeOutput(t, d, "a.wav", "RIFF...")
 	writeOutput(t, d, "sub/b.wav", "RIFF...")
 	writeOutput(t, d, "gone.wav", "RIFF...")
-	mustAppend(t, d, Row{ID: "a", Line: 1, Out: "a.wav", Status: StatusOK, Hash: "h1", Sentences: 2, AudioSeconds: 1.5})
-	mustAppend(t, d, Row{ID: "b", Line: 2, Out: "sub/b.wav", Status: StatusOK, Hash: "h2"})
-	mustAppend(t, d, Row{ID: "gone", Line: 3, Out: "gone.wav", Status: StatusOK, Hash: "h3"})
-	mustAppend(t, d, Row{ID: "bad", Line: 4, Out: "bad.wav", Status: StatusError, Error: "line 4: boom", Hash: "h4"})
-	writeOutput(t, d, "bad.wav", "RIFF...") // a stray file does not make an error row done
+	src := filepath.Join(dir, "m.jsonl")
+	mustAppend(t, d, Row{ID: "a", Line: 1, Source: src, Out: "a.wav", Status: StatusOK, Settings: Settings{"text": "h1", "voice": "v"}, Sentences: 2, AudioSeconds: 1.5})
+	mustAppend(t, d, Row{ID: "b", Line: 2, Source: src, Out: "sub/b.wav", Status: StatusOK, Settings: settings("h2")})
+	mustAppend(t, d, Row{ID: "gone", Line: 3, Source: src, Out: "gone.wav", Status: StatusOK, Settings: settings("h3")})
+	mustAppend(t, d, Row{ID: "bad", Line: 4, Source: src, Out: "bad.wav", Status: StatusError, Error: "line 4: boom"})
+	mustAppend(t, d, Row{ID: "old", Line: 5, Source: src, Out: "old.wav", Status: StatusOK}) // an older ttsgen's row: no settings
+	writeOutput(t, d, "bad.wav", "RIFF...")                                                  // a stray file does not make an error row done
+	writeOutput(t, d, "old.wav", "RIFF...")
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(dir, "gone.wav"))
 	os.WriteFile(filepath.Join(dir, "sub", "b.wav"), nil, 0o644) // truncated by hand
 
-	d = openDir(t, dir, false)
+	for _, force := range []bool{false, true} {
+		d = openDir(t, dir, force)
+		for _, tc := range []struct {
+			id, out  string
+			settings Settings
+			want     bool
+			why      string
+		}{
+			{"a", "a.wav", Settings{"voice": "v", "text": "h1"}, true, "ok row, same settings, WAV present"},
+			{"a", "a.wav", Settings{"text": "h1", "voice": "w"}, false, "a setting changed"},
+			{"a", "a.wav", Settings{"text": "h1", "voice": "v", "format": "wav"}, false, "a setting was added"},
+			{"a", "a.wav", nil, false, "no settings"},
+			{"a", "elsewhere/a.wav", Settings{"text": "h1", "voice": "v"}, false, "another out path"},
+			{"b", "sub/b.wav", settings("h2"), false, "WAV is empty"},
+			{"gone", "gone.wav", settings("h3"), false, "WAV missing"},
+			{"bad", "bad.wav", nil, false, "error row"},
+			{"old", "old.wav", nil, false, "row without settings"},
+			{"new", "new.wav", settings("h5"), false, "never seen"},
+			{"", "", nil, false, "no id"},
+		} {
+			done, err := d.Check(Row{ID: tc.id, Source: src, Out: tc.out, Settings: tc.settings})
+			if want := tc.want && !force; done != want || err != nil {
+				t.Errorf("force=%v: Check(%q, %q, %v) = %v, %v; want %v (%s)", force, tc.id, tc.out, tc.settings, done, err, want, tc.why)
+			}
+		}
+		if r, ok := d.Row("a"); !ok || r.Sentences != 2 || r.AudioSeconds != 1.5 || r.Settings["voice"] != "v" {
+			t.Errorf("Row(a) = %+v, %v", r, ok)
+		}
+		d.Close()
+	}
+}
+
+// Check refuses what would overwrite another input's recorded output, and says how to fix it.
+func TestCheckRefusesToOverwriteAnotherInputsItem(t *testing.T) {
+	dir := t.TempDir()
+	d := openDir(t, dir, false)
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	writeOutput(t, d, "x.wav", "RIFF...")
+	writeOutput(t, d, "shared.wav", "RIFF...")
+	mustAppend(t, d, Row{ID: "x", Line: 1, Source: a, Out: "x.wav", Status: StatusOK, Settings: settings("one")})
+	mustAppend(t, d, Row{ID: "s", Line: 2, Source: a, Out: "shared.wav", Status: StatusOK, Settings: settings("two")})
+	mustAppend(t, d, Row{ID: "e", Line: 3, Source: a, Out: "e.wav", Status: StatusError, Error: "boom"})
+	idTaken := fmt.Sprintf(`item "x" is already recorded in %s, from %s line 1, with other text or settings: give this item its own "id", write into another folder, or use --force to replace it`, filepath.Join(dir, FileName), a)
+	outTaken := fmt.Sprintf(`output "shared.wav" is already recorded in %s for item "s", from %s line 2: give this item its own "out" (or "id"), or write into another folder`, filepath.Join(dir, FileName), a)
 	for _, tc := range []struct {
-		id, hash string
-		want     bool
-		why      string
+		name    string
+		row     Row
+		force   bool
+		done    bool
+		wantErr string
 	}{
-		{"a", "h1", true, "ok row, same hash, WAV present"},
-		{"a", "other", false, "item edited since"},
-		{"a", "", false, "hash missing"},
-		{"b", "h2", false, "WAV is empty"},
-		{"gone", "h3", false, "WAV missing"},
-		{"bad", "h4", false, "error row"},
-		{"new", "h5", false, "never seen"},
-		{"", "", false, "no id"},
+		{"same id, other input, other text", Row{ID: "x", Source: b, Out: "x.wav", Settings: settings("other")}, false, false, idTaken},
+		{"same id, other input, other out", Row{ID: "x", Source: b, Out: "y.wav", Settings: settings("one")}, false, false, idTaken},
+		{"same id, other input, forced", Row{ID: "x", Source: b, Out: "x.wav", Settings: settings("other")}, true, false, ""},
+		{"same id, other input, same text: done", Row{ID: "x", Source: b, Out: "x.wav", Settings: settings("one")}, false, true, ""},
+		{"same id, same input, edited: redone", Row{ID: "x", Source: a, Out: "x.wav", Settings: settings("edited")}, false, false, ""},
+		{"same input given relatively", Row{ID: "x", Source: relTo(t, a), Out: "x.wav", Settings: settings("edited")}, false, false, ""},
+		{"same id as an error row", Row{ID: "e", Source: b, Out: "e.wav", Settings: settings("new")}, false, false, ""},
+		{"another id's out", Row{ID: "new", Source: b, Out: "shared.wav", Settings: settings("two")}, false, false, outTaken},
+		{"another id's out, cleaned", Row{ID: "new", Source: a, Out: "./shared.wav", Settings: settings("two")}, false, false, strings.Replace(outTaken, `"shared.wav"`, `"./shared.wav"`, 1)},
+		{"another id's out, forced", Row{ID: "new", Source: b, Out: "shared.wav", Settings: settings("two")}, true, false, outTaken},
 	} {
-		if got := d.Done(tc.id, tc.hash); got != tc.want {
-			t.Errorf("Done(%q, %q) = %v, want %v (%s)", tc.id, tc.hash, got, tc.want, tc.why)
+		t.Run(tc.name, func(t *testing.T) {
+			d.force = tc.force
+			done, err := d.Check(tc.row)
+			if done != tc.done || (err == nil) != (tc.wantErr == "") || (err != nil && err.Error() != tc.wantErr) {
+				t.Errorf("Check = %v, %v\nwant  %v, %q", done, err, tc.done, tc.wantErr)
+			}
+		})
+	}
+}
+
+// relTo returns path relative to the working directory.
+func relTo(t *testing.T, path string) string {
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// A failed retry of a good item keeps the good output's row, noting the failure; without a good output the error
+// row stands.
+func TestKeepGood(t *testing.T) {
+	dir := t.TempDir()
+	d := openDir(t, dir, false)
+	writeOutput(t, d, "good.wav", "RIFF...")
+	good := Row{ID: "good", Line: 1, Source: "/m.jsonl", Out: "good.wav", Status: StatusOK, Sentences: 3, Settings: settings("v1")}
+	mustAppend(t, d, good)
+	mustAppend(t, d, Row{ID: "lost", Out: "lost.wav", Status: StatusOK, Settings: settings("v1")}) // its WAV is gone
+	mustAppend(t, d, Row{ID: "failed", Out: "failed.wav", Status: StatusError, Error: "before"})
+	for _, tc := range []struct {
+		attempt, want Row
+	}{
+		{Row{ID: "good", Line: 2, Out: "good.wav", Status: StatusError, Error: "voice not found"},
+			Row{ID: "good", Line: 1, Source: "/m.jsonl", Out: "good.wav", Status: StatusOK, Sentences: 3, Settings: settings("v1"), RetryError: "voice not found"}},
+		{Row{ID: "lost", Out: "lost.wav", Status: StatusError, Error: "x"}, Row{ID: "lost", Out: "lost.wav", Status: StatusError, Error: "x"}},
+		{Row{ID: "failed", Out: "failed.wav", Status: StatusError, Error: "again"}, Row{ID: "failed", Out: "failed.wav", Status: StatusError, Error: "again"}},
+		{Row{ID: "new", Out: "new.wav", Status: StatusError, Error: "x"}, Row{ID: "new", Out: "new.wav", Status: StatusError, Error: "x"}},
+		{Row{Source: "/m.jsonl", Line: 9, Status: StatusError, Error: "bad line"}, Row{Source: "/m.jsonl", Line: 9, Status: StatusError, Error: "bad line"}},
+	} {
+		got := d.KeepGood(tc.attempt)
+		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", tc.want) {
+			t.Errorf("KeepGood(%+v)\n= %+v\nwant %+v", tc.attempt, got, tc.want)
+		}
+		if !got.Failed() {
+			t.Errorf("KeepGood(%+v).Failed() = false", tc.attempt)
 		}
 	}
-	if r, ok := d.Row("a"); !ok || r.Sentences != 2 || r.AudioSeconds != 1.5 {
-		t.Errorf("Row(a) = %+v, %v", r, ok)
-	}
-	d.Done("a", "h1") // asking twice counts once
-	mustAppend(t, d, Row{ID: "gone", Out: "gone.wav", Status: StatusOK, Hash: "h3"})
-	mustAppend(t, d, Row{ID: "bad", Out: "bad.wav", Status: StatusError, Error: "again"})
-	if got, want := d.Summary(), (Summary{OK: 1, Errors: 1, Skipped: 1}); got != want {
-		t.Errorf("Summary = %+v, want %+v", got, want)
-	}
-
-	// force starts over.
-	d.Close()
-	d = openDir(t, dir, true)
-	if d.Done("a", "h1") {
-		t.Error("Done after Open(force) = true, want false")
-	}
-	if rows := fileRows(t, dir); len(rows) != 0 {
-		t.Errorf("results file after force holds %d rows, want 0", len(rows))
+	mustAppend(t, d, d.KeepGood(Row{ID: "good", Out: "good.wav", Status: StatusError, Error: "voice not found"}))
+	if done, err := d.Check(good); !done || err != nil {
+		t.Errorf("after a failed retry, Check(good) = %v, %v; the good output is still done", done, err)
 	}
 }
 
@@ -152,11 +229,11 @@ func TestLastRowWinsAndFileIsCompacted(t *testing.T) {
 	writeOutput(t, d, "a.wav", "x")
 	mustAppend(t, d, Row{ID: "a", Out: "a.wav", Status: StatusError, Error: "first try"})
 	mustAppend(t, d, Row{ID: "b", Out: "b.wav", Status: StatusError, Error: "no"})
-	mustAppend(t, d, Row{ID: "a", Out: "a.wav", Status: StatusOK, Hash: "h"})
+	mustAppend(t, d, Row{ID: "a", Out: "a.wav", Status: StatusOK, Settings: settings("h")})
 	mustAppend(t, d, Row{Source: "m.jsonl", Line: 7, Status: StatusError, Error: "line 7: invalid JSON"})
 	mustAppend(t, d, Row{Source: "m.jsonl", Line: 7, Status: StatusError, Error: "line 7: empty line"})
-	if !d.Done("a", "h") {
-		t.Error("Done(a) = false after its ok row replaced the error row")
+	if done, _ := d.Check(Row{ID: "a", Out: "a.wav", Settings: settings("h")}); !done {
+		t.Error("Check(a) = not done after its ok row replaced the error row")
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
@@ -178,45 +255,127 @@ func TestLastRowWinsAndFileIsCompacted(t *testing.T) {
 	}
 }
 
-func TestOpenRepairsACrashedResultsFile(t *testing.T) {
+// Lines that are not rows ttsgen can read (another tool's, hand-edited, cut off by a crash) are kept byte for byte
+// and in place, through compaction on Open and Close and more appends, each named in a warning; rows of a newer
+// version keep their unknown fields.
+func TestOpenKeepsLinesItCannotRead(t *testing.T) {
 	dir := t.TempDir()
-	good := `{"id":"a","line":1,"out":"a.wav","status":"ok","sentences":1,"audio_seconds":1,"hash":"h"}`
+	good := `{"id":"a","line":1,"out":"a.wav","status":"ok","sentences":1,"audio_seconds":1,"settings":{"text":"h"}}`
+	future := `{"id":"f","out":"f.wav","status":"ok","from_the_future":{"x": 1}}`
 	content := good + "\n" +
 		`{"id":"a","line":1,"out":"a.wav","status":"error","error":"old"}` + "\n" + // superseded by the next one
 		good + "\n" +
 		"not json\n" +
+		"\n" +
 		`{"id":"x","status":"weird"}` + "\n" +
+		future + "\n" +
+		`  {"id":"hand",  "note":"by hand"}  ` + "\n" +
 		`{"id":"b","line":2,"out":"b.wav","sta` // torn by a crash
 	os.WriteFile(filepath.Join(dir, FileName), []byte(content), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.wav"), []byte("x"), 0o644)
-	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
-	stale := []string{filepath.Join(dir, TempPrefix+"123"), filepath.Join(dir, "sub", TempPrefix+"456")}
-	for _, p := range stale {
-		os.WriteFile(p, []byte("half a wav"), 0o644)
-	}
 
 	d := openDir(t, dir, false)
-	if left := tempFiles(t, dir); len(left) != 0 {
-		t.Errorf("stale temp files left after Open: %q", left)
-	}
+	file := filepath.Join(dir, FileName)
 	wantWarnings := []string{
-		"removed 2 temp file(s) left by an interrupted run",
-		"results.jsonl line 4: dropped an unreadable row: invalid character 'o' in literal null (expecting 'u')",
-		`results.jsonl line 5: dropped an unreadable row: unknown status "weird" (want "ok" or "error")`,
-		"results.jsonl line 6: dropped a row cut off by an interrupted run",
+		file + " line 4: kept a line that is not a ttsgen row: invalid character 'o' in literal null (expecting 'u')",
+		file + ` line 6: kept a line that is not a ttsgen row: unknown status "weird" (want "ok" or "error")`,
+		file + ` line 8: kept a line that is not a ttsgen row: unknown status "" (want "ok" or "error")`,
+		file + " line 9: kept a line that is not a ttsgen row: unexpected end of JSON input; it has no newline: cut off by an interrupted run?",
 	}
 	if got := d.Warnings(); fmt.Sprint(got) != fmt.Sprint(wantWarnings) {
 		t.Errorf("Warnings =\n%q\nwant\n%q", got, wantWarnings)
 	}
-	if rows := fileRows(t, dir); len(rows) != 1 || rows[0].ID != "a" || rows[0].Status != StatusOK {
-		t.Errorf("compacted on Open to %+v, want the single ok row for a", rows)
+	kept := []string{"not json", "", `{"id":"x","status":"weird"}`, future, `  {"id":"hand",  "note":"by hand"}  `, `{"id":"b","line":2,"out":"b.wav","sta`}
+	want := append([]string{good}, kept...)
+	if got := fileLines(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("compacted on Open to\n%q\nwant\n%q", got, want)
 	}
-	if !d.Done("a", "h") {
-		t.Error("Done(a) = false")
+	if done, _ := d.Check(Row{ID: "a", Out: "a.wav", Settings: settings("h")}); !done {
+		t.Error("Check(a) = not done")
 	}
 	mustAppend(t, d, Row{ID: "b", Out: "b.wav", Status: StatusError, Error: "x"})
-	if rows := fileRows(t, dir); len(rows) != 2 {
-		t.Errorf("after one more append the file holds %d rows, want 2", len(rows))
+	mustAppend(t, d, Row{ID: "a", Out: "a.wav", Status: StatusError, Error: "x"})
+	mustAppend(t, d, Row{ID: "f", Out: "f.wav", Status: StatusError, Error: "redone"})
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := fileLines(t, dir)
+	want = append(slices.Clone(kept[:3]), kept[4:]...) // the future row was superseded by ttsgen's own
+	want = append(want, `{"id":"b","line":0,"out":"b.wav","status":"error","error":"x","sentences":0,"audio_seconds":0}`,
+		`{"id":"a","line":0,"out":"a.wav","status":"error","error":"x","sentences":0,"audio_seconds":0}`,
+		`{"id":"f","line":0,"out":"f.wav","status":"error","error":"redone","sentences":0,"audio_seconds":0}`)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after appends and Close:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// fileLines is results.jsonl's lines, which must each end with a newline.
+func fileLines(t *testing.T, dir string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		t.Fatalf("%s does not end with a newline", FileName)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// --force redoes every item, but a row stays until its item is done again: a forced run that stops early leaves the
+// rows of the items it did not reach.
+func TestForceKeepsRowsUntilRedone(t *testing.T) {
+	dir := t.TempDir()
+	d := openDir(t, dir, false)
+	for _, id := range []string{"a", "b", "c"} {
+		writeOutput(t, d, id+".wav", "RIFF...")
+		mustAppend(t, d, Row{ID: id, Out: id + ".wav", Status: StatusOK, Settings: settings(id)})
+	}
+	d.Close()
+	d = openDir(t, dir, true)
+	if rows := fileRows(t, dir); len(rows) != 3 {
+		t.Fatalf("Open(force) left %d rows, want all 3", len(rows))
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if done, err := d.Check(Row{ID: id, Out: id + ".wav", Settings: settings(id)}); done || err != nil {
+			t.Errorf("Check(%s) with force = %v, %v; want to redo it", id, done, err)
+		}
+	}
+	mustAppend(t, d, Row{ID: "a", Out: "a.wav", Status: StatusOK, Settings: settings("a2")})
+	d.Close() // as if the forced run stopped here
+	var got []string
+	for _, r := range fileRows(t, dir) {
+		got = append(got, r.ID+":"+r.Settings["text"])
+	}
+	if want := []string{"b:b", "c:c", "a:a2"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rows after a forced run stopped early: %v, want %v", got, want)
+	}
+}
+
+// Open removes the temp files of writers that are gone, in subfolders too, and leaves those of live processes: a
+// batch running into a subfolder right now keeps its files.
+func TestOpenRemovesOnlyDeadWritersTempFiles(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	stale := []string{filepath.Join(dir, fmt.Sprintf("%s%d-1", TempPrefix, dead.Process.Pid)),
+		filepath.Join(dir, "sub", fmt.Sprintf("%s%d-2", TempPrefix, dead.Process.Pid))}
+	live := filepath.Join(dir, "sub", fmt.Sprintf("%s%d-3", TempPrefix, os.Getpid()))
+	for _, p := range append(stale, live) {
+		os.WriteFile(p, []byte("half a wav"), 0o644)
+	}
+	d := openDir(t, dir, false)
+	if left := tempFiles(t, dir); fmt.Sprint(left) != fmt.Sprint([]string{live}) {
+		t.Errorf("temp files after Open: %q, want only the live writer's %q", left, live)
+	}
+	if got, want := d.Warnings(), []string{dir + ": removed 2 temp file(s) left by an interrupted run"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Warnings = %q, want %q", got, want)
 	}
 }
 
@@ -247,6 +406,9 @@ func TestResolve(t *testing.T) {
 	os.Symlink(filepath.Join(outside, "x.wav"), filepath.Join(dir, "file-link.wav"))
 	os.Symlink(filepath.Join(root, "missing"), filepath.Join(dir, "dangling"))
 	os.WriteFile(filepath.Join(dir, "plain"), nil, 0o644)
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.wav"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		out, want, wantErr string
@@ -267,6 +429,7 @@ func TestResolve(t *testing.T) {
 		{out: "dangling/x.wav", wantErr: `output "dangling/x.wav": dangling is a symlink that cannot be followed: lstat ` + filepath.Join(root, "missing") + `: no such file or directory`},
 		{out: "plain/x.wav", wantErr: `output "plain/x.wav": plain exists and is not a folder`},
 		{out: "real", wantErr: `output "real" is an existing folder`},
+		{out: "fifo.wav", wantErr: `output "fifo.wav" exists and is not a regular file (p---------); outputs are only written as files`},
 	} {
 		got, err := d.Resolve(tc.out)
 		if tc.wantErr != "" {
@@ -322,7 +485,7 @@ func TestWriteFile(t *testing.T) {
 			return &os.PathError{Op: "write", Path: tempName, Err: syscall.ENOSPC}
 		}, "writing " + filepath.Join(dir, "x.wav") + ": no space left on device", syscall.ENOSPC},
 		{"fn closes the file", func(w io.Writer) error { return w.(*os.File).Close() },
-			"writing " + filepath.Join(dir, "x.wav") + ": setting permissions: file already closed", os.ErrClosed},
+			"writing " + filepath.Join(dir, "x.wav") + ": keeping the replaced file's permissions: file already closed", os.ErrClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := d.WriteFile(target, tc.fn)
@@ -388,19 +551,16 @@ func TestConcurrentAppend(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				id := fmt.Sprintf("w%d-%d", w, i)
-				r := Row{ID: id, Out: id + ".wav", Status: StatusOK, Error: strings.Repeat("é", i*20), Hash: "h"}
+				r := Row{ID: id, Out: id + ".wav", Status: StatusOK, Error: strings.Repeat("é", i*20), Settings: settings(id)}
 				if err := d.Append(r); err != nil {
 					t.Error(err)
 					return
 				}
-				d.Summary()
+				d.Check(r)
 			}
 		}()
 	}
 	wg.Wait()
-	if got := d.Summary(); got.OK != workers*each {
-		t.Errorf("Summary.OK = %d, want %d", got.OK, workers*each)
-	}
 	d.Close()
 	rows := fileRows(t, dir)
 	seen := map[string]bool{}
@@ -477,9 +637,6 @@ func TestAppendOnFullDiskLeavesNoTornRow(t *testing.T) {
 	if len(rows) != 2 || rows[0].ID != "a" || rows[1].ID != "c" {
 		t.Errorf("rows after a failed append = %+v, want a and c", rows)
 	}
-	if got := d.Summary(); got.OK != 2 {
-		t.Errorf("Summary.OK = %d, want 2", got.OK)
-	}
 }
 
 func BenchmarkAppend(b *testing.B) {
@@ -491,7 +648,7 @@ func BenchmarkAppend(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if err := d.Append(Row{ID: fmt.Sprint(i), Out: "x.wav", Status: StatusOK, Hash: "0123456789abcdef0123456789abcdef", Sentences: 3, AudioSeconds: 7.5}); err != nil {
+		if err := d.Append(Row{ID: fmt.Sprint(i), Out: "x.wav", Status: StatusOK, Settings: Settings{"text_sha256": "0123456789abcdef0123456789abcdef", "voice": "v"}, Sentences: 3, AudioSeconds: 7.5}); err != nil {
 			b.Fatal(err)
 		}
 	}

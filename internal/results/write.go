@@ -15,8 +15,9 @@ import (
 // Resolve returns the absolute final path for out, a "/"-separated path
 // relative to the output directory, and creates its parent folders. It
 // refuses empty and absolute paths, any ".." component, names with the
-// reserved ".ttsgen-" prefix, results.jsonl itself, and existing symlinks
-// (in any component) that lead outside the directory.
+// reserved ".ttsgen-" prefix, results.jsonl itself, existing symlinks (in
+// any component) that lead outside the directory, and an existing target
+// that is not a regular file (a FIFO or a device is never replaced).
 func (d *Dir) Resolve(out string) (string, error) {
 	return d.resolve(out, true)
 }
@@ -58,9 +59,12 @@ func (d *Dir) resolve(out string, create bool) (string, error) {
 		if last && info.IsDir() {
 			return "", fmt.Errorf("output %q is an existing folder", out)
 		}
+		if last && !info.Mode().IsRegular() { // a FIFO, a device, a socket: renaming over it would replace it
+			return "", fmt.Errorf("output %q exists and is not a regular file (%v); outputs are only written as files", out, info.Mode().Type())
+		}
 	}
 	if create {
-		if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(final), 0o777); err != nil {
 			return "", fmt.Errorf("creating folder for output %q: %w", out, err)
 		}
 	}

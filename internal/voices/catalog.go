@@ -1,6 +1,10 @@
 package voices
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -26,10 +30,56 @@ type Voice struct {
 	Embedded   bool
 	ModelSize  int64
 	model      func() ([]byte, error)
+	identity   string
 }
 
 // Model reads the voice's ONNX model.
 func (v *Voice) Model() ([]byte, error) { return v.model() }
+
+// Identity names this exact voice, to tell whether audio made with it is still current: a digest of its config and
+// of its model's size and modification time (of the embedded voice: of its model). Replacing either file changes
+// it; it never reads the model.
+func (v *Voice) Identity() string { return v.identity }
+
+// Check confirms, without loading it, that the voice's model is a whole ONNX model with the inputs and output of a
+// Piper voice of its config's speakers (see ReadSignature). The embedded voice is always fine.
+func (v *Voice) Check() error {
+	if v.Embedded {
+		return nil
+	}
+	sig, err := ReadSignature(v.ModelPath)
+	if err != nil {
+		return fmt.Errorf("voice model: %w", err)
+	}
+	if err := CheckPiper(sig, v.Config.NumSpeakers); err != nil {
+		return fmt.Errorf("voice model %s: %w", v.ModelPath, err)
+	}
+	return nil
+}
+
+// digest is a short hex digest of the given parts, each length-prefixed so that no two lists of parts collide.
+func digest(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(p))))
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// defaultAlias is the name that always means the embedded voice.
+const defaultAlias = "default"
+
+// nameProblem says why a voice of this name could never be selected by it, or "".
+func nameProblem(name string) string {
+	switch {
+	case name == defaultAlias || name == DefaultName:
+		return fmt.Sprintf("the name %q means the built-in default voice", name)
+	case looksLikePath(name):
+		return fmt.Sprintf("the name %q reads as a path", name)
+	}
+	return ""
+}
 
 // Catalog finds voices: the embedded default and those in Dir (may be "" or not exist yet).
 type Catalog struct {
@@ -43,7 +93,7 @@ var ErrNotFound = errors.New("voice not found")
 // .onnx or .onnx.json file.
 func (c Catalog) Find(nameOrPath string) (*Voice, error) {
 	switch nameOrPath {
-	case "", "default", DefaultName:
+	case "", defaultAlias, DefaultName:
 		return defaultVoice()
 	}
 	if looksLikePath(nameOrPath) {
@@ -63,6 +113,10 @@ func (c Catalog) Find(nameOrPath string) (*Voice, error) {
 	return nil, fmt.Errorf("%w: %q (known voices: %s; add one with `ttsgen voices add PATH/TO/VOICE.onnx`)",
 		ErrNotFound, nameOrPath, strings.Join(names, ", "))
 }
+
+// IsPath reports whether a voice given as s is a path to its files rather than a name: it contains a path separator
+// or ends in .onnx or .onnx.json.
+func IsPath(s string) bool { return looksLikePath(s) }
 
 func looksLikePath(s string) bool {
 	return strings.ContainsRune(s, os.PathSeparator) || strings.HasSuffix(s, modelSuffix) || strings.HasSuffix(s, configSuffix)
@@ -94,6 +148,8 @@ func Open(path string) (*Voice, error) {
 		ConfigPath: configPath,
 		Config:     cfg,
 		ModelSize:  info.Size(),
+		identity: digest(data, binary.LittleEndian.AppendUint64(nil, uint64(info.Size())),
+			binary.LittleEndian.AppendUint64(nil, uint64(info.ModTime().UnixNano()))),
 		model: func() ([]byte, error) {
 			b, err := os.ReadFile(modelPath)
 			if err != nil {
@@ -133,15 +189,22 @@ func (c Catalog) List() (list []*Voice, err error) {
 			problems = append(problems, err)
 			continue
 		}
+		if problem := nameProblem(v.Name); problem != "" {
+			problems = append(problems, fmt.Errorf("voice %s cannot be selected: %s; rename its two files", v.ModelPath, problem))
+			continue
+		}
 		found = append(found, v)
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Name < found[j].Name })
 	return append(list, found...), errors.Join(problems...)
 }
 
-// Add validates the voice at path (its .onnx or .onnx.json) and copies both files into Dir, creating it. It refuses
-// to replace an existing voice of the same name unless replace is set.
-func (c Catalog) Add(path string, replace bool) (*Voice, error) {
+// Add checks the voice at path (its .onnx or .onnx.json: the config must be valid and the model a whole Piper voice
+// model) and copies both files into Dir, creating it. It refuses to replace an existing voice of the same name unless
+// replace is set, and refuses a name that would never select the voice ("default", the built-in voice's). A
+// cancelled ctx stops the copy and leaves no temporary file; temporary files of an earlier add that was killed are
+// removed first.
+func (c Catalog) Add(ctx context.Context, path string, replace bool) (*Voice, error) {
 	if c.Dir == "" {
 		return nil, errors.New("no voices folder is configured (set voices_dir or TTSGEN_VOICES_DIR)")
 	}
@@ -149,11 +212,17 @@ func (c Catalog) Add(path string, replace bool) (*Voice, error) {
 	if err != nil {
 		return nil, err
 	}
-	if src.Name == DefaultName {
-		return nil, fmt.Errorf("the name %q belongs to the embedded default voice; rename the files first", src.Name)
+	if problem := nameProblem(src.Name); problem != "" {
+		return nil, fmt.Errorf("cannot add %s: %s; rename its two files first", src.ModelPath, problem)
 	}
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+	if err := src.Check(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.Dir, 0o777); err != nil {
 		return nil, fmt.Errorf("creating the voices folder: %w", err)
+	}
+	if _, err := atomicfile.RemoveStale(c.Dir, func(error) {}); err != nil {
+		return nil, fmt.Errorf("cleaning the voices folder: %w", err)
 	}
 	dstModel := filepath.Join(c.Dir, src.Name+modelSuffix)
 	if _, err := os.Stat(dstModel); err == nil && !replace {
@@ -161,23 +230,36 @@ func (c Catalog) Add(path string, replace bool) (*Voice, error) {
 	}
 	// Config last: a voice counts as present only once its config is there, so an interrupted add leaves no
 	// half-voice that List would show.
-	if err := copyFileAtomic(src.ModelPath, dstModel); err != nil {
+	if err := copyFileAtomic(ctx, src.ModelPath, dstModel); err != nil {
 		return nil, err
 	}
-	if err := copyFileAtomic(src.ConfigPath, dstModel+".json"); err != nil {
+	if err := copyFileAtomic(ctx, src.ConfigPath, dstModel+".json"); err != nil {
 		return nil, err
 	}
 	return Open(dstModel)
 }
 
-func copyFileAtomic(from, to string) error {
+func copyFileAtomic(ctx context.Context, from, to string) error {
 	in, err := os.Open(from)
 	if err != nil {
 		return fmt.Errorf("copying voice file: %w", err)
 	}
 	defer in.Close()
 	return atomicfile.Write(to, "", nil, func(f *os.File) error {
-		_, err := io.Copy(f, in)
+		_, err := io.Copy(f, contextReader{ctx, in})
 		return err
 	})
+}
+
+// contextReader stops a copy between two reads once ctx is done.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

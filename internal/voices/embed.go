@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 )
 
 // defaultVoiceFS holds the default voice, compiled into the binary so the first command works on a fresh machine.
@@ -54,5 +55,13 @@ func defaultVoice() (*Voice, error) {
 		Embedded:  true,
 		ModelSize: int64(len(model)),
 		model:     func() ([]byte, error) { return model, nil },
+		identity:  defaultIdentity(),
 	}, nil
 }
+
+// defaultIdentity digests the embedded voice once: it changes only with the binary.
+var defaultIdentity = sync.OnceValue(func() string {
+	cfg, _ := defaultVoiceFS.ReadFile(path.Join(defaultDir, DefaultName+configSuffix))
+	model, _ := defaultVoiceFS.ReadFile(path.Join(defaultDir, DefaultName+modelSuffix))
+	return digest(cfg, model)
+})

@@ -1,6 +1,7 @@
 package voices
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -117,17 +118,17 @@ func TestCatalogAddListFind(t *testing.T) {
 	copyFile(t, filepath.Join(testVoiceDir, "test_voice.onnx"), filepath.Join(src, "en_GB-test-low.onnx"))
 	copyFile(t, filepath.Join(testVoiceDir, "test_voice.onnx.json"), filepath.Join(src, "en_GB-test-low.onnx.json"))
 
-	added, err := cat.Add(filepath.Join(src, "en_GB-test-low.onnx.json"), false)
+	added, err := cat.Add(context.Background(), filepath.Join(src, "en_GB-test-low.onnx.json"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if added.Name != "en_GB-test-low" || added.ModelPath != filepath.Join(cat.Dir, "en_GB-test-low.onnx") {
 		t.Errorf("added = %+v", added)
 	}
-	if _, err := cat.Add(filepath.Join(src, "en_GB-test-low.onnx"), false); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := cat.Add(context.Background(), filepath.Join(src, "en_GB-test-low.onnx"), false); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("second add: err = %v, want 'already exists'", err)
 	}
-	if _, err := cat.Add(filepath.Join(src, "en_GB-test-low.onnx"), true); err != nil {
+	if _, err := cat.Add(context.Background(), filepath.Join(src, "en_GB-test-low.onnx"), true); err != nil {
 		t.Errorf("add --replace: %v", err)
 	}
 	// A broken voice in the folder is reported, but does not hide the good one.
