@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
 )
 
 // Continuous batching for split voices (see doc.go): a worker runs the acoustic part on a batch of whole
@@ -16,7 +18,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	started := e.now()
 	in := packBatch(batch, m.io.hasSpeaker)
 	inputs := acousticInputs(in, m.split.voice.io)
-	var out []tensor
+	var out []ort.Tensor
 	var err error
 	if m.split.text != nil {
 		var runs []textRun
@@ -32,7 +34,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	}
 	if err == nil {
 		acousticStart := e.now()
-		out, err = m.split.acoustic[worker%len(m.split.acoustic)].runGraph(inputs)
+		out, err = m.split.acoustic[worker%len(m.split.acoustic)].Run(inputs)
 		e.stats.record(stageAcoustic, batch, acousticStart, e.now())
 	}
 	if err == nil && m.split.flow != nil {
@@ -94,34 +96,34 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 // that the rest reads itself; and where its runs went. With TextDevice auto a CPU worker runs it on the GPU if no
 // run holds or waits for the device, else on its own CPU session, piece by piece (piece sentences at a time, 0 =
 // all), handing the rest to the GPU as soon as the GPU is idle between pieces; other workers wait for the GPU.
-func (s *splitModel) runText(worker, piece int, voiceInputs []tensor, now func() time.Time) (next []tensor, runs []textRun, err error) {
+func (s *splitModel) runText(worker, piece int, voiceInputs []ort.Tensor, now func() time.Time) (next []ort.Tensor, runs []textRun, err error) {
 	cut := s.voice.text
 	byName := byInputName(s.voice.io, voiceInputs)
 	in := pick(byName, cut.textInputs)
-	rows := int(voiceInputs[0].shape[0])
+	rows := int(voiceInputs[0].Shape[0])
 	gpu := s.text[worker%len(s.text)]
-	run := func(r graphRunner, lo, hi int, onCPU, try bool) ([]tensor, error) {
+	run := func(r graphRunner, lo, hi int, onCPU, try bool) ([]ort.Tensor, error) {
 		start := now()
 		part := in
 		if lo > 0 || hi < rows {
 			part = textInputRows(cut.textInputs, in, lo, hi)
 		}
-		var out []tensor
+		var out []ort.Tensor
 		var err error
 		if try {
-			out, err = r.tryRunGraph(part)
+			out, err = r.TryRun(part)
 		} else {
-			out, err = r.runGraph(part)
+			out, err = r.Run(part)
 		}
 		if err == nil {
 			runs = append(runs, textRun{lo: lo, hi: hi, onCPU: onCPU, start: start, end: now()})
 		}
 		return out, err
 	}
-	var out []tensor
+	var out []ort.Tensor
 	if worker >= len(s.textCPU) {
 		out, err = run(gpu, 0, rows, false, false)
-	} else if out, err = run(gpu, 0, rows, false, true); errors.Is(err, errDeviceBusy) {
+	} else if out, err = run(gpu, 0, rows, false, true); errors.Is(err, ort.ErrDeviceBusy) {
 		out, err = s.runTextPieces(run, s.textCPU[worker], gpu, rows, piece)
 	}
 	if err != nil {
@@ -143,12 +145,12 @@ type textRun struct {
 // runTextPieces runs a batch's text part on a CPU session, piece sentences at a time, and between pieces tries the
 // rest on the GPU, which takes it if idle. A voice whose text part cannot be run in pieces (perRow unknown), or a
 // batch no larger than a piece, runs in one CPU run.
-func (s *splitModel) runTextPieces(run func(r graphRunner, lo, hi int, onCPU, try bool) ([]tensor, error),
-	cpu, gpu graphRunner, rows, piece int) ([]tensor, error) {
+func (s *splitModel) runTextPieces(run func(r graphRunner, lo, hi int, onCPU, try bool) ([]ort.Tensor, error),
+	cpu, gpu graphRunner, rows, piece int) ([]ort.Tensor, error) {
 	if piece <= 0 || piece >= rows || s.textPerRow == nil {
 		return run(cpu, 0, rows, true, false)
 	}
-	var parts [][]tensor
+	var parts [][]ort.Tensor
 	for lo := 0; lo < rows; {
 		hi := min(lo+piece, rows)
 		part, err := run(cpu, lo, hi, true, false)
@@ -160,7 +162,7 @@ func (s *splitModel) runTextPieces(run func(r graphRunner, lo, hi int, onCPU, tr
 			break
 		}
 		rest, err := run(gpu, lo, rows, false, true)
-		if errors.Is(err, errDeviceBusy) {
+		if errors.Is(err, ort.ErrDeviceBusy) {
 			continue
 		}
 		if err != nil {
@@ -178,42 +180,42 @@ const flowFrameStep = 64
 
 // runFlow runs the flow on the acoustic part's outputs (the flow's inputs, then the durations) and returns the
 // latent and the durations, as an acoustic part without a flow of its own gives them.
-func (s *splitModel) runFlow(worker int, acoustic []tensor) ([]tensor, error) {
+func (s *splitModel) runFlow(worker int, acoustic []ort.Tensor) ([]ort.Tensor, error) {
 	n := len(s.voice.flowInputs)
-	if len(acoustic) != n+1 || len(acoustic[0].shape) != 3 {
+	if len(acoustic) != n+1 || len(acoustic[0].Shape) != 3 {
 		return nil, fmt.Errorf("acoustic part gave %d outputs, the first of shape %v; want %d, the first [batch, channels, frames]",
-			len(acoustic), acoustic[0].shape, n+1)
+			len(acoustic), acoustic[0].Shape, n+1)
 	}
-	frames := acoustic[0].shape[2]
+	frames := acoustic[0].Shape[2]
 	padded := roundUp(frames, flowFrameStep)
-	inputs := make([]tensor, n)
+	inputs := make([]ort.Tensor, n)
 	for i, t := range acoustic[:n] {
 		inputs[i] = t
 		// A multi-speaker voice also hands the flow its speaker embedding, [B, C, 1]: that one is not padded,
 		// nor is anything when the batch is one frame long and the two cannot be told apart.
-		if len(t.shape) == 3 && t.shape[2] == frames && frames > 1 && t.f32 != nil {
+		if len(t.Shape) == 3 && t.Shape[2] == frames && frames > 1 && t.F32 != nil {
 			inputs[i] = padLastAxis(t, padded)
 		}
 	}
-	out, err := s.flow[worker%len(s.flow)].runGraph(inputs)
+	out, err := s.flow[worker%len(s.flow)].Run(inputs)
 	if err != nil {
 		return nil, err
 	}
-	return []tensor{out[0], acoustic[n]}, nil
+	return []ort.Tensor{out[0], acoustic[n]}, nil
 }
 
 // padLastAxis returns t [A, B, n] widened to [A, B, to] with zeros.
-func padLastAxis(t tensor, to int64) tensor {
-	n := t.shape[2]
+func padLastAxis(t ort.Tensor, to int64) ort.Tensor {
+	n := t.Shape[2]
 	if n == to {
 		return t
 	}
-	rows := len(t.f32) / int(n)
+	rows := len(t.F32) / int(n)
 	data := make([]float32, rows*int(to))
 	for r := range rows {
-		copy(data[r*int(to):], t.f32[r*int(n):(r+1)*int(n)])
+		copy(data[r*int(to):], t.F32[r*int(n):(r+1)*int(n)])
 	}
-	return tensor{shape: []int64{t.shape[0], t.shape[1], to}, f32: data}
+	return ort.Tensor{Shape: []int64{t.Shape[0], t.Shape[1], to}, F32: data}
 }
 
 // takeWindowsLocked removes the next decoder run from the window queue: the oldest windows of the oldest
@@ -360,11 +362,11 @@ func (e *Engine) decoderRows(n int) int {
 // samples.
 func (e *Engine) decode(m *Model, worker int, latent, mask []float32, speakers []int64, rows, channels int) ([]float32, error) {
 	inputs := m.split.voice.decoderInputs(latent, mask, speakers, rows, channels, m.split.window.span())
-	out, err := m.split.decoder[worker%len(m.split.decoder)].runGraph(inputs)
+	out, err := m.split.decoder[worker%len(m.split.decoder)].Run(inputs)
 	if err != nil {
 		return nil, err
 	}
-	return out[0].f32, nil
+	return out[0].F32, nil
 }
 
 // warmUp runs a split voice once at every decoder run size on a GPU, so that the provider compiles its kernels for
@@ -406,7 +408,7 @@ func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err er
 			return 0, err
 		}
 	}
-	out, err := m.split.acoustic[0].runGraph(inputs)
+	out, err := m.split.acoustic[0].Run(inputs)
 	if err != nil {
 		return 0, fmt.Errorf("acoustic part: %w", err)
 	}
@@ -415,10 +417,10 @@ func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err er
 			return 0, fmt.Errorf("flow: %w", err)
 		}
 	}
-	if len(out[0].shape) != 3 {
-		return 0, fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)
+	if len(out[0].Shape) != 3 {
+		return 0, fmt.Errorf("acoustic part gave a latent of shape %v", out[0].Shape)
 	}
-	return int(out[0].shape[1]), nil
+	return int(out[0].Shape[1]), nil
 }
 
 // trialBatch is size trialSentences of width ids, with the noise off (and speaker 0, acousticInputs's default).

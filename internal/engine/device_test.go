@@ -5,19 +5,22 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 )
 
 // TestOnDevice checks on a real GPU what the CPU-only suite cannot: that float16 arithmetic (which the CPU
 // provider does not really do, see half_test.go) keeps a voice's audio, and that batched and windowed audio equal
-// one sentence alone on the device itself. It runs only where TTSGEN_TEST_DEVICE names a GPU device (scripts/
-// gpu-bench.sh sets it on the team's H200), since the suite must pass without a GPU.
+// one sentence alone on the device itself. It runs only where TTSGEN_TEST_DEVICE names a GPU device, since the
+// suite must pass without a GPU.
 func TestOnDevice(t *testing.T) {
-	device := Device(os.Getenv("TTSGEN_TEST_DEVICE"))
+	device := ort.Device(os.Getenv("TTSGEN_TEST_DEVICE"))
 	if device == "" {
 		t.Skip("TTSGEN_TEST_DEVICE is not set: no GPU to check")
 	}
 	for _, v := range []struct{ name, path string }{
-		{"default", "../voices/default/en_US-ttsgen-medium.onnx"},
+		{"default", orttest.DefaultVoice},
 		{"piper-shaped", piperShapedVoicePath},
 		{"piper-medium-shaped", os.Getenv("TTSGEN_TEST_PIPER_MEDIUM")},
 	} {
@@ -64,11 +67,11 @@ func TestOnDevice(t *testing.T) {
 // device's kernels) gives what the CPU gives for the voice's own graph, durations included (they set each
 // sentence's length).
 func TestOnDeviceTextPart(t *testing.T) {
-	device := Device(os.Getenv("TTSGEN_TEST_DEVICE"))
+	device := ort.Device(os.Getenv("TTSGEN_TEST_DEVICE"))
 	if device == "" {
 		t.Skip("TTSGEN_TEST_DEVICE is not set: no GPU to check")
 	}
-	needORT(t)
+	orttest.Need(t)
 	for _, v := range []struct{ name, path string }{
 		{"piper-shaped", piperShapedVoicePath},
 		{"piper-medium-shaped", os.Getenv("TTSGEN_TEST_PIPER_MEDIUM")},
@@ -89,23 +92,23 @@ func TestOnDeviceTextPart(t *testing.T) {
 			rng := rand.New(rand.NewPCG(23, 24))
 			in := paddedBatch(rng, 120, 37, 80, 9)
 			inputs := acousticInputs(in, io)
-			var outs [2][]tensor
+			var outs [2][]ort.Tensor
 			for i, run := range []struct {
 				graph  []byte
-				device Device
-			}{{cut.text, DeviceCPU}, {onGPU, device}} {
-				outs[i] = runGraphOnce(t, run.graph, cut.textInputs, cut.boundary, run.device, inputs)
+				device ort.Device
+			}{{cut.text, ort.DeviceCPU}, {onGPU, device}} {
+				outs[i] = orttest.Run(t, run.graph, cut.textInputs, cut.boundary, run.device, inputs)
 			}
 			for i, name := range cut.boundary {
 				want, got := outs[0][i], outs[1][i]
-				if want.f32 == nil {
+				if want.F32 == nil {
 					continue
 				}
 				scale := 0.0
-				for _, x := range want.f32 {
+				for _, x := range want.F32 {
 					scale = max(scale, math.Abs(float64(x)))
 				}
-				d := maxAbsDiff(got.f32, want.f32)
+				d := maxAbsDiff(got.F32, want.F32)
 				t.Logf("%s: %d LayerNorms fused; %s: max difference %.2g (largest value %.3g)", v.name, fused, name, d, scale)
 				if d > 1e-3*max(scale, 1) {
 					t.Errorf("%s differs from the CPU's by %.2g", name, d)

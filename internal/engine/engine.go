@@ -10,16 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// Device names where a voice runs.
-type Device string
-
-const (
-	DeviceAuto   Device = "auto"   // cuda, then webgpu, then cpu: the first that starts
-	DeviceCPU    Device = "cpu"    // ONNX Runtime's CPU provider
-	DeviceWebGPU Device = "webgpu" // ONNX Runtime's WebGPU provider (Vulkan/Metal/D3D12 underneath)
-	DeviceCUDA   Device = "cuda"   // ONNX Runtime's CUDA provider (needs a CUDA build of the library)
+	"github.com/ttsgen/ttsgen/internal/ort"
 )
 
 // ErrClosed is the error of requests submitted to, or still queued in, an engine that has been closed.
@@ -27,7 +19,7 @@ var ErrClosed = errors.New("gpu: engine closed")
 
 // Options configure an Engine. Zero values pick the documented defaults for the device in use.
 type Options struct {
-	Device    Device
+	Device    ort.Device
 	Threads   int                              // CPU threads to use in total (0 = runtime.NumCPU())
 	MaxBatch  int                              // cap on items per device batch (0 = DefaultCPUMaxBatch on cpu, DefaultGPUMaxBatch on a GPU, DefaultSplitGPUMaxBatch there for split voices' acoustic batches run on the CPU)
 	QueueSize int                              // bounded queue; Submit blocks (backpressure) when full, until ctx is done (0 = 4 x workers x MaxBatch, at least 64)
@@ -73,14 +65,14 @@ type Options struct {
 	// (one per worker, one thread each, with as many workers as Threads) and only the decoder windows on the GPU.
 	// The acoustic part is small, sequential work with shape computations that a GPU provider runs slowly and
 	// with round trips to the host, while the CPU cores would otherwise idle ("" = DefaultAcousticDevice).
-	AcousticDevice Device
+	AcousticDevice ort.Device
 	// TextDevice is where split voices with the acoustic part on the CPU run its token-rate part, the text encoder
 	// and duration predictor (text.go): "cpu" keeps the whole acoustic part on the CPU; the engine's GPU device
 	// cuts the acoustic part at the durations, runs the text part there on whole batches and the rest (expanding
 	// to frames) on the CPU; "auto" runs a batch's text part on the GPU when the GPU is free at that moment and on
 	// the worker's CPU session otherwise, so that whichever of the two has time to spare takes it ("" =
 	// DefaultTextDevice).
-	TextDevice Device
+	TextDevice ort.Device
 	// Precision is the arithmetic of split voices' frame-rate parts on a GPU, the flow and the decoder: "fp16"
 	// rewrites them at Load to compute in float16 (half.go; their inputs and outputs stay float32), for a GPU
 	// whose provider has float16 kernels, such as WebGPU with shader-f16 ("" = fp32). A graph the rewrite refuses
@@ -140,8 +132,8 @@ const (
 // WebGPU: decoder windows with the acoustic part on the CPU measured 876-1,093x real time on the H200 against
 // 733-760x for the best whole-sentence batches (BENCHMARKS.md). CPU: whole sentences measured faster. CUDA: not
 // measured, so the simplest path.
-func DefaultDecoderWindow(d Device) int {
-	if d == DeviceWebGPU {
+func DefaultDecoderWindow(d ort.Device) int {
+	if d == ort.DeviceWebGPU {
 		return DefaultGPUDecoderWindow
 	}
 	return 0
@@ -149,34 +141,34 @@ func DefaultDecoderWindow(d Device) int {
 
 // DefaultAcousticDevice is where split voices run their acoustic part on device d unless told otherwise: on the
 // CPU beside WebGPU (see Options.AcousticDevice), on d itself elsewhere.
-func DefaultAcousticDevice(d Device) Device {
-	if d == DeviceWebGPU {
-		return DeviceCPU
+func DefaultAcousticDevice(d ort.Device) ort.Device {
+	if d == ort.DeviceWebGPU {
+		return ort.DeviceCPU
 	}
 	return d
 }
 
 // DefaultTextDevice is where split voices run their text part (see Options.TextDevice) on device d unless told
 // otherwise.
-func DefaultTextDevice(d Device) Device {
+func DefaultTextDevice(d ort.Device) ort.Device {
 	// auto measured fastest on the H200 for a Piper medium graph (float16, 32-sentence acoustic batches): 865x
 	// against 750x with the text part on the CPU and 836x on the GPU; for the default voice, whose text part is
 	// small, 1,317x against 1,347x on the CPU, within the noise of one run.
-	if d == DeviceWebGPU {
-		return DeviceAuto
+	if d == ort.DeviceWebGPU {
+		return ort.DeviceAuto
 	}
-	return DeviceCPU
+	return ort.DeviceCPU
 }
 
 // convChannelsLast says whether ONNX Runtime runs Conv on device d with channels last ([N,T,C]), the layout the
 // polyphase interleave is then written for (upsample.go): WebGPU does; the CPU, and CUDA unless told prefer_nhwc,
 // run [N,C,T].
-func convChannelsLast(d Device) bool { return d == DeviceWebGPU }
+func convChannelsLast(d ort.Device) bool { return d == ort.DeviceWebGPU }
 
 // DefaultUpsampling is the upsampling each device runs unless told otherwise: polyphase everywhere, measured faster
 // with the default voice (BENCHMARKS.md): 2-core CPU 28.3x and 28.8x against 24.5x and 26.3x; H200, 16 CPU
 // sessions 123x against 111x; H200 WebGPU 504x against 479x.
-func DefaultUpsampling(Device) Upsampling {
+func DefaultUpsampling(ort.Device) Upsampling {
 	return UpsamplingPolyphase
 }
 
@@ -324,7 +316,7 @@ func (m *Model) MaxBatch() int { return m.maxBatch }
 // Engine runs voice models for many concurrent requests. All methods are safe from any goroutine.
 type Engine struct {
 	backend           backend
-	device            Device
+	device            ort.Device
 	workers           int
 	sessionsPerModel  int
 	threadsPerSession int
@@ -336,14 +328,14 @@ type Engine struct {
 	marginSet         bool      // Options.DecoderMargin was given: every voice uses it
 	decoderBatch      int
 	upsampling        Upsampling
-	acousticOnCPU     bool   // split voices run their acoustic part on CPU sessions, one per worker
-	acousticCPU       int    // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
-	text              Device // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
-	half              bool   // split voices' flow and decoder compute in float16 (half.go)
-	paddingMasks      bool   // Load masks decoders' padding (mask.go)
-	noStrips          bool   // Options.NoStrips
-	tailTile          int    // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
-	textPiece         int    // Options.TextPiece resolved: sentences per CPU text run, 0 = the whole batch
+	acousticOnCPU     bool       // split voices run their acoustic part on CPU sessions, one per worker
+	acousticCPU       int        // with acousticOnCPU: workers (the first ones) whose acoustic session is on the CPU; the rest use the GPU
+	text              ort.Device // with acousticOnCPU: where split voices' text part runs (text.go): cpu (not cut apart), the GPU, or auto
+	half              bool       // split voices' flow and decoder compute in float16 (half.go)
+	paddingMasks      bool       // Load masks decoders' padding (mask.go)
+	noStrips          bool       // Options.NoStrips
+	tailTile          int        // tail input samples per tile of a CPU engine's one-sentence runs (tail.go); 0: whole sentences
+	textPiece         int        // Options.TextPiece resolved: sentences per CPU text run, 0 = the whole batch
 	logf              func(format string, args ...any)
 	stats             stageStats
 	now               func() time.Time
@@ -410,11 +402,11 @@ type window struct {
 
 // NewEngine picks the device, checks that it starts, and starts the workers. Init must have been called.
 func NewEngine(opts Options) (*Engine, error) {
-	if !ortReady() {
-		return nil, errors.New("gpu: NewEngine before Init: the ONNX Runtime library is not loaded")
+	if !ort.Ready() {
+		return nil, errors.New("engine: NewEngine before ort.Init: the ONNX Runtime library is not loaded")
 	}
-	return newEngine(opts, ortBackend{providerOptions: opts.ProviderOptions, profilePrefix: opts.ProfilePrefix,
-		sessionArenas: opts.SessionArenas})
+	return newEngine(opts, ortBackend{sessions: ort.Sessions{ProviderOptions: opts.ProviderOptions,
+		ProfilePrefix: opts.ProfilePrefix, OwnArenas: opts.SessionArenas}})
 }
 
 func newEngine(opts Options, b backend) (*Engine, error) {
@@ -448,10 +440,10 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		return nil, err
 	}
 	// Compared with the device in use, so that "auto" that found WebGPU takes "webgpu" parts.
-	if opts.AcousticDevice != "" && opts.AcousticDevice != DeviceCPU && opts.AcousticDevice != device {
+	if opts.AcousticDevice != "" && opts.AcousticDevice != ort.DeviceCPU && opts.AcousticDevice != device {
 		return nil, fmt.Errorf("gpu: acoustic device %q: it runs on the engine's device (%s) or on cpu", opts.AcousticDevice, device)
 	}
-	if opts.TextDevice != "" && opts.TextDevice != DeviceCPU && opts.TextDevice != DeviceAuto && opts.TextDevice != device {
+	if opts.TextDevice != "" && opts.TextDevice != ort.DeviceCPU && opts.TextDevice != ort.DeviceAuto && opts.TextDevice != device {
 		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device (%s), on cpu, or auto", opts.TextDevice, device)
 	}
 	e := &Engine{
@@ -466,10 +458,10 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		textPiece:    max(0, cmp.Or(opts.TextPiece, DefaultTextPiece)),
 	}
 	e.work = sync.NewCond(&e.mu)
-	e.half = opts.Precision == PrecisionFloat16 && device != DeviceCPU
+	e.half = opts.Precision == PrecisionFloat16 && device != ort.DeviceCPU
 	e.upsampling = cmp.Or(opts.Upsampling, DefaultUpsampling(device))
 	threads := cmp.Or(opts.Threads, runtime.NumCPU())
-	if device == DeviceCPU {
+	if device == ort.DeviceCPU {
 		e.threadsPerSession = min(cmp.Or(opts.ThreadsPerSession, DefaultThreadsPerSession), threads)
 		e.workers = max(1, threads/e.threadsPerSession)
 		e.sessionsPerModel = e.workers
@@ -491,7 +483,7 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		e.window = windowing{frames: window, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
 		e.marginSet = opts.DecoderMargin > 0
 		e.decoderBatch = cmp.Or(opts.DecoderBatch, defaultDecoderBatch(window, e.half))
-		if cmp.Or(opts.AcousticDevice, DefaultAcousticDevice(device)) == DeviceCPU && device != DeviceCPU {
+		if cmp.Or(opts.AcousticDevice, DefaultAcousticDevice(device)) == ort.DeviceCPU && device != ort.DeviceCPU {
 			e.acousticOnCPU = true
 			e.workers = max(e.workers, threads)
 			e.acousticCPU = e.workers
@@ -518,37 +510,37 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 }
 
 // selectDevice resolves "auto" to the first device that starts and checks that an explicit GPU device starts.
-func selectDevice(want Device, b backend, logf func(string, ...any)) (Device, error) {
+func selectDevice(want ort.Device, b backend, logf func(string, ...any)) (ort.Device, error) {
 	switch want {
-	case DeviceCPU:
-		return DeviceCPU, nil
-	case DeviceCUDA, DeviceWebGPU:
+	case ort.DeviceCPU:
+		return ort.DeviceCPU, nil
+	case ort.DeviceCUDA, ort.DeviceWebGPU:
 		if err := b.probe(want, false); err != nil {
 			return "", fmt.Errorf("gpu: device %s does not start: %w", want, err)
 		}
 		return want, nil
-	case DeviceAuto, "":
+	case ort.DeviceAuto, "":
 		var failures []string
-		for _, candidate := range []Device{DeviceCUDA, DeviceWebGPU} {
+		for _, candidate := range []ort.Device{ort.DeviceCUDA, ort.DeviceWebGPU} {
 			err := b.probe(candidate, true)
 			if err == nil {
 				return candidate, nil
 			}
-			if !errors.Is(err, errProviderMissing) { // present but broken: say so; absent: CPU is simply the device
+			if !errors.Is(err, ort.ErrProviderMissing) { // present but broken: say so; absent: CPU is simply the device
 				failures = append(failures, fmt.Sprintf("%s: %v", candidate, err))
 			}
 		}
 		if len(failures) > 0 {
 			logf("gpu: no GPU provider started, using cpu (%s)", strings.Join(failures, "; "))
 		}
-		return DeviceCPU, nil
+		return ort.DeviceCPU, nil
 	default:
 		return "", fmt.Errorf("gpu: unknown device %q (want auto, cpu, webgpu or cuda)", want)
 	}
 }
 
 // Device is the device actually in use, after auto selection.
-func (e *Engine) Device() Device { return e.device }
+func (e *Engine) Device() ort.Device { return e.device }
 
 // Workers is how many batches the engine runs at once.
 func (e *Engine) Workers() int { return e.workers }
@@ -584,7 +576,7 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 						name, e.window.margin, err)
 				}
 			}
-			if e.device != DeviceCPU {
+			if e.device != ort.DeviceCPU {
 				if err := e.warmUp(m); err != nil {
 					m.close()
 					return nil, fmt.Errorf("gpu: loading voice %q: warming up on %s: %w", name, e.device, err)
@@ -619,7 +611,7 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 	if graph, err = e.rewriteUpsampling(name, graph, e.device); err != nil {
 		return nil, err
 	}
-	if e.device != DeviceCPU {
+	if e.device != ort.DeviceCPU {
 		graph = gpuGraph(graph)
 	}
 	for i := range e.sessionsPerModel {
@@ -659,7 +651,7 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 		}
 		t, err := e.backend.newGraphRunner(tail, tc.tailInputs(), []string{outputAudio}, e.device, e.threadsPerSession)
 		if err != nil {
-			h.close()
+			h.Close()
 			closeRunners(runners)
 			return nil, fmt.Errorf("tail session: %w", err)
 		}
@@ -696,7 +688,7 @@ func (e *Engine) needsPaddingMasks(name string, graph []byte, io modelIO) bool {
 }
 
 // rewriteUpsampling applies the engine's upsampling choice (see upsample.go) to a graph that runs on device d.
-func (e *Engine) rewriteUpsampling(name string, graph []byte, d Device) ([]byte, error) {
+func (e *Engine) rewriteUpsampling(name string, graph []byte, d ort.Device) ([]byte, error) {
 	if e.upsampling != UpsamplingPolyphase {
 		return graph, nil
 	}
@@ -741,7 +733,7 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	// ConvTranspose; only its speed on the GPU would differ).
 	acousticDevice := e.device
 	if e.acousticOnCPU {
-		acousticDevice = DeviceCPU
+		acousticDevice = ort.DeviceCPU
 	}
 	if voice.acoustic, err = e.rewriteUpsampling(name, voice.acoustic, acousticDevice); err != nil {
 		return nil, err
@@ -765,7 +757,7 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		}
 	}
 	s := &splitModel{voice: voice}
-	if e.text != "" && e.text != DeviceCPU {
+	if e.text != "" && e.text != ort.DeviceCPU {
 		if err := e.loadText(name, s); err != nil {
 			e.logf("gpu: voice %q runs its text encoder on the CPU: %v", name, err)
 		}
@@ -773,11 +765,11 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	decoderInputs := voice.decoderInputNames()
 	acousticSessions, acousticDevice, acousticThreads := e.sessionsPerModel, e.device, e.threadsPerSession
 	if e.acousticOnCPU {
-		acousticSessions, acousticDevice, acousticThreads = e.workers, DeviceCPU, 1
+		acousticSessions, acousticDevice, acousticThreads = e.workers, ort.DeviceCPU, 1
 	}
 	// The graph for the sessions on a GPU (all of them, or the GPU acoustic workers'), rewritten once.
 	acousticOnGPU := voice.acoustic
-	if acousticDevice != DeviceCPU || e.acousticOnCPU && e.acousticCPU < acousticSessions {
+	if acousticDevice != ort.DeviceCPU || e.acousticOnCPU && e.acousticCPU < acousticSessions {
 		acousticOnGPU = gpuGraph(voice.acoustic)
 	}
 	for i := range acousticSessions {
@@ -785,7 +777,7 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		if e.acousticOnCPU && i >= e.acousticCPU { // AcousticGPUWorkers
 			device, threads = e.device, e.threadsPerSession
 		}
-		if device != DeviceCPU {
+		if device != ort.DeviceCPU {
 			graph = acousticOnGPU
 		}
 		a, err := e.backend.newGraphRunner(graph, voice.acousticInputNames(), voice.acousticOutputs(), device, threads)
@@ -799,7 +791,7 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 		// Made at their first run (on a GPU, Load's warm-up), when the acoustic part's outputs say the ranks of the
 		// flow's inputs (rankedRunner).
 		flow := voice.flow
-		if e.device != DeviceCPU {
+		if e.device != ort.DeviceCPU {
 			flow = gpuGraph(flow)
 		}
 		for range e.sessionsPerModel {
@@ -844,9 +836,9 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 		}
 		gpu = append(gpu, t)
 	}
-	if e.text == DeviceAuto && runLock(e.device) != nil {
+	if e.text == ort.DeviceAuto && ort.RunLock(e.device) != nil {
 		for range e.acousticCPU {
-			t, err := e.backend.newGraphRunner(cut.text, cut.textInputs, cut.boundary, DeviceCPU, 1)
+			t, err := e.backend.newGraphRunner(cut.text, cut.textInputs, cut.boundary, ort.DeviceCPU, 1)
 			if err != nil {
 				return fail("text part session on cpu", err)
 			}
@@ -871,7 +863,7 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 func closeGraphRunners(runners []graphRunner) error {
 	var errs []error
 	for _, r := range runners {
-		errs = append(errs, r.close())
+		errs = append(errs, r.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -73,14 +74,16 @@ func (r *fakeRunner) recorded() []batchInput {
 // fakeBackend hands out one shared fakeRunner and fails the probes listed in probeErr.
 type fakeBackend struct {
 	runner   *fakeRunner
-	probeErr map[Device]error
+	probeErr map[ort.Device]error
 }
 
-func (b *fakeBackend) probe(d Device, auto bool) error { return b.probeErr[d] }
+func (b *fakeBackend) probe(d ort.Device, auto bool) error { return b.probeErr[d] }
 
-func (b *fakeBackend) newRunner([]byte, modelIO, Device, int) (runner, error) { return b.runner, nil }
+func (b *fakeBackend) newRunner([]byte, modelIO, ort.Device, int) (runner, error) {
+	return b.runner, nil
+}
 
-func (b *fakeBackend) newGraphRunner([]byte, []string, []string, Device, int) (graphRunner, error) {
+func (b *fakeBackend) newGraphRunner([]byte, []string, []string, ort.Device, int) (graphRunner, error) {
 	return nil, errors.New("fake backend: no split voices")
 }
 
@@ -116,11 +119,24 @@ func fakeVoiceGraph(t *testing.T, withCeil, withSpeaker bool) []byte {
 	return data
 }
 
+// identityGraph is y = Identity(x): an ONNX graph that is no voice.
+func identityGraph(t *testing.T) []byte {
+	t.Helper()
+	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
+		Graph: &onnx.GraphProto{Name: "identity", Input: []*onnx.ValueInfoProto{floatTensor("x")},
+			Output: []*onnx.ValueInfoProto{floatTensor("y")},
+			Node:   []*onnx.NodeProto{{Name: "id", OpType: "Identity", Input: []string{"x"}, Output: []string{"y"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // fakeEngine starts an engine on a fake backend. With workers 1 the order of batches is deterministic.
 func fakeEngine(t *testing.T, opts Options, r *fakeRunner) (*Engine, *Model) {
 	t.Helper()
 	if opts.Device == "" {
-		opts.Device = DeviceCPU
+		opts.Device = ort.DeviceCPU
 	}
 	e, err := newEngine(opts, &fakeBackend{runner: r})
 	if err != nil {
@@ -444,19 +460,19 @@ func TestDeviceSelection(t *testing.T) {
 	broken := errors.New("provider missing")
 	tests := []struct {
 		name     string
-		device   Device
-		probeErr map[Device]error
-		want     Device
+		device   ort.Device
+		probeErr map[ort.Device]error
+		want     ort.Device
 		wantErr  string
 		wantLog  string
 	}{
-		{"auto prefers cuda", DeviceAuto, nil, DeviceCUDA, "", ""},
-		{"auto falls back to webgpu", DeviceAuto, map[Device]error{DeviceCUDA: broken}, DeviceWebGPU, "", ""},
-		{"auto falls back to cpu with a warning", "", map[Device]error{DeviceCUDA: broken, DeviceWebGPU: broken},
-			DeviceCPU, "", "no GPU provider started, using cpu (cuda: provider missing; webgpu: provider missing)"},
-		{"explicit cuda fails clearly", DeviceCUDA, map[Device]error{DeviceCUDA: broken}, "", "device cuda does not start: provider missing", ""},
-		{"explicit webgpu fails clearly", DeviceWebGPU, map[Device]error{DeviceWebGPU: broken}, "", "device webgpu does not start", ""},
-		{"cpu needs no probe", DeviceCPU, map[Device]error{DeviceCPU: broken}, DeviceCPU, "", ""},
+		{"auto prefers cuda", ort.DeviceAuto, nil, ort.DeviceCUDA, "", ""},
+		{"auto falls back to webgpu", ort.DeviceAuto, map[ort.Device]error{ort.DeviceCUDA: broken}, ort.DeviceWebGPU, "", ""},
+		{"auto falls back to cpu with a warning", "", map[ort.Device]error{ort.DeviceCUDA: broken, ort.DeviceWebGPU: broken},
+			ort.DeviceCPU, "", "no GPU provider started, using cpu (cuda: provider missing; webgpu: provider missing)"},
+		{"explicit cuda fails clearly", ort.DeviceCUDA, map[ort.Device]error{ort.DeviceCUDA: broken}, "", "device cuda does not start: provider missing", ""},
+		{"explicit webgpu fails clearly", ort.DeviceWebGPU, map[ort.Device]error{ort.DeviceWebGPU: broken}, "", "device webgpu does not start", ""},
+		{"cpu needs no probe", ort.DeviceCPU, map[ort.Device]error{ort.DeviceCPU: broken}, ort.DeviceCPU, "", ""},
 		{"unknown device", "tpu", nil, "", `unknown device "tpu"`, ""},
 	}
 	for _, tt := range tests {
@@ -491,12 +507,12 @@ func TestWorkerLayout(t *testing.T) {
 		workers, sessions, maxBatch, q int
 	}{
 		// The queue holds four batches for every worker, and at least 64 sentences.
-		{"cpu: one single-thread session per thread", Options{Device: DeviceCPU, Threads: 16}, 16, 16, DefaultCPUMaxBatch, 64},
-		{"cpu: threads per session", Options{Device: DeviceCPU, Threads: 16, ThreadsPerSession: 4, MaxBatch: 2}, 4, 4, 2, 64},
-		{"cpu: large batches", Options{Device: DeviceCPU, Threads: 8, MaxBatch: 16}, 8, 8, 16, 4 * 8 * 16},
-		{"gpu: one shared session, batches in flight", Options{Device: DeviceCUDA, Threads: 4, DecoderWindow: -1}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
-		{"gpu, decoder windows: a CPU worker per thread", Options{Device: DeviceWebGPU, Threads: 16}, 16, 1, DefaultGPUMaxBatch, 4 * 16 * DefaultGPUMaxBatch},
-		{"explicit queue size", Options{Device: DeviceCPU, Threads: 2, QueueSize: 5}, 2, 2, DefaultCPUMaxBatch, 5},
+		{"cpu: one single-thread session per thread", Options{Device: ort.DeviceCPU, Threads: 16}, 16, 16, DefaultCPUMaxBatch, 64},
+		{"cpu: threads per session", Options{Device: ort.DeviceCPU, Threads: 16, ThreadsPerSession: 4, MaxBatch: 2}, 4, 4, 2, 64},
+		{"cpu: large batches", Options{Device: ort.DeviceCPU, Threads: 8, MaxBatch: 16}, 8, 8, 16, 4 * 8 * 16},
+		{"gpu: one shared session, batches in flight", Options{Device: ort.DeviceCUDA, Threads: 4, DecoderWindow: -1}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
+		{"gpu, decoder windows: a CPU worker per thread", Options{Device: ort.DeviceWebGPU, Threads: 16}, 16, 1, DefaultGPUMaxBatch, 4 * 16 * DefaultGPUMaxBatch},
+		{"explicit queue size", Options{Device: ort.DeviceCPU, Threads: 2, QueueSize: 5}, 2, 2, DefaultCPUMaxBatch, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -520,8 +536,8 @@ func TestWorkerLayout(t *testing.T) {
 		}
 	}
 	for _, opts := range []Options{
-		{Device: DeviceCPU, AcousticDevice: DeviceWebGPU},
-		{Device: DeviceWebGPU, TextDevice: DeviceCUDA},
+		{Device: ort.DeviceCPU, AcousticDevice: ort.DeviceWebGPU},
+		{Device: ort.DeviceWebGPU, TextDevice: ort.DeviceCUDA},
 	} {
 		if _, err := newEngine(opts, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "it runs on the engine's device") {
 			t.Errorf("%+v: err %v, want a part placed on a device the engine does not use refused", opts, err)
@@ -545,14 +561,14 @@ func TestLoadInspectsTheGraph(t *testing.T) {
 		{"empty", func(*testing.T) []byte { return nil }, ModelConfig{}, 0, `loading voice "v": not an ONNX model: no graph nodes`, ""},
 		{"speakers without sid", func(t *testing.T) []byte { return fakeVoiceGraph(t, true, false) }, ModelConfig{NumSpeakers: 3}, 0,
 			`config says 3 speakers but the graph has no "sid" input`, ""},
-		{"probe graph is no voice", func(t *testing.T) []byte { g, _ := probeGraph(); return g }, ModelConfig{}, 0,
+		{"a graph that is no voice", identityGraph, ModelConfig{}, 0,
 			`not a Piper voice graph: no input "input"`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs []string
 			logf := func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
-			e, err := newEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 3, Logf: logf}, &fakeBackend{runner: &fakeRunner{}})
+			e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 3, Logf: logf}, &fakeBackend{runner: &fakeRunner{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -639,6 +655,22 @@ func TestSplitAudio(t *testing.T) {
 	}
 }
 
+func TestAutoIsQuietWhenNoGPUProviderExists(t *testing.T) {
+	var warnings []string
+	logf := func(format string, args ...any) { warnings = append(warnings, format) }
+	missing := &fakeBackend{probeErr: map[ort.Device]error{ort.DeviceCUDA: ort.ErrProviderMissing, ort.DeviceWebGPU: ort.ErrProviderMissing}}
+	if d, err := selectDevice(ort.DeviceAuto, missing, logf); err != nil || d != ort.DeviceCPU || len(warnings) != 0 {
+		t.Errorf("no GPU provider at all: device %s, err %v, warnings %q; want cpu and silence", d, err, warnings)
+	}
+	broken := &fakeBackend{probeErr: map[ort.Device]error{ort.DeviceCUDA: ort.ErrProviderMissing, ort.DeviceWebGPU: errors.New("adapter lost")}}
+	if d, err := selectDevice(ort.DeviceAuto, broken, logf); err != nil || d != ort.DeviceCPU || len(warnings) != 1 {
+		t.Errorf("a GPU provider that fails: device %s, err %v, warnings %q; want cpu and one warning", d, err, warnings)
+	}
+	if _, err := selectDevice(ort.DeviceWebGPU, broken, logf); err == nil || !strings.Contains(err.Error(), "adapter lost") {
+		t.Errorf("explicit webgpu that fails: %v, want the reason", err)
+	}
+}
+
 // echoRunner is a fakeRunner that keeps no record of its batches.
 type echoRunner struct{ fakeRunner }
 
@@ -652,7 +684,7 @@ func (r *echoRunner) run(in batchInput) (batchOutput, error) {
 
 type echoBackend struct{ fakeBackend }
 
-func (b *echoBackend) newRunner([]byte, modelIO, Device, int) (runner, error) {
+func (b *echoBackend) newRunner([]byte, modelIO, ort.Device, int) (runner, error) {
 	return &echoRunner{}, nil
 }
 
@@ -663,7 +695,7 @@ func TestMemoryStaysBoundedOverAHundredThousandSentences(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100k requests")
 	}
-	e, err := newEngine(Options{Device: DeviceCPU, Threads: 4, MaxBatch: 8, QueueSize: 256}, &echoBackend{})
+	e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 4, MaxBatch: 8, QueueSize: 256}, &echoBackend{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,35 +123,6 @@ func durationCeil(graph *onnx.GraphProto) string {
 	return found[0].GetOutput()[0]
 }
 
-// probeGraph is a tiny graph (y = Conv(x, w)) that a GPU provider must be able to build and run before the
-// engine trusts it; Conv is the operator the voices spend their time in.
-func probeGraph() ([]byte, error) {
-	weights := floatInit("w", []float32{0.25, 0.5, 0.25}, 1, 1, 3)
-	tensor := func(name string, dims ...int64) *onnx.ValueInfoProto {
-		shape := &onnx.TensorShapeProto{}
-		for _, d := range dims {
-			shape.Dim = append(shape.Dim, &onnx.TensorShapeProto_Dimension{
-				Value: &onnx.TensorShapeProto_Dimension_DimValue{DimValue: d},
-			})
-		}
-		return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
-			TensorType: &onnx.TypeProto_Tensor{ElemType: int32(onnx.TensorProto_FLOAT), Shape: shape},
-		}}}
-	}
-	model := &onnx.ModelProto{
-		IrVersion:   8,
-		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
-		Graph: &onnx.GraphProto{
-			Name:        "ttsgen_probe",
-			Node:        []*onnx.NodeProto{{Name: "conv", OpType: "Conv", Input: []string{"x", "w"}, Output: []string{"y"}}},
-			Initializer: []*onnx.TensorProto{weights},
-			Input:       []*onnx.ValueInfoProto{tensor("x", 1, 1, 16)},
-			Output:      []*onnx.ValueInfoProto{tensor("y", 1, 1, 14)},
-		},
-	}
-	return proto.Marshal(model)
-}
-
 // elemTypes works out the element type of every tensor of graph that the rules below know, from its inputs,
 // initializers and nodes in order (ONNX keeps nodes topologically sorted): enough for the shape and arithmetic
 // operators of a voice graph. Unknown tensors are absent (0).

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"github.com/x448/float16"
 	"google.golang.org/protobuf/proto"
 )
@@ -101,28 +103,20 @@ type halfTestInput struct {
 	shape  []int64
 }
 
-// runHalfTestGraph runs graph on ONNX Runtime's CPU provider (the engine's runner) and returns its float32 output
+// runHalfTestGraph runs graph on ONNX Runtime's CPU provider and returns its float32 output
 // named output.
 func runHalfTestGraph(t *testing.T, graph []byte, inputs []halfTestInput, output string) []float32 {
 	t.Helper()
 	names := make([]string, len(inputs))
-	tensors := make([]tensor, len(inputs))
+	tensors := make([]ort.Tensor, len(inputs))
 	for i, in := range inputs {
-		names[i], tensors[i] = in.name, tensor{shape: in.shape, f32: in.floats, i64: in.ints}
+		names[i], tensors[i] = in.name, ort.Tensor{Shape: in.shape, F32: in.floats, I64: in.ints}
 	}
-	r, err := ortBackend{}.newGraphRunner(graph, names, []string{output}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatalf("creating a session: %v", err)
-	}
-	defer r.close()
-	out, err := r.runGraph(tensors)
-	if err != nil {
-		t.Fatalf("running: %v", err)
-	}
-	if out[0].f32 == nil {
+	out := orttest.Run(t, graph, names, []string{output}, ort.DeviceCPU, tensors)
+	if out[0].F32 == nil {
 		t.Fatalf("output %q is not float32", output)
 	}
-	return out[0].f32
+	return out[0].F32
 }
 
 // halfRound is v rounded to float16 and back.
@@ -351,7 +345,7 @@ func TestHalfPrecisionStructure(t *testing.T) {
 	checkTopological(t, g)
 
 	// ORT accepts it (it type-checks every node) and it computes the same, to float16's precision.
-	needORT(t)
+	orttest.Need(t)
 	latent := make([]float32, 32)
 	for i := range latent {
 		latent[i] = float32(math.Sin(float64(i))) * 0.8
@@ -383,7 +377,7 @@ func checkClose(t *testing.T, got, want []float32, rel float64) {
 }
 
 func TestHalfPrecisionNumerics(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	x := make([]float32, 2*4*6)
 	for i := range x {
 		x[i] = float32(math.Sin(float64(i)*0.37))*1.7 + 0.01 // no value exactly a float16
@@ -538,8 +532,8 @@ func TestHalfPrecisionRefuses(t *testing.T) {
 // graphs (their weights float16) and its audio stays that of the float32 voice; a CPU engine ignores it.
 func TestHalfPrecisionEngine(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: DeviceWebGPU, Precision: PrecisionFloat16})
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16,
+		DecoderBatch: 4, TextDevice: ort.DeviceWebGPU, Precision: PrecisionFloat16})
 	for name, graph := range map[string][]byte{"flow": m.split.voice.flow, "decoder": m.split.voice.decoder} {
 		model := decodeModel(t, graph)
 		types := map[int32]int{}
@@ -552,7 +546,7 @@ func TestHalfPrecisionEngine(t *testing.T) {
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(3, 4)), 4, func(i int) int { return 6 + 9*i })
 	sameAudio(t, "the float32 voice", submitTogether(t, e, m, sentences), audio, 5e-3)
-	cpu, err := newEngine(Options{Device: DeviceCPU, Threads: 1, Precision: PrecisionFloat16}, &deviceRecorder{})
+	cpu, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, Precision: PrecisionFloat16}, &deviceRecorder{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 )
 
 // layerNormTestGraph is out = Relu(LayerNorm(x)) over x [2, 3, 6]'s last axis, written as Piper's exporter writes a
@@ -55,7 +57,7 @@ func opCounts(t *testing.T, graph []byte) map[string]int {
 // A decomposed LayerNorm becomes one LayerNormalization (opset raised to 17) that gives the same values on ONNX
 // Runtime.
 func TestFuseLayerNorms(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	graph := layerNormTestGraph(t, 15, nil)
 	fused, n, err := fuseLayerNorms(graph)
 	if err != nil || n != 1 {
@@ -139,7 +141,7 @@ func TestFuseLayerNormsLeaves(t *testing.T) {
 // Every LayerNorm of the Piper-shaped voice (its text encoder's and duration predictor's) is fused, and its
 // acoustic part gives the same outputs for a batch of sentences.
 func TestFuseLayerNormsPiperShaped(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	sv, io := splitVoiceAt(t, piperShapedVoicePath)
 	before := opCounts(t, sv.acoustic)
 	fused, n, err := fuseLayerNorms(sv.acoustic)
@@ -152,15 +154,15 @@ func TestFuseLayerNormsPiperShaped(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	in := paddedBatch(rng, 30, 12, 21)
-	var outs [2][]tensor
+	var outs [2][]ort.Tensor
 	for i, g := range [][]byte{sv.acoustic, fused} {
-		outs[i] = runGraphOnce(t, g, io.inputNames(), sv.acousticOutputs(), DeviceCPU, acousticInputs(in, io))
+		outs[i] = orttest.Run(t, g, io.inputNames(), sv.acousticOutputs(), ort.DeviceCPU, acousticInputs(in, io))
 	}
 	for i := range outs[0] {
-		if !slices.Equal(outs[1][i].shape, outs[0][i].shape) {
-			t.Fatalf("output %d: shape %v, want %v", i, outs[1][i].shape, outs[0][i].shape)
+		if !slices.Equal(outs[1][i].Shape, outs[0][i].Shape) {
+			t.Fatalf("output %d: shape %v, want %v", i, outs[1][i].Shape, outs[0][i].Shape)
 		}
-		if d := maxAbsDiff(outs[1][i].f32, outs[0][i].f32); d > 1e-4 {
+		if d := maxAbsDiff(outs[1][i].F32, outs[0][i].F32); d > 1e-4 {
 			t.Errorf("output %d differs by %g", i, d)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -249,11 +250,11 @@ func (e *Engine) decoderMasksItself(graph []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	decoder, err := e.backend.newGraphRunner(voice.decoder, voice.decoderInputNames(), []string{outputAudio}, DeviceCPU, 1)
+	decoder, err := e.backend.newGraphRunner(voice.decoder, voice.decoderInputNames(), []string{outputAudio}, ort.DeviceCPU, 1)
 	if err != nil {
 		return false, fmt.Errorf("probe session: %w", err)
 	}
-	defer decoder.close()
+	defer decoder.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
 	alone := make([]float32, channels*probeFrames)
 	for i := range alone {
@@ -265,19 +266,19 @@ func (e *Engine) decoderMasksItself(graph []byte) (bool, error) {
 		copy(padded[c*span+probePadding:], alone[c*probeFrames:(c+1)*probeFrames])
 	}
 	speaker := []int64{0} // a multi-speaker decoder reads the speaker too: the first will do
-	a, err := decoder.runGraph(voice.decoderInputs(alone, nil, speaker, 1, channels, probeFrames))
+	a, err := decoder.Run(voice.decoderInputs(alone, nil, speaker, 1, channels, probeFrames))
 	if err != nil {
 		return false, fmt.Errorf("probe run: %w", err)
 	}
-	p, err := decoder.runGraph(voice.decoderInputs(padded, nil, speaker, 1, channels, span))
+	p, err := decoder.Run(voice.decoderInputs(padded, nil, speaker, 1, channels, span))
 	if err != nil {
 		return false, fmt.Errorf("probe run: %w", err)
 	}
-	hop := len(a[0].f32) / probeFrames
-	if hop == 0 || len(p[0].f32) != span*hop {
-		return false, fmt.Errorf("probe: the decoder gave %d and %d samples for %d and %d frames", len(a[0].f32), len(p[0].f32), probeFrames, span)
+	hop := len(a[0].F32) / probeFrames
+	if hop == 0 || len(p[0].F32) != span*hop {
+		return false, fmt.Errorf("probe: the decoder gave %d and %d samples for %d and %d frames", len(a[0].F32), len(p[0].F32), probeFrames, span)
 	}
-	return maxAbsDiff(a[0].f32, p[0].f32[probePadding*hop:(probePadding+probeFrames)*hop]) <= 1e-5, nil
+	return maxAbsDiff(a[0].F32, p[0].F32[probePadding*hop:(probePadding+probeFrames)*hop]) <= 1e-5, nil
 }
 
 // latentChannels reads the decoder's input channel count from its first convolution's weight.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -86,7 +88,7 @@ func TestPaddingMasksStructure(t *testing.T) {
 // leak padding into the sentences' ends (this test voice shows it plainly); with them both equal batch-1 audio. The
 // tests of batches and windows (TestBatchedMatchesAlone, TestContinuousBatching) hold the masked engine to 1e-4.
 func TestPaddingMasksOfAPiperVoice(t *testing.T) {
-	voice := readVoice(t, piperShapedVoicePath)
+	voice := orttest.Voice(t, piperShapedVoicePath)
 	prepared, _, err := prepareGraph(voice)
 	if err != nil {
 		t.Fatal(err)
@@ -160,8 +162,8 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 // TestDecoderMasksItself: the probe tells ttsgen's voice (masked layers) from Piper's (unmasked decoder), so masks
 // are added only where they change the audio.
 func TestDecoderMasksItself(t *testing.T) {
-	needORT(t)
-	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1})
+	orttest.Need(t)
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +172,7 @@ func TestDecoderMasksItself(t *testing.T) {
 		path string
 		want bool
 	}{{tinyVoicePath, true}, {piperShapedVoicePath, false}} {
-		graph, _, err := prepareGraph(readVoice(t, tt.path))
+		graph, _, err := prepareGraph(orttest.Voice(t, tt.path))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,13 +190,13 @@ func TestDecoderMasksItself(t *testing.T) {
 // on the GPU, must each come back as that speaker's batch-1 audio.
 func TestMultiSpeakerPiperVoice(t *testing.T) {
 	const path = piperShaped3VoicePath
-	needORT(t)
+	orttest.Need(t)
 	cfg := ModelConfig{SampleRate: 22050, NumSpeakers: 3}
 	load := func(e *Engine, err error) (*Engine, *Model) {
 		t.Helper()
 		return loadOn(t, e, err, path, cfg)
 	}
-	alone, aloneModel := load(NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true}))
+	alone, aloneModel := load(NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true}))
 	rng := rand.New(rand.NewPCG(31, 32))
 	var reqs []Request
 	var want [][]float32
@@ -213,7 +215,7 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		t.Fatal("speakers 0 and 1 say the same sentence identically: the test cannot tell speakers apart")
 	}
 
-	batched, batchedModel := load(NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 6}))
+	batched, batchedModel := load(NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 6}))
 	var items []*item
 	for _, req := range reqs {
 		items = append(items, &item{model: batchedModel, req: req})
@@ -223,7 +225,7 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A GPU engine's layout (acoustic part on the CPU, flow and decoder windows on the "GPU"), run on the CPU.
-	split, splitModel := load(newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 2,
+	split, splitModel := load(newEngine(Options{Device: ort.DeviceWebGPU, AcousticDevice: ort.DeviceCPU, Threads: 2,
 		DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{}))
 	if splitModel.split == nil || splitModel.split.flow == nil || !splitModel.split.voice.decoderSpeaker {
 		t.Fatalf("not split in three with a speaker-conditioned decoder: %+v", splitModel.split)
@@ -248,17 +250,17 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 // TestNoMasksWithoutPadding: one sentence at a time (the CPU's default) has no padding, so Load neither probes nor
 // masks the decoder (its sessions are the tiled decoder's head and tail, tail.go); batches of several do.
 func TestNoMasksWithoutPadding(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, tt := range []struct {
 		maxBatch int
 		want     string
 	}{{1, "[tail_in+w_ceil@cpu/1 output@cpu/1]"}, {2, "[output@cpu/1]"}} { // the probe's decoder session
 		b := &deviceRecorder{}
-		e, err := newEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: tt.maxBatch}, b)
+		e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: tt.maxBatch}, b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Load("v", readVoice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050}); err != nil {
+		if _, err := e.Load("v", orttest.Voice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050}); err != nil {
 			t.Fatal(err)
 		}
 		if got := fmt.Sprint(b.sessions); got != tt.want {
@@ -271,7 +273,7 @@ func TestNoMasksWithoutPadding(t *testing.T) {
 // TestPaddingMasksNameEachTensorOnce: the edited decoder defines each initializer and node output once (ONNX
 // Runtime takes one of two same-named initializers silently).
 func TestPaddingMasksNameEachTensorOnce(t *testing.T) {
-	prepared, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
+	prepared, _, err := prepareGraph(orttest.Voice(t, piperShapedVoicePath))
 	if err != nil {
 		t.Fatal(err)
 	}

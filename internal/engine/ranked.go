@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
 )
 
 // rankedRunner is a graph runner made at its first run, with each of the graph's inputs declared of the rank of the
@@ -25,7 +27,7 @@ func newRankedRunner(graph []byte, inputs []string, create func([]byte) (graphRu
 }
 
 // get returns the runner, making it for inputs' ranks if it is not made yet.
-func (r *rankedRunner) get(inputs []tensor) (graphRunner, error) {
+func (r *rankedRunner) get(inputs []ort.Tensor) (graphRunner, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.runner != nil || r.err != nil {
@@ -36,7 +38,7 @@ func (r *rankedRunner) get(inputs []tensor) (graphRunner, error) {
 	}
 	ranks := map[string]int{}
 	for i, name := range r.inputs {
-		ranks[name] = len(inputs[i].shape)
+		ranks[name] = len(inputs[i].Shape)
 	}
 	graph, err := declareInputRanks(r.graph, ranks)
 	if err != nil {
@@ -47,38 +49,38 @@ func (r *rankedRunner) get(inputs []tensor) (graphRunner, error) {
 	return r.runner, r.err
 }
 
-func (r *rankedRunner) runGraph(inputs []tensor) ([]tensor, error) {
+func (r *rankedRunner) Run(inputs []ort.Tensor) ([]ort.Tensor, error) {
 	runner, err := r.get(inputs)
 	if err != nil {
 		return nil, err
 	}
-	return runner.runGraph(inputs)
+	return runner.Run(inputs)
 }
 
-func (r *rankedRunner) tryRunGraph(inputs []tensor) ([]tensor, error) {
+func (r *rankedRunner) TryRun(inputs []ort.Tensor) ([]ort.Tensor, error) {
 	runner, err := r.get(inputs)
 	if err != nil {
 		return nil, err
 	}
-	return runner.tryRunGraph(inputs)
+	return runner.TryRun(inputs)
 }
 
-func (r *rankedRunner) deviceTime() time.Duration {
+func (r *rankedRunner) DeviceTime() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.runner == nil {
 		return 0
 	}
-	return r.runner.deviceTime()
+	return r.runner.DeviceTime()
 }
 
-func (r *rankedRunner) close() error {
+func (r *rankedRunner) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.runner == nil {
 		return nil
 	}
-	err := r.runner.close()
+	err := r.runner.Close()
 	r.runner, r.err = nil, fmt.Errorf("closed")
 	return err
 }

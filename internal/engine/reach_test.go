@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -51,7 +52,7 @@ func TestDecoderReach(t *testing.T) {
 // TestDecoderReachOfTheTinyVoice: the bound covers what the windowed decoder was measured to need (10 frames), and
 // is not absurdly larger.
 func TestDecoderReachOfTheTinyVoice(t *testing.T) {
-	got, err := decoderReach(readVoice(t, tinyVoicePath))
+	got, err := decoderReach(orttest.Voice(t, tinyVoicePath))
 	if err != nil || got < 10 || got > 16 {
 		t.Errorf("tiny voice's decoder reach %d frames (err %v), want 10..16", got, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -82,13 +83,13 @@ func (sv *splitVoice) decoderInputNames() []string {
 
 // decoderInputs packs a decoder run of rows windows of span frames: latent rows x channels x span, mask rows x span
 // (read when the decoder is masked), speakers rows (read when it is speaker-conditioned).
-func (sv *splitVoice) decoderInputs(latent, mask []float32, speakers []int64, rows, channels, span int) []tensor {
-	inputs := []tensor{{shape: []int64{int64(rows), int64(channels), int64(span)}, f32: latent}}
+func (sv *splitVoice) decoderInputs(latent, mask []float32, speakers []int64, rows, channels, span int) []ort.Tensor {
+	inputs := []ort.Tensor{{Shape: []int64{int64(rows), int64(channels), int64(span)}, F32: latent}}
 	if sv.decoderMasked {
-		inputs = append(inputs, tensor{shape: []int64{int64(rows), 1, int64(span)}, f32: mask})
+		inputs = append(inputs, ort.Tensor{Shape: []int64{int64(rows), 1, int64(span)}, F32: mask})
 	}
 	if sv.decoderSpeaker {
-		inputs = append(inputs, tensor{shape: []int64{int64(rows)}, i64: speakers})
+		inputs = append(inputs, ort.Tensor{Shape: []int64{int64(rows)}, I64: speakers})
 	}
 	return inputs
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -132,7 +133,7 @@ func cutTail(graph []byte) (*tailCut, error) {
 		return nil, err
 	}
 	if in := tail.GetGraph().InputNames(); len(in) != 1+len(tc.extras) {
-		return nil, fmt.Errorf("the tail reads %v, more than the cut tensor and %v", in, tc.extras)
+		return nil, fmt.Errorf("the tail reads %v, more than the cut ort.Tensor and %v", in, tc.extras)
 	}
 	return tc, nil
 }
@@ -164,23 +165,23 @@ func (r *tiledRunner) run(in batchInput) (batchOutput, error) {
 		return batchOutput{}, fmt.Errorf("a tiled decoder runs one sentence at a time, not %d", in.size)
 	}
 	headStart := r.clock()
-	out, err := r.head.runGraph(acousticInputs(in, r.io))
+	out, err := r.head.Run(acousticInputs(in, r.io))
 	if err != nil {
 		return batchOutput{}, fmt.Errorf("head: %w", err)
 	}
 	tailStart := r.clock()
 	x, frames, extras := out[0], out[1], out[2:]
-	if len(x.shape) != 3 || x.shape[0] != 1 || x.f32 == nil {
-		return batchOutput{}, fmt.Errorf("head gave a tail input of shape %v; want [1, channels, samples]", x.shape)
+	if len(x.Shape) != 3 || x.Shape[0] != 1 || x.F32 == nil {
+		return batchOutput{}, fmt.Errorf("head gave a tail input of shape %v; want [1, channels, samples]", x.Shape)
 	}
-	length := int(x.shape[2])
+	length := int(x.Shape[2])
 	pf := r.cut.perFrame
 	if length%pf != 0 {
 		return batchOutput{}, fmt.Errorf("head gave %d tail input samples, not whole frames of %d", length, pf)
 	}
 	for i, e := range extras {
-		if n := len(e.shape); n == 0 || e.f32 == nil || int(e.shape[n-1]) < length/pf || int(e.shape[n-1])%(length/pf) != 0 {
-			return batchOutput{}, fmt.Errorf("head gave %s of shape %v, not a float tensor along the sentence's %d frames", r.cut.extras[i], e.shape, length/pf)
+		if n := len(e.Shape); n == 0 || e.F32 == nil || int(e.Shape[n-1]) < length/pf || int(e.Shape[n-1])%(length/pf) != 0 {
+			return batchOutput{}, fmt.Errorf("head gave %s of shape %v, not a float ort.Tensor along the sentence's %d frames", r.cut.extras[i], e.Shape, length/pf)
 		}
 	}
 	audio := make([]float32, 0, length*r.cut.rate)
@@ -189,16 +190,16 @@ func (r *tiledRunner) run(in batchInput) (batchOutput, error) {
 		end := min(start+r.tile, length)
 		lo, hi := max(start-r.cut.reach, 0), min(end+r.cut.reach, length)
 		tiles, read = tiles+1, read+hi-lo
-		inputs := []tensor{sliceLastAxis(x, lo, hi)}
+		inputs := []ort.Tensor{sliceLastAxis(x, lo, hi)}
 		for _, e := range extras {
-			perFrame := int(e.shape[len(e.shape)-1]) / (length / pf)
+			perFrame := int(e.Shape[len(e.Shape)-1]) / (length / pf)
 			inputs = append(inputs, sliceLastAxis(e, lo/pf*perFrame, hi/pf*perFrame))
 		}
-		y, err := r.tail.runGraph(inputs)
+		y, err := r.tail.Run(inputs)
 		if err != nil {
 			return batchOutput{}, fmt.Errorf("tail, samples %d-%d of %d: %w", start, end, length, err)
 		}
-		samples := y[0].f32
+		samples := y[0].F32
 		if len(samples) != (hi-lo)*r.cut.rate {
 			return batchOutput{}, fmt.Errorf("tail gave %d samples for %d inputs; want %d", len(samples), hi-lo, (hi-lo)*r.cut.rate)
 		}
@@ -208,7 +209,7 @@ func (r *tiledRunner) run(in batchInput) (batchOutput, error) {
 		r.stats.add(stageHead, 1, int(in.lengths[0]), in.width, headStart, tailStart)
 		r.stats.add(stageTail, tiles, length/pf, read/pf, tailStart, r.clock())
 	}
-	return batchOutput{audio: audio, frames: frames.f32}, nil
+	return batchOutput{audio: audio, frames: frames.F32}, nil
 }
 
 func (r *tiledRunner) clock() time.Time {
@@ -219,18 +220,18 @@ func (r *tiledRunner) clock() time.Time {
 }
 
 // sliceLastAxis returns t's positions [lo, hi) along its last axis.
-func sliceLastAxis(t tensor, lo, hi int) tensor {
-	n := int(t.shape[len(t.shape)-1])
-	rows := len(t.f32) / n
+func sliceLastAxis(t ort.Tensor, lo, hi int) ort.Tensor {
+	n := int(t.Shape[len(t.Shape)-1])
+	rows := len(t.F32) / n
 	data := make([]float32, 0, rows*(hi-lo))
 	for r := range rows {
-		data = append(data, t.f32[r*n+lo:r*n+hi]...)
+		data = append(data, t.F32[r*n+lo:r*n+hi]...)
 	}
-	shape := append([]int64(nil), t.shape...)
+	shape := append([]int64(nil), t.Shape...)
 	shape[len(shape)-1] = int64(hi - lo)
-	return tensor{shape: shape, f32: data}
+	return ort.Tensor{Shape: shape, F32: data}
 }
 
 func (r *tiledRunner) close() error {
-	return errors.Join(r.head.close(), r.tail.close())
+	return errors.Join(r.head.Close(), r.tail.Close())
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -14,7 +16,7 @@ import (
 // a whole-graph runner for the voice at path, both on the CPU.
 func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, runner, *tailCut) {
 	t.Helper()
-	graph, io, err := prepareGraph(readVoice(t, path))
+	graph, io, err := prepareGraph(orttest.Voice(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,15 +28,15 @@ func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, ru
 		tc.reach = reach
 	}
 	b := ortBackend{}
-	head, err := b.newGraphRunner(tc.head, io.inputNames(), tc.headOutputs(), DeviceCPU, 1)
+	head, err := b.newGraphRunner(tc.head, io.inputNames(), tc.headOutputs(), ort.DeviceCPU, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tail, err := b.newGraphRunner(tc.tail, tc.tailInputs(), []string{outputAudio}, DeviceCPU, 1)
+	tail, err := b.newGraphRunner(tc.tail, tc.tailInputs(), []string{outputAudio}, ort.DeviceCPU, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := b.newRunner(graph, io, DeviceCPU, 1)
+	whole, err := b.newRunner(graph, io, ort.DeviceCPU, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, ru
 // The cut for ttsgen's voice (which masks its own decoder: the tail reads its masks from the head) and for
 // Piper's graph (nothing but the cut tensor), at the input of the second-to-last upsampling layer.
 func TestCutTail(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, tt := range []struct {
 		path                  string
 		perFrame, rate, extra int
@@ -70,7 +72,7 @@ func TestCutTail(t *testing.T) {
 // A sentence decoded tile by tile is the sentence decoded whole, for tiles smaller and larger than the sentence
 // and not dividing it; without the margins it is not (so the comparison can fail).
 func TestTiledTailMatchesWholeSentence(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, path := range []string{tinyVoicePath, piperShapedVoicePath, piperShaped3VoicePath} {
 		for _, tile := range []int{16, 40, 256} {
@@ -112,15 +114,15 @@ func TestTiledTailMatchesWholeSentence(t *testing.T) {
 
 // A CPU engine running one sentence at a time tiles its decoders by default; -1, batches and GPUs do not.
 func TestTailTilesWhereTheyApply(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, tt := range []struct {
 		name  string
 		opts  Options
 		tiled bool
 	}{
-		{"cpu default", Options{Device: DeviceCPU, Threads: 1}, true},
-		{"cpu, tail tiles off", Options{Device: DeviceCPU, Threads: 1, TailTile: -1}, false},
-		{"cpu, batches", Options{Device: DeviceCPU, Threads: 1, MaxBatch: 4}, false},
+		{"cpu default", Options{Device: ort.DeviceCPU, Threads: 1}, true},
+		{"cpu, tail tiles off", Options{Device: ort.DeviceCPU, Threads: 1, TailTile: -1}, false},
+		{"cpu, batches", Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 4}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e, m := voiceEngine(t, piperShapedVoicePath, tt.opts)
@@ -137,7 +139,7 @@ func TestTailTilesWhereTheyApply(t *testing.T) {
 // from the speaker id: a tail that reads something of the head's that does not run along the sentence.
 func speakerScaledTail(t *testing.T) []byte {
 	t.Helper()
-	model := decodeModel(t, readVoice(t, piperShaped3VoicePath))
+	model := decodeModel(t, orttest.Voice(t, piperShaped3VoicePath))
 	g := model.GetGraph()
 	var last *onnx.NodeProto
 	for _, n := range g.GetNode() {
@@ -175,9 +177,9 @@ func speakerScaledTail(t *testing.T) []byte {
 // A tail that reads a head tensor not along the sentence fails Load's trial run: the voice runs whole sentences,
 // with a note, and speaks.
 func TestTailTrialRunFallsBack(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	var logs []string
-	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +200,7 @@ func TestTailTrialRunFallsBack(t *testing.T) {
 // Through the engine (its polyphase upsampling, its workers), tiles as small as a frame give each sentence the audio
 // the voice's own whole-sentence run gives.
 func TestEngineTilesMatchWholeSentences(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, path := range []string{tinyVoicePath, piperShapedVoicePath} {
 		t.Run(path, func(t *testing.T) {
 			ref, refModel := voiceEngine(t, path, Options{Threads: 1, TailTile: -1, Upsampling: UpsamplingConvTranspose})

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -217,8 +218,8 @@ func fromConstants(node *onnx.NodeProto, constant map[string]bool) bool {
 
 // textInputRows returns the text part's inputs (named names) for sentences lo to hi: the rows of the per-sentence
 // inputs (ids, lengths, speakers); the scales, shared by the batch, whole.
-func textInputRows(names []string, in []tensor, lo, hi int) []tensor {
-	out := make([]tensor, len(in))
+func textInputRows(names []string, in []ort.Tensor, lo, hi int) []ort.Tensor {
+	out := make([]ort.Tensor, len(in))
 	for i, t := range in {
 		if names[i] == inputScales {
 			out[i] = t
@@ -230,18 +231,18 @@ func textInputRows(names []string, in []tensor, lo, hi int) []tensor {
 }
 
 // sliceRows returns rows lo to hi of t (along its first axis).
-func sliceRows(t tensor, lo, hi int) tensor {
+func sliceRows(t ort.Tensor, lo, hi int) ort.Tensor {
 	row := 1
-	for _, d := range t.shape[1:] {
+	for _, d := range t.Shape[1:] {
 		row *= int(d)
 	}
-	shape := slices.Clone(t.shape)
+	shape := slices.Clone(t.Shape)
 	shape[0] = int64(hi - lo)
-	out := tensor{shape: shape}
-	if t.f32 != nil {
-		out.f32 = t.f32[lo*row : hi*row]
+	out := ort.Tensor{Shape: shape}
+	if t.F32 != nil {
+		out.F32 = t.F32[lo*row : hi*row]
 	} else {
-		out.i64 = t.i64[lo*row : hi*row]
+		out.I64 = t.I64[lo*row : hi*row]
 	}
 	return out
 }
@@ -249,24 +250,24 @@ func sliceRows(t tensor, lo, hi int) tensor {
 // joinTextRows joins the text part's outputs of consecutive pieces of a batch: per-sentence outputs (perRow) along
 // their sentence axis, axis 1 (axis 0 being the one cutText adds for the crossing); the batch's shared outputs
 // from the first piece.
-func joinTextRows(parts [][]tensor, perRow []bool) ([]tensor, error) {
-	out := make([]tensor, len(perRow))
+func joinTextRows(parts [][]ort.Tensor, perRow []bool) ([]ort.Tensor, error) {
+	out := make([]ort.Tensor, len(perRow))
 	for i, rows := range perRow {
 		first := parts[0][i]
 		if !rows {
 			out[i] = first
 			continue
 		}
-		joined := tensor{shape: slices.Clone(first.shape)}
-		joined.shape[1] = 0
+		joined := ort.Tensor{Shape: slices.Clone(first.Shape)}
+		joined.Shape[1] = 0
 		for _, part := range parts {
 			t := part[i]
-			if len(t.shape) != len(first.shape) || !slices.Equal(t.shape[2:], first.shape[2:]) || (t.f32 == nil) != (first.f32 == nil) {
-				return nil, fmt.Errorf("pieces of the batch gave output %d of shapes %v and %v", i, first.shape, t.shape)
+			if len(t.Shape) != len(first.Shape) || !slices.Equal(t.Shape[2:], first.Shape[2:]) || (t.F32 == nil) != (first.F32 == nil) {
+				return nil, fmt.Errorf("pieces of the batch gave output %d of shapes %v and %v", i, first.Shape, t.Shape)
 			}
-			joined.shape[1] += t.shape[1]
-			joined.f32 = append(joined.f32, t.f32...)
-			joined.i64 = append(joined.i64, t.i64...)
+			joined.Shape[1] += t.Shape[1]
+			joined.F32 = append(joined.F32, t.F32...)
+			joined.I64 = append(joined.I64, t.I64...)
 		}
 		out[i] = joined
 	}
@@ -278,19 +279,19 @@ func joinTextRows(parts [][]tensor, perRow []bool) ([]tensor, error) {
 // is the same in both. Any other output (a sentence axis elsewhere) and the text part cannot run in pieces: ok
 // false.
 func textPieceOutputs(r graphRunner, cut *textCut, io modelIO) (perRow []bool, ok bool, err error) {
-	var outs [2][]tensor
+	var outs [2][]ort.Tensor
 	for size := 1; size <= 2; size++ {
 		args := pick(byInputName(io, acousticInputs(trialBatch(size, 8), io)), cut.textInputs)
-		if outs[size-1], err = r.runGraph(args); err != nil {
+		if outs[size-1], err = r.Run(args); err != nil {
 			return nil, false, fmt.Errorf("text part on %d sentences: %w", size, err)
 		}
 	}
 	for i := range outs[0] {
 		one, two := outs[0][i], outs[1][i]
 		switch {
-		case len(one.shape) >= 2 && len(two.shape) == len(one.shape) && one.shape[1] == 1 && two.shape[1] == 2:
+		case len(one.Shape) >= 2 && len(two.Shape) == len(one.Shape) && one.Shape[1] == 1 && two.Shape[1] == 2:
 			perRow = append(perRow, true)
-		case slices.Equal(one.shape, two.shape) && slices.Equal(one.f32, two.f32) && slices.Equal(one.i64, two.i64):
+		case slices.Equal(one.Shape, two.Shape) && slices.Equal(one.F32, two.F32) && slices.Equal(one.I64, two.I64):
 			perRow = append(perRow, false)
 		default:
 			return nil, false, nil
@@ -300,8 +301,8 @@ func textPieceOutputs(r graphRunner, cut *textCut, io modelIO) (perRow []bool, o
 }
 
 // byInputName maps a voice's input tensors (in io's order) by name.
-func byInputName(io modelIO, voiceInputs []tensor) map[string]tensor {
-	byName := map[string]tensor{}
+func byInputName(io modelIO, voiceInputs []ort.Tensor) map[string]ort.Tensor {
+	byName := map[string]ort.Tensor{}
 	for i, name := range io.inputNames() {
 		byName[name] = voiceInputs[i]
 	}
@@ -309,8 +310,8 @@ func byInputName(io modelIO, voiceInputs []tensor) map[string]tensor {
 }
 
 // pick returns the tensors of byName named names, in that order.
-func pick(byName map[string]tensor, names []string) []tensor {
-	out := make([]tensor, len(names))
+func pick(byName map[string]ort.Tensor, names []string) []ort.Tensor {
+	out := make([]ort.Tensor, len(names))
 	for i, name := range names {
 		out[i] = byName[name]
 	}

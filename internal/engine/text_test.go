@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -17,7 +19,7 @@ import (
 // reads (for Piper's graph: the durations, the noise scale, the encoder's means and log-scales), and the text
 // part followed by the expansion gives the acoustic part's outputs for batches of several sentences.
 func TestCutText(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, tt := range []struct {
 		name, path string
 		edit       func(*testing.T, []byte) []byte // nil: the voice as it is
@@ -31,7 +33,7 @@ func TestCutText(t *testing.T) {
 		{"piper-shaped, Ceil writing w_ceil itself", piperShapedVoicePath, ceilWritesFrames, "[/Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1 w_ceil]", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			voice := readVoice(t, tt.path)
+			voice := orttest.Voice(t, tt.path)
 			if tt.edit != nil {
 				voice = tt.edit(t, voice)
 			}
@@ -62,21 +64,21 @@ func TestCutText(t *testing.T) {
 			}
 
 			b := ortBackend{}
-			whole, err := b.newGraphRunner(sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, 1)
+			whole, err := b.newGraphRunner(sv.acoustic, io.inputNames(), sv.acousticOutputs(), ort.DeviceCPU, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer whole.close()
-			text, err := b.newGraphRunner(cut.text, cut.textInputs, cut.boundary, DeviceCPU, 1)
+			defer whole.Close()
+			text, err := b.newGraphRunner(cut.text, cut.textInputs, cut.boundary, ort.DeviceCPU, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer text.close()
-			expand, err := b.newGraphRunner(cut.expand, cut.expandInput, sv.acousticOutputs(), DeviceCPU, 1)
+			defer text.Close()
+			expand, err := b.newGraphRunner(cut.expand, cut.expandInput, sv.acousticOutputs(), ort.DeviceCPU, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer expand.close()
+			defer expand.Close()
 			sm := &splitModel{voice: &splitVoice{io: io, text: cut}, text: []graphRunner{text}}
 
 			rng := rand.New(rand.NewPCG(5, 6))
@@ -84,7 +86,7 @@ func TestCutText(t *testing.T) {
 			if io.hasSpeaker {
 				in.speakers = []int64{2, 0, 1}
 			}
-			want, err := whole.runGraph(acousticInputs(in, io))
+			want, err := whole.Run(acousticInputs(in, io))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,15 +94,15 @@ func TestCutText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := expand.runGraph(mid)
+			got, err := expand.Run(mid)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range want {
-				if !slices.Equal(got[i].shape, want[i].shape) {
-					t.Fatalf("output %d has shape %v, want %v", i, got[i].shape, want[i].shape)
+				if !slices.Equal(got[i].Shape, want[i].Shape) {
+					t.Fatalf("output %d has shape %v, want %v", i, got[i].Shape, want[i].Shape)
 				}
-				if d := maxAbsDiff(got[i].f32, want[i].f32); d > 1e-5 {
+				if d := maxAbsDiff(got[i].F32, want[i].F32); d > 1e-5 {
 					t.Errorf("output %d differs from the uncut acoustic part by %g", i, d)
 				}
 			}
@@ -112,7 +114,7 @@ func TestCutText(t *testing.T) {
 // checkTextPieces runs a batch's text part (want: its outputs in one run, as the expansion reads them) in pieces
 // on a CPU session, with the GPU busy for the first few tries, and checks the runs and that the outputs join into
 // the batch's.
-func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInput, want []tensor) {
+func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInput, want []ort.Tensor) {
 	t.Helper()
 	perRow, ok, err := textPieceOutputs(text, sm.voice.text, sm.voice.io)
 	if err != nil || !ok {
@@ -148,9 +150,9 @@ func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInp
 			t.Errorf("pieces of %d, GPU busy for %d tries: runs %v, want %s", c.piece, c.busy, where, c.want)
 		}
 		for i := range want {
-			if !slices.Equal(got[i].shape, want[i].shape) || maxAbsDiff(got[i].f32, want[i].f32) > 1e-5 || !slices.Equal(got[i].i64, want[i].i64) {
+			if !slices.Equal(got[i].Shape, want[i].Shape) || maxAbsDiff(got[i].F32, want[i].F32) > 1e-5 || !slices.Equal(got[i].I64, want[i].I64) {
 				t.Errorf("pieces of %d: output %d of shape %v differs from the batch's (%v) by %g", c.piece, i,
-					got[i].shape, want[i].shape, maxAbsDiff(got[i].f32, want[i].f32))
+					got[i].Shape, want[i].Shape, maxAbsDiff(got[i].F32, want[i].F32))
 			}
 		}
 	}
@@ -162,12 +164,12 @@ type busyRunner struct {
 	busy int
 }
 
-func (r *busyRunner) tryRunGraph(in []tensor) ([]tensor, error) {
+func (r *busyRunner) TryRun(in []ort.Tensor) ([]ort.Tensor, error) {
 	if r.busy > 0 {
 		r.busy--
-		return nil, errDeviceBusy
+		return nil, ort.ErrDeviceBusy
 	}
-	return r.graphRunner.runGraph(in)
+	return r.graphRunner.Run(in)
 }
 
 // ceilWritesFrames renames a voice's duration Ceil output to "w_ceil" and makes it a graph output, as an exporter
@@ -253,8 +255,8 @@ func TestCutTextBoundaryTypes(t *testing.T) {
 // worker's CPU session when it is busy, with the same audio either way.
 func TestTextDeviceAuto(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, b := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: DeviceAuto})
+	e, m, b := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16,
+		DecoderBatch: 4, TextDevice: ort.DeviceAuto})
 	if got := strings.Count(fmt.Sprint(b.sessions), "text:/Ceil_output_0"); got != 3 || len(m.split.textCPU) != 2 {
 		t.Fatalf("sessions %v: want the text part on the GPU and on one CPU session per worker (2)", b.sessions)
 	}
@@ -276,16 +278,16 @@ func TestTextDeviceAuto(t *testing.T) {
 
 	// The GPU busy (its lock held) while the sentences' text parts run: they all go to the CPU sessions; the flow
 	// and decoder then wait for the GPU.
-	webgpuRuns.Lock()
+	ort.RunLock(ort.DeviceWebGPU).Lock()
 	done := make(chan [][]float32)
 	go func() { done <- submitTogether(t, e, m, sentences) }()
 	for deadline := time.Now().Add(10 * time.Second); items()[stageAcoustic] < len(sentences); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			webgpuRuns.Unlock()
+			ort.RunLock(ort.DeviceWebGPU).Unlock()
 			t.Fatalf("acoustic part not done with the GPU busy: stages %v", items())
 		}
 	}
-	webgpuRuns.Unlock()
+	ort.RunLock(ort.DeviceWebGPU).Unlock()
 	for i, got := range <-done {
 		check("the CPU", i, got)
 	}
@@ -312,8 +314,8 @@ func TestTextDeviceAuto(t *testing.T) {
 // time (one sentence here), each piece counted as a run, with the same audio.
 func TestTextPiecesInEngine(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: DeviceAuto, TextPiece: 1})
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16,
+		DecoderBatch: 4, TextDevice: ort.DeviceAuto, TextPiece: 1})
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(11, 12)), 4, func(i int) int { return 5 + 8*i })
 	stage := func(name string) StageStats {
 		for _, st := range e.Stats() {
@@ -324,16 +326,16 @@ func TestTextPiecesInEngine(t *testing.T) {
 		return StageStats{}
 	}
 	textCPU := func() StageStats { return stage(stageTextCPU) }
-	webgpuRuns.Lock()
+	ort.RunLock(ort.DeviceWebGPU).Lock()
 	done := make(chan [][]float32)
 	go func() { done <- submitTogether(t, e, m, sentences) }()
 	for deadline := time.Now().Add(10 * time.Second); textCPU().Items < len(sentences); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			webgpuRuns.Unlock()
+			ort.RunLock(ort.DeviceWebGPU).Unlock()
 			t.Fatalf("text parts not done on the CPU with the GPU busy: %+v", textCPU())
 		}
 	}
-	webgpuRuns.Unlock()
+	ort.RunLock(ort.DeviceWebGPU).Unlock()
 	sameAudio(t, "text part in pieces", <-done, audio, 1e-4)
 	if st := textCPU(); st.Runs != len(sentences) || st.Items != len(sentences) {
 		t.Errorf("text parts on the CPU: %d runs of %d sentences, want one run per sentence (%d)", st.Runs, st.Items, len(sentences))
@@ -345,43 +347,10 @@ func TestTextPiecesInEngine(t *testing.T) {
 	}
 }
 
-// TestDeviceLockIdle: a run that may go elsewhere takes the device only when nobody holds it or waits for it; a
-// free lock with a queue behind it (between two runs) is not idle.
-func TestDeviceLockIdle(t *testing.T) {
-	var l deviceLock
-	if !l.TryLockIdle() {
-		t.Fatal("an idle device refused")
-	}
-	if l.TryLockIdle() {
-		t.Fatal("a held device taken again")
-	}
-	waiting := make(chan struct{})
-	go func() {
-		close(waiting)
-		l.Lock() // queues behind the holder
-		l.Unlock()
-	}()
-	<-waiting
-	for l.users.Load() != 2 {
-		time.Sleep(time.Millisecond)
-	}
-	l.mu.Unlock() // the holder lets go, as Unlock does, before its count drops: the waiter is still queued
-	if l.TryLockIdle() {
-		t.Error("device taken while a run was queued for it")
-	}
-	l.users.Add(-1)
-	for l.users.Load() != 0 {
-		time.Sleep(time.Millisecond)
-	}
-	if !l.TryLockIdle() {
-		t.Error("an idle device refused after the queue drained")
-	}
-}
-
 // textSessionFails is deviceRecorder with every text-part session failing to start.
 type textSessionFails struct{ deviceRecorder }
 
-func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error) {
+func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string, d ort.Device, threads int) (graphRunner, error) {
 	if strings.HasPrefix(outputs[0], textBoundaryPrefix) {
 		return nil, errors.New("no session for you")
 	}
@@ -393,13 +362,13 @@ func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string
 func TestTextSessionFails(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
 	var notes []string
-	e, err := newEngine(Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16, DecoderBatch: 4, TextDevice: DeviceAuto,
+	e, err := newEngine(Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceAuto,
 		Logf: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }}, &textSessionFails{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	m, err := e.Load("voice", readVoice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	m, err := e.Load("voice", orttest.Voice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +385,7 @@ func TestTextSessionFails(t *testing.T) {
 // TestLeadingAxisBothOpsets: the Unsqueeze and Squeeze that carry a text part's outputs across the cut run in ONNX
 // Runtime both before opset 13 (axes an attribute) and from it (axes an input).
 func TestLeadingAxisBothOpsets(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, opset := range []int64{11, 13, 15} {
 		negate := func(in, out string) []byte {
 			g := &onnx.GraphProto{Name: "g", Input: []*onnx.ValueInfoProto{floatTensor(in)}, Output: []*onnx.ValueInfoProto{floatTensor(out)},
@@ -436,22 +405,22 @@ func TestLeadingAxisBothOpsets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := func(graph []byte, in, out string, x tensor) tensor {
-			r, err := ortBackend{}.newGraphRunner(graph, []string{in}, []string{out}, DeviceCPU, 1)
+		run := func(graph []byte, in, out string, x ort.Tensor) ort.Tensor {
+			r, err := ortBackend{}.newGraphRunner(graph, []string{in}, []string{out}, ort.DeviceCPU, 1)
 			if err != nil {
 				t.Fatalf("opset %d: %v", opset, err)
 			}
-			defer r.close()
-			got, err := r.runGraph([]tensor{x})
+			defer r.Close()
+			got, err := r.Run([]ort.Tensor{x})
 			if err != nil {
 				t.Fatalf("opset %d: %v", opset, err)
 			}
 			return got[0]
 		}
-		crossed := run(text, "x", "text:y", tensor{shape: []int64{2}, f32: []float32{1, -2}})
+		crossed := run(text, "x", "text:y", ort.Tensor{Shape: []int64{2}, F32: []float32{1, -2}})
 		back := run(expand, "text:y", "z", crossed)
-		if fmt.Sprint(crossed.shape, crossed.f32, back.shape, back.f32) != "[1 2] [-1 2] [2] [1 -2]" {
-			t.Errorf("opset %d: crossed %v %v, back %v %v; want [1 2] [-1 2], then [2] [1 -2]", opset, crossed.shape, crossed.f32, back.shape, back.f32)
+		if fmt.Sprint(crossed.Shape, crossed.F32, back.Shape, back.F32) != "[1 2] [-1 2] [2] [1 -2]" {
+			t.Errorf("opset %d: crossed %v %v, back %v %v; want [1 2] [-1 2], then [2] [1 -2]", opset, crossed.Shape, crossed.F32, back.Shape, back.F32)
 		}
 	}
 }

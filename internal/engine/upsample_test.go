@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -43,15 +45,15 @@ func convTransposeGraph(t *testing.T, rng *rand.Rand, cin, cout, k, stride int, 
 	return data
 }
 
-func runOne(t *testing.T, graph []byte, x tensor) tensor {
+func runOne(t *testing.T, graph []byte, x ort.Tensor) ort.Tensor {
 	t.Helper()
-	return runGraphOnce(t, graph, []string{"x"}, []string{"y"}, DeviceCPU, []tensor{x})[0]
+	return orttest.Run(t, graph, []string{"x"}, []string{"y"}, ort.DeviceCPU, []ort.Tensor{x})[0]
 }
 
 // TestPolyphaseUpsamplingMatchesConvTranspose checks the rewrite against ONNX Runtime's own ConvTranspose: same
 // shape, same values, for Piper's shapes and the edges of what the identity covers.
 func TestPolyphaseUpsamplingMatchesConvTranspose(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
 		cin, cout, k, stride, t int
@@ -70,15 +72,15 @@ func TestPolyphaseUpsamplingMatchesConvTranspose(t *testing.T) {
 				if err != nil || replaced != 1 {
 					t.Fatalf("rewrite: replaced %d, err %v; want 1", replaced, err)
 				}
-				x := tensor{shape: []int64{1, int64(c.cin), int64(c.t)}, f32: make([]float32, c.cin*c.t)}
-				for i := range x.f32 {
-					x.f32[i] = float32(rng.NormFloat64())
+				x := ort.Tensor{Shape: []int64{1, int64(c.cin), int64(c.t)}, F32: make([]float32, c.cin*c.t)}
+				for i := range x.F32 {
+					x.F32[i] = float32(rng.NormFloat64())
 				}
 				want, got := runOne(t, graph, x), runOne(t, poly, x)
-				if fmt.Sprint(got.shape) != fmt.Sprint(want.shape) {
-					t.Fatalf("shape %v, ConvTranspose gives %v", got.shape, want.shape)
+				if fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) {
+					t.Fatalf("shape %v, ConvTranspose gives %v", got.Shape, want.Shape)
 				}
-				if d := maxAbsDiff(want.f32, got.f32); d > 1e-5 {
+				if d := maxAbsDiff(want.F32, got.F32); d > 1e-5 {
 					t.Errorf("values differ from ConvTranspose by %g (> 1e-5)", d)
 				}
 			})
@@ -108,7 +110,7 @@ func TestPolyphaseVoiceMatches(t *testing.T) {
 	if e.upsampling != UpsamplingPolyphase {
 		t.Fatalf("default upsampling on cpu is %q, want polyphase", e.upsampling)
 	}
-	poly, replaced, left, err := rewriteUpsampling(readVoice(t, tinyVoicePath), false)
+	poly, replaced, left, err := rewriteUpsampling(orttest.Voice(t, tinyVoicePath), false)
 	if err != nil || replaced == 0 || left != 0 {
 		t.Fatalf("rewrite: replaced %d, left %d, err %v", replaced, left, err)
 	}
@@ -137,8 +139,8 @@ func TestPolyphaseVoiceMatches(t *testing.T) {
 // CPU and CUDA (ONNX Runtime's default layout there) the channels-first one.
 func TestUpsamplingFormFollowsDevice(t *testing.T) {
 	e, _ := tinyEngine(t, Options{Threads: 1})
-	for d, want := range map[Device]string{DeviceWebGPU: "/ChannelsLast", DeviceCPU: "/Reshape", DeviceCUDA: "/Reshape"} {
-		graph, err := e.rewriteUpsampling("tiny", readVoice(t, piperShapedVoicePath), d)
+	for d, want := range map[ort.Device]string{ort.DeviceWebGPU: "/ChannelsLast", ort.DeviceCPU: "/Reshape", ort.DeviceCUDA: "/Reshape"} {
+		graph, err := e.rewriteUpsampling("tiny", orttest.Voice(t, piperShapedVoicePath), d)
 		if err != nil {
 			t.Fatal(err)
 		}

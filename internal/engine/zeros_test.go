@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 )
 
 // zeroAddGraph is out = zeros_like(x) + y and out2 = y + zeros_like(x) with y = x*2 (x [2, 3, 4]), the zeros a
@@ -36,7 +38,7 @@ func zeroAddGraph(t *testing.T, value *onnx.TensorProto) []byte {
 // Adding a ConstantOfShape of zeros becomes an Expand of the other operand, with the same values; other constants
 // are left alone.
 func TestDropZeroAdds(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	x := make([]float32, 24)
 	for i := range x {
 		x[i] = float32(i) - 7.5
@@ -87,7 +89,7 @@ func TestDropZeroAdds(t *testing.T) {
 
 // The Piper-shaped voice's flow: each WaveNet's zero skip sum is dropped, and the flow gives the same latent.
 func TestDropZeroAddsPiperShapedFlow(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	sv, io := splitVoiceAt(t, piperShapedVoicePath)
 	dropped, n, err := dropZeroAdds(sv.flow)
 	if before, after := opCounts(t, sv.flow)["ConstantOfShape"], opCounts(t, dropped)["ConstantOfShape"]; err != nil || n == 0 || n != before || after != 0 {
@@ -95,11 +97,11 @@ func TestDropZeroAddsPiperShapedFlow(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
 	in := paddedBatch(rng, 30, 12)
-	out := runGraphOnce(t, sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, acousticInputs(in, io))
+	out := orttest.Run(t, sv.acoustic, io.inputNames(), sv.acousticOutputs(), ort.DeviceCPU, acousticInputs(in, io))
 	flowIn := out[:len(sv.flowInputs)]
 	var latents [2][]float32
 	for i, g := range [][]byte{sv.flow, dropped} {
-		latents[i] = runGraphOnce(t, g, sv.flowInputs, []string{outputLatent}, DeviceCPU, flowIn)[0].f32
+		latents[i] = orttest.Run(t, g, sv.flowInputs, []string{outputLatent}, ort.DeviceCPU, flowIn)[0].F32
 	}
 	if d := maxAbsDiff(latents[1], latents[0]); d != 0 || len(latents[0]) == 0 {
 		t.Errorf("latent differs by %g (%d values)", d, len(latents[0]))

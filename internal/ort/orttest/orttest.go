@@ -1,0 +1,152 @@
+// Package orttest is what the tests of packages that run graphs share: ONNX Runtime loaded (or the test skipped), the
+// repository's test voices, and a graph run once.
+package orttest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ortlib"
+)
+
+// The repository's test voices, by their paths from its root.
+const (
+	// TinyVoice has the default voice's architecture at a tiny size: a decoder that masks every layer itself.
+	TinyVoice = "testdata/tiny-voice/tiny.onnx"
+	// PiperShapedVoice is a random voice with a Piper VITS graph (unmasked decoder, flow, relative attention):
+	// training/piper_shape.py.
+	PiperShapedVoice = "testdata/piper-shaped-voice/tiny-vits.onnx"
+	// PiperShaped3Voice is the same with 3 speakers: "sid" conditions its duration predictor, flow and decoder.
+	PiperShaped3Voice = "testdata/piper-shaped-voice/tiny-vits-3speakers.onnx"
+	// TestVoice is Piper's own test voice.
+	TestVoice = "testdata/piper-test-voice/test_voice.onnx"
+	// DefaultVoice is ttsgen's built-in voice.
+	DefaultVoice = "internal/voices/default/en_US-ttsgen-medium.onnx"
+)
+
+// required says whether a missing library or voice fails the test rather than skipping it (CI sets
+// TTSGEN_REQUIRE_ORT=1, so that a broken setup cannot pass as skipped tests).
+func required() bool { return os.Getenv("TTSGEN_REQUIRE_ORT") == "1" }
+
+// Need loads ONNX Runtime from $TTSGEN_ORT_LIB, else from where setup installs it (ortlib.InstallPath). Without it
+// the test is skipped, or fails when TTSGEN_REQUIRE_ORT=1.
+func Need(t testing.TB) {
+	t.Helper()
+	lib := os.Getenv("TTSGEN_ORT_LIB")
+	if lib == "" {
+		lib = ortlib.InstallPath()
+	}
+	if _, err := os.Stat(lib); err != nil {
+		if required() {
+			t.Fatalf("TTSGEN_REQUIRE_ORT=1 but the ONNX Runtime library is missing: %v (set TTSGEN_ORT_LIB)", err)
+		}
+		t.Skipf("no ONNX Runtime library (%v); set TTSGEN_ORT_LIB to run this test", err)
+	}
+	if err := ort.Init(lib); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Voice reads the voice at path: absolute, or from the repository's root (the constants above).
+func Voice(t testing.TB, path string) []byte {
+	t.Helper()
+	var err error
+	if !filepath.IsAbs(path) {
+		var root string
+		root, err = moduleRoot()
+		path = filepath.Join(root, path)
+	}
+	if err == nil {
+		var data []byte
+		if data, err = os.ReadFile(path); err == nil {
+			return data
+		}
+	}
+	if required() {
+		t.Fatalf("test voice missing: %v", err)
+	}
+	t.Skipf("test voice missing: %v", err)
+	return nil
+}
+
+// moduleRoot is the folder of the go.mod above the test's working directory (its package's folder).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Run makes a one-thread session of graph (an encoded ONNX model) on device d, runs it once on inputs and returns
+// its outputs; any failure fails the test.
+func Run(t testing.TB, graph []byte, inputNames, outputNames []string, d ort.Device, inputs []ort.Tensor) []ort.Tensor {
+	t.Helper()
+	Need(t)
+	r, err := ort.Sessions{}.NewRunner(graph, inputNames, outputNames, d, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := r.Run(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Device is the GPU that $TTSGEN_TEST_DEVICE names, for benchmarks that measure one, with ONNX Runtime loaded;
+// without it the benchmark is skipped.
+func Device(b *testing.B) ort.Device {
+	b.Helper()
+	device := ort.Device(os.Getenv("TTSGEN_TEST_DEVICE"))
+	if device == "" {
+		b.Skip("TTSGEN_TEST_DEVICE is not set: no GPU to measure")
+	}
+	Need(b)
+	return device
+}
+
+// TimeRuns runs run once to warm up (a GPU provider compiles its kernels on first sight of a shape), then b.N
+// times, and reports wall and CPU milliseconds per run: the CPU time says whether the host works (encoding,
+// copying) or waits for the device.
+func TimeRuns(b *testing.B, run func() error) {
+	b.Helper()
+	if err := run(); err != nil {
+		b.Fatal(err)
+	}
+	cpu0, wall0 := cpuTime(), time.Now()
+	b.ResetTimer()
+	for range b.N {
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	wall, cpu := time.Since(wall0), cpuTime()-cpu0
+	b.ReportMetric(float64(wall.Microseconds())/1000/float64(b.N), "wall-ms/run")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/run")
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
