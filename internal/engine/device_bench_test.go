@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
@@ -83,13 +84,13 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 				sv.decoder = paddedLastConv(b, sv.decoder)
 			}
 			if run.precision == PrecisionFloat16 {
-				if sv.decoder, err = halfPrecision(sv.decoder); err != nil {
+				if sv.decoder, err = onnxgraph.HalfPrecision(sv.decoder); err != nil {
 					b.Fatal(err)
 				}
 			}
 			graph, output := sv.decoder, outputAudio
 			if variant.name == "sum" {
-				graph, output = summedOutput(b, sv.decoder), "audio_sum"
+				graph, output = summedOutput(sv.decoder), "audio_sum"
 			}
 			var sessions ort.Sessions
 			if strings.HasPrefix(variant.name, "profile") {
@@ -100,7 +101,11 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 			}
 			inputs := sv.decoderInputs(latent, mask, make([]int64, run.rows), run.rows, channels, span)
 			b.Run(fmt.Sprintf("%s/%s/%dx%d", run.precision, variant.name, run.rows, span), func(b *testing.B) {
-				r, err := sessions.NewRunner(graph, sv.decoderInputNames(), []string{output}, device, 1, true)
+				encoded, err := onnxgraph.Encode(graph)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := sessions.NewRunner(encoded, sv.decoderInputNames(), []string{output}, device, 1, true)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -113,11 +118,8 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 
 // paddedLastConv gives decoder's one-output-channel Conv (HiFi-GAN's conv_post) three more output channels of
 // zero weights and bias and slices its output back to the first channel: the same audio.
-func paddedLastConv(b *testing.B, decoder []byte) []byte {
-	var g onnx.ModelProto
-	if err := proto.Unmarshal(decoder, &g); err != nil {
-		b.Fatal(err)
-	}
+func paddedLastConv(b *testing.B, decoder *onnx.ModelProto) *onnx.ModelProto {
+	g := proto.Clone(decoder).(*onnx.ModelProto)
 	inits := map[string]*onnx.TensorProto{}
 	for _, t := range g.Graph.Initializer {
 		inits[t.GetName()] = t
@@ -128,12 +130,12 @@ func paddedLastConv(b *testing.B, decoder []byte) []byte {
 		}
 		widen := func(name string) {
 			t := inits[name]
-			v, ok := floatData(t)
+			v, ok := onnxgraph.FloatData(t)
 			if !ok {
 				b.Fatalf("%s: not float data", name)
 			}
 			dims := append([]int64{4}, t.GetDims()[1:]...)
-			g.Graph.Initializer = append(g.Graph.Initializer, floatInit(name+"/x4", append(v, make([]float32, 3*len(v))...), dims...))
+			g.Graph.Initializer = append(g.Graph.Initializer, onnxgraph.FloatInit(name+"/x4", append(v, make([]float32, 3*len(v))...), dims...))
 		}
 		widen(n.GetInput()[1])
 		n.Input[1] += "/x4"
@@ -143,35 +145,24 @@ func paddedLastConv(b *testing.B, decoder []byte) []byte {
 		}
 		out := n.GetOutput()[0]
 		n.Output[0] = out + "/x4"
-		g.Graph.Initializer = append(g.Graph.Initializer, intInit(out+"/starts", 0), intInit(out+"/ends", 1), intInit(out+"/axes", 1))
+		g.Graph.Initializer = append(g.Graph.Initializer, onnxgraph.IntInit(out+"/starts", 0), onnxgraph.IntInit(out+"/ends", 1), onnxgraph.IntInit(out+"/axes", 1))
 		slice := &onnx.NodeProto{Name: n.GetName() + "/first", OpType: "Slice",
 			Input: []string{out + "/x4", out + "/starts", out + "/ends", out + "/axes"}, Output: []string{out}}
 		g.Graph.Node = append(g.Graph.Node[:i+1], append([]*onnx.NodeProto{slice}, g.Graph.Node[i+1:]...)...)
-		data, err := proto.Marshal(&g)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return data
+		return g
 	}
 	b.Fatal("no Conv with one output channel in the decoder")
 	return nil
 }
 
 // summedOutput is decoder with its audio summed into "audio_sum" [1,1,1].
-func summedOutput(b *testing.B, decoder []byte) []byte {
-	var g onnx.ModelProto
-	if err := proto.Unmarshal(decoder, &g); err != nil {
-		b.Fatal(err)
-	}
+func summedOutput(decoder *onnx.ModelProto) *onnx.ModelProto {
+	g := proto.Clone(decoder).(*onnx.ModelProto)
 	g.Graph.Node = append(g.Graph.Node, &onnx.NodeProto{Name: "probe_sum", OpType: "ReduceSum",
 		Input: []string{outputAudio}, Output: []string{"audio_sum"},
 		Attribute: []*onnx.AttributeProto{{Name: "keepdims", Type: onnx.AttributeProto_INT, I: 1}}})
-	g.Graph.Output = []*onnx.ValueInfoProto{floatTensor("audio_sum")}
-	summed, err := proto.Marshal(&g)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return summed
+	g.Graph.Output = []*onnx.ValueInfoProto{onnxgraph.FloatTensor("audio_sum")}
+	return g
 }
 
 // BenchmarkDeviceAcoustic times the GPU runs before the decoder as a WebGPU engine makes them for a voice

@@ -6,8 +6,11 @@ import (
 	"os"
 	"testing"
 
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"google.golang.org/protobuf/proto"
 )
 
 // TestOnDevice checks on a real GPU what the CPU-only suite cannot: that float16 arithmetic (which the CPU
@@ -51,7 +54,7 @@ func TestOnDevice(t *testing.T) {
 						signal, noise = signal+float64(x)*float64(x), noise+d*d
 					}
 					snr := 10 * math.Log10(signal/max(noise, 1e-30))
-					d := maxAbsDiff(got, audio[i])
+					d := orttest.MaxAbsDiff(got, audio[i])
 					t.Logf("%s: sentence %d (%d ids): max difference %.2g, SNR %.1f dB", tt.name, i, len(sentences[i]), d, snr)
 					if d > tt.maxDiff || snr < tt.minSNR {
 						t.Errorf("%s: sentence %d: max difference %.2g (allowed %.2g), SNR %.1f dB (want >= %.0f)", tt.name, i, d, tt.maxDiff, snr, tt.minSNR)
@@ -63,7 +66,7 @@ func TestOnDevice(t *testing.T) {
 	}
 }
 
-// TestOnDeviceTextPart: a Piper voice's text part as the GPU runs it (its LayerNorms fused, layernorm.go, and the
+// TestOnDeviceTextPart: a Piper voice's text part as the GPU runs it (its LayerNorms fused, and the
 // device's kernels) gives what the CPU gives for the voice's own graph, durations included (they set each
 // sentence's length).
 func TestOnDeviceTextPart(t *testing.T) {
@@ -85,16 +88,17 @@ func TestOnDeviceTextPart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			onGPU, fused, err := fuseLayerNorms(cut.text)
-			if err != nil || fused == 0 {
-				t.Fatalf("fused %d LayerNorms, err %v", fused, err)
+			onGPU := proto.Clone(cut.text).(*onnx.ModelProto)
+			fused := onnxgraph.FuseLayerNorms(onGPU)
+			if fused == 0 {
+				t.Fatal("fused no LayerNorms")
 			}
 			rng := rand.New(rand.NewPCG(23, 24))
 			in := paddedBatch(rng, 120, 37, 80, 9)
 			inputs := acousticInputs(in, io)
 			var outs [2][]ort.Tensor
 			for i, run := range []struct {
-				graph  []byte
+				graph  *onnx.ModelProto
 				device ort.Device
 			}{{cut.text, ort.DeviceCPU}, {onGPU, device}} {
 				outs[i] = orttest.Run(t, run.graph, cut.textInputs, cut.boundary, run.device, inputs)
@@ -108,7 +112,7 @@ func TestOnDeviceTextPart(t *testing.T) {
 				for _, x := range want.F32 {
 					scale = max(scale, math.Abs(float64(x)))
 				}
-				d := maxAbsDiff(got.F32, want.F32)
+				d := orttest.MaxAbsDiff(got.F32, want.F32)
 				t.Logf("%s: %d LayerNorms fused; %s: max difference %.2g (largest value %.3g)", v.name, fused, name, d, scale)
 				if d > 1e-3*max(scale, 1) {
 					t.Errorf("%s differs from the CPU's by %.2g", name, d)

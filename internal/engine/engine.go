@@ -11,7 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
+	"google.golang.org/protobuf/proto"
 )
 
 // ErrClosed is the error of requests submitted to, or still queued in, an engine that has been closed.
@@ -554,10 +557,10 @@ func (e *Engine) QueueSize() int { return cap(e.slots) }
 func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, error) {
 	graph, io, err := prepareGraph(onnxModel)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: loading voice %q: %w", name, err)
+		return nil, fmt.Errorf("engine: loading voice %q: %w", name, err)
 	}
 	if cfg.NumSpeakers > 1 && !io.hasSpeaker {
-		return nil, fmt.Errorf("gpu: loading voice %q: config says %d speakers but the graph has no %q input",
+		return nil, fmt.Errorf("engine: loading voice %q: config says %d speakers but the graph has no %q input",
 			name, cfg.NumSpeakers, inputSpeaker)
 	}
 	m := &Model{engine: e, name: name, cfg: cfg, io: io, maxBatch: e.maxBatch, maxBatchPhonemes: e.maxBatchPhonemes}
@@ -569,33 +572,33 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			m.maxBatch, m.maxBatchPhonemes = e.splitMaxBatch, e.splitMaxBatchPh
 			split.window = e.window
 			if !e.marginSet {
-				if reach, err := decoderReach(onnxModel); err == nil {
+				if reach, err := decoderReach(graph); err == nil {
 					split.window.margin = reach
 				} else {
-					e.logf("gpu: voice %q: decoder windows read %d frames of margin (the default): its receptive field is unknown: %v",
+					e.logf("engine: voice %q: decoder windows read %d frames of margin (the default): its receptive field is unknown: %v",
 						name, e.window.margin, err)
 				}
 			}
 			if e.device != ort.DeviceCPU {
 				if err := e.warmUp(m); err != nil {
 					m.close()
-					return nil, fmt.Errorf("gpu: loading voice %q: warming up on %s: %w", name, e.device, err)
+					return nil, fmt.Errorf("engine: loading voice %q: warming up on %s: %w", name, e.device, err)
 				}
 			}
 			split.warmUpDeviceTimes = split.deviceTimes()
 			return e.register(m)
 		}
-		e.logf("gpu: voice %q runs whole sentences, not decoder windows: %v", name, err)
+		e.logf("engine: voice %q runs whole sentences, not decoder windows: %v", name, err)
 	}
 	if !io.hasFrames {
 		m.maxBatch = 1
-		e.logf("gpu: voice %q has no duration Ceil node; running it one sentence at a time (correct, slower)", name)
+		e.logf("engine: voice %q has no duration Ceil node; running it one sentence at a time (correct, slower)", name)
 	}
 	if masks {
 		if masked, _, err := maskWholeGraph(graph); err == nil {
 			graph = masked
 		} else {
-			e.logf("gpu: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
+			e.logf("engine: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
 		}
 	}
 	if e.tailTile > 0 && e.window.frames == 0 && io.hasFrames {
@@ -605,20 +608,22 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			return e.register(m)
 		}
 		if !errors.Is(err, errNoDecoder) { // not a VITS voice: nothing to tile, nothing to say
-			e.logf("gpu: voice %q: its decoder runs whole sentences, not tiles: %v", name, err)
+			e.logf("engine: voice %q: its decoder runs whole sentences, not tiles: %v", name, err)
 		}
 	}
-	if graph, err = e.rewriteUpsampling(name, graph, e.device); err != nil {
-		return nil, err
-	}
+	e.rewriteUpsampling(name, graph, e.device)
 	if e.device != ort.DeviceCPU {
-		graph = gpuGraph(graph)
+		gpuGraph(graph)
+	}
+	encoded, err := onnxgraph.Encode(graph)
+	if err != nil {
+		return nil, fmt.Errorf("engine: loading voice %q: %w", name, err)
 	}
 	for i := range e.sessionsPerModel {
-		r, err := e.backend.newRunner(graph, io, e.device, e.threadsPerSession)
+		r, err := e.backend.newRunner(encoded, io, e.device, e.threadsPerSession)
 		if err != nil {
 			closeRunners(m.runners)
-			return nil, fmt.Errorf("gpu: loading voice %q: session %d of %d on %s: %w",
+			return nil, fmt.Errorf("engine: loading voice %q: session %d of %d on %s: %w",
 				name, i+1, e.sessionsPerModel, e.device, err)
 		}
 		m.runners = append(m.runners, r)
@@ -628,16 +633,18 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 
 // loadTiled cuts a voice for tiled decoder tails (tail.go) and makes a runner of a head and a tail session for each
 // of the engine's sessions.
-func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, error) {
+func (e *Engine) loadTiled(name string, graph *onnx.ModelProto, io modelIO) ([]runner, error) {
 	tc, err := cutTail(graph)
 	if err != nil {
 		return nil, err
 	}
-	head, err := e.rewriteUpsampling(name, tc.head, e.device)
+	e.rewriteUpsampling(name, tc.head, e.device)
+	e.rewriteUpsampling(name, tc.tail, e.device)
+	head, err := onnxgraph.Encode(tc.head)
 	if err != nil {
 		return nil, err
 	}
-	tail, err := e.rewriteUpsampling(name, tc.tail, e.device)
+	tail, err := onnxgraph.Encode(tc.tail)
 	if err != nil {
 		return nil, err
 	}
@@ -672,7 +679,7 @@ func (e *Engine) loadTiled(name string, graph []byte, io modelIO) ([]runner, err
 // needsPaddingMasks says whether Load masks a voice's decoder (mask.go): only where there is padding (batches of
 // several sentences, decoder windows; one sentence at a time, the CPU's default, runs the voice as it is), and only
 // when the probe finds the decoder leaking it, or cannot tell.
-func (e *Engine) needsPaddingMasks(name string, graph []byte, io modelIO) bool {
+func (e *Engine) needsPaddingMasks(name string, graph *onnx.ModelProto, io modelIO) bool {
 	if !e.paddingMasks || !io.hasFrames || (e.maxBatch <= 1 && e.window.frames == 0) {
 		return false
 	}
@@ -681,52 +688,45 @@ func (e *Engine) needsPaddingMasks(name string, graph []byte, io modelIO) bool {
 	case errors.Is(err, errNoDecoder):
 		return false
 	case err != nil:
-		e.logf("gpu: voice %q: masking its decoder's padding, since probing whether it masks it itself failed: %v", name, err)
+		e.logf("engine: voice %q: masking its decoder's padding, since probing whether it masks it itself failed: %v", name, err)
 		return true
 	}
 	return !self
 }
 
-// rewriteUpsampling applies the engine's upsampling choice (see upsample.go) to a graph that runs on device d.
-func (e *Engine) rewriteUpsampling(name string, graph []byte, d ort.Device) ([]byte, error) {
+// rewriteUpsampling applies the engine's upsampling choice (see onnxgraph.RewriteUpsampling) to a graph that runs
+// on device d.
+func (e *Engine) rewriteUpsampling(name string, graph *onnx.ModelProto, d ort.Device) {
 	if e.upsampling != UpsamplingPolyphase {
-		return graph, nil
+		return
 	}
-	rewritten, _, left, err := rewriteUpsampling(graph, convChannelsLast(d))
-	if err != nil {
-		return nil, fmt.Errorf("gpu: loading voice %q: rewriting its upsampling: %w", name, err)
+	if _, left := onnxgraph.RewriteUpsampling(graph, convChannelsLast(d)); left > 0 {
+		e.logf("engine: voice %q: %d ConvTranspose node(s) outside what polyphase upsampling covers run as they are", name, left)
 	}
-	if left > 0 {
-		e.logf("gpu: voice %q: %d ConvTranspose node(s) outside what polyphase upsampling covers run as they are", name, left)
-	}
-	return rewritten, nil
 }
 
-// gpuGraph is graph as a GPU session runs it: with its LayerNorms fused (layernorm.go) and its additions of zeros
-// dropped (zeros.go), where either applies. A graph neither can read is left to the session's creation to report.
-func gpuGraph(graph []byte) []byte {
-	for _, rewrite := range []func([]byte) ([]byte, int, error){fuseLayerNorms, dropZeroAdds} {
-		if rewritten, _, err := rewrite(graph); err == nil {
-			graph = rewritten
-		}
-	}
+// gpuGraph rewrites graph as a GPU session runs it: with its LayerNorms fused and its additions of zeros dropped,
+// where either applies. It returns graph.
+func gpuGraph(graph *onnx.ModelProto) *onnx.ModelProto {
+	onnxgraph.FuseLayerNorms(graph)
+	onnxgraph.DropZeroAdds(graph)
 	return graph
 }
 
 // loadSplit cuts a voice at the decoder's latent, masks the decoder's padding if told to (mask.go), and creates
 // sessions for the parts. With the acoustic part on the CPU, a voice's flow (a VITS voice's frame-rate layers
-// before the decoder) is cut out too and runs on the GPU: on the CPU it took half of a Piper medium voice's
-// acoustic time and capped the H200 at 441x real time; cut out, 709x (BENCHMARKS.md).
-func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, error) {
+// before the decoder) is cut out too and runs on the GPU: on the CPU it would take half of a Piper medium voice's
+// acoustic time.
+func (e *Engine) loadSplit(name string, graph *onnx.ModelProto, masks bool) (*splitModel, error) {
 	voice, err := splitGraph(graph, e.acousticOnCPU)
 	if err != nil {
 		return nil, err
 	}
 	if masks {
-		if masked, _, err := maskDecoderGraph(voice.decoder); err == nil {
-			voice.decoder, voice.decoderMasked = masked, true
+		if _, err := maskDecoderGraph(voice.decoder); err == nil {
+			voice.decoderMasked = true
 		} else {
-			e.logf("gpu: voice %q: no padding masks for its decoder (%v); the first and last samples of its sentences may differ slightly from running them alone", name, err)
+			e.logf("engine: voice %q: no padding masks for its decoder (%v); the first and last samples of its sentences may differ slightly from running them alone", name, err)
 		}
 	}
 	// The acoustic part's form follows its CPU sessions, GPU acoustic workers' too (a VITS acoustic part has no
@@ -735,31 +735,27 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	if e.acousticOnCPU {
 		acousticDevice = ort.DeviceCPU
 	}
-	if voice.acoustic, err = e.rewriteUpsampling(name, voice.acoustic, acousticDevice); err != nil {
-		return nil, err
-	}
-	if voice.decoder, err = e.rewriteUpsampling(name, voice.decoder, e.device); err != nil {
-		return nil, err
-	}
+	e.rewriteUpsampling(name, voice.acoustic, acousticDevice)
+	e.rewriteUpsampling(name, voice.decoder, e.device)
 	if e.half {
 		for _, part := range []struct {
 			name  string
-			graph *[]byte
+			graph **onnx.ModelProto
 		}{{"flow", &voice.flow}, {"decoder", &voice.decoder}} {
 			if *part.graph == nil {
 				continue
 			}
-			if half, err := halfPrecision(*part.graph); err == nil {
+			if half, err := onnxgraph.HalfPrecision(*part.graph); err == nil {
 				*part.graph = half
 			} else {
-				e.logf("gpu: voice %q: its %s stays float32: %v", name, part.name, err)
+				e.logf("engine: voice %q: its %s stays float32: %v", name, part.name, err)
 			}
 		}
 	}
 	s := &splitModel{voice: voice}
 	if e.text != "" && e.text != ort.DeviceCPU {
 		if err := e.loadText(name, s); err != nil {
-			e.logf("gpu: voice %q runs its text encoder on the CPU: %v", name, err)
+			e.logf("engine: voice %q runs its text encoder on the CPU: %v", name, err)
 		}
 	}
 	decoderInputs := voice.decoderInputNames()
@@ -767,13 +763,19 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 	if e.acousticOnCPU {
 		acousticSessions, acousticDevice, acousticThreads = e.workers, ort.DeviceCPU, 1
 	}
+	acoustic, err := onnxgraph.Encode(voice.acoustic)
+	if err != nil {
+		return nil, err
+	}
 	// The graph for the sessions on a GPU (all of them, or the GPU acoustic workers'), rewritten once.
-	acousticOnGPU := voice.acoustic
+	acousticOnGPU := acoustic
 	if acousticDevice != ort.DeviceCPU || e.acousticOnCPU && e.acousticCPU < acousticSessions {
-		acousticOnGPU = gpuGraph(voice.acoustic)
+		if acousticOnGPU, err = onnxgraph.Encode(gpuGraph(proto.Clone(voice.acoustic).(*onnx.ModelProto))); err != nil {
+			return nil, err
+		}
 	}
 	for i := range acousticSessions {
-		device, threads, graph := acousticDevice, acousticThreads, voice.acoustic
+		device, threads, graph := acousticDevice, acousticThreads, acoustic
 		if e.acousticOnCPU && i >= e.acousticCPU { // AcousticGPUWorkers
 			device, threads = e.device, e.threadsPerSession
 		}
@@ -804,8 +806,13 @@ func (e *Engine) loadSplit(name string, graph []byte, masks bool) (*splitModel, 
 			}))
 		}
 	}
+	decoder, err := onnxgraph.Encode(voice.decoder)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
 	for range e.sessionsPerModel {
-		d, err := e.backend.newGraphRunner(voice.decoder, decoderInputs, []string{outputAudio}, e.device, e.threadsPerSession)
+		d, err := e.backend.newGraphRunner(decoder, decoderInputs, []string{outputAudio}, e.device, e.threadsPerSession)
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("decoder session: %w", err)
@@ -828,7 +835,14 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 		closeGraphRunners(slices.Concat(gpu, cpu))
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	onGPU := gpuGraph(cut.text)
+	text, err := onnxgraph.Encode(cut.text)
+	if err != nil {
+		return err
+	}
+	onGPU, err := onnxgraph.Encode(gpuGraph(proto.Clone(cut.text).(*onnx.ModelProto)))
+	if err != nil {
+		return err
+	}
 	for range e.sessionsPerModel {
 		t, err := e.backend.newGraphRunner(onGPU, cut.textInputs, cut.boundary, e.device, e.threadsPerSession)
 		if err != nil {
@@ -838,7 +852,7 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 	}
 	if e.text == ort.DeviceAuto && ort.RunLock(e.device) != nil {
 		for range e.acousticCPU {
-			t, err := e.backend.newGraphRunner(cut.text, cut.textInputs, cut.boundary, ort.DeviceCPU, 1)
+			t, err := e.backend.newGraphRunner(text, cut.textInputs, cut.boundary, ort.DeviceCPU, 1)
 			if err != nil {
 				return fail("text part session on cpu", err)
 			}
@@ -853,7 +867,7 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 			return fail("trying the text part on the cpu", err)
 		}
 		if !ok {
-			e.logf("gpu: voice %q: a text part output has its sentence axis where pieces of a batch cannot be joined: the CPU runs a batch's text part whole", name)
+			e.logf("engine: voice %q: a text part output has its sentence axis where pieces of a batch cannot be joined: the CPU runs a batch's text part whole", name)
 		}
 	}
 	s.voice.text, s.voice.acoustic, s.text, s.textCPU, s.textPerRow = cut, cut.expand, gpu, cpu, perRow

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
@@ -19,11 +20,11 @@ import (
 func TestPaddingMasksStructure(t *testing.T) {
 	conv := func(name, in, out string, k, d, padLeft, padRight int64) *onnx.NodeProto {
 		return &onnx.NodeProto{Name: name, OpType: "Conv", Input: []string{in, "w"}, Output: []string{out},
-			Attribute: []*onnx.AttributeProto{intsAttr("kernel_shape", k), intsAttr("dilations", d), intsAttr("pads", padLeft, padRight)}}
+			Attribute: []*onnx.AttributeProto{onnxgraph.IntsAttr("kernel_shape", k), onnxgraph.IntsAttr("dilations", d), onnxgraph.IntsAttr("pads", padLeft, padRight)}}
 	}
 	up := func(k, stride, pad int64) *onnx.NodeProto {
 		return &onnx.NodeProto{Name: "/dec/ups.0", OpType: "ConvTranspose", Input: []string{"x0", "wt"}, Output: []string{"x1"},
-			Attribute: []*onnx.AttributeProto{intsAttr("kernel_shape", k), intsAttr("strides", stride), intsAttr("pads", pad, pad)}}
+			Attribute: []*onnx.AttributeProto{onnxgraph.IntsAttr("kernel_shape", k), onnxgraph.IntsAttr("strides", stride), onnxgraph.IntsAttr("pads", pad, pad)}}
 	}
 	decoder := func(pre, ups, r1 *onnx.NodeProto) *onnx.GraphProto {
 		return &onnx.GraphProto{Name: "dec", Node: []*onnx.NodeProto{
@@ -100,7 +101,7 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, n, err := maskDecoderGraph(sv.decoder); err != nil || n != 23 {
+	if n, err := maskDecoderGraph(sv.decoder); err != nil || n != 23 {
 		t.Errorf("split decoder: %d convolutions masked, err %v; want 23", n, err)
 	}
 
@@ -146,7 +147,7 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 				if len(got) != len(want[0]) {
 					t.Fatalf("%d phonemes: %d samples, want %d", n, len(got), len(want[0]))
 				}
-				worst = max(worst, maxAbsDiff(got, want[0]))
+				worst = max(worst, orttest.MaxAbsDiff(got, want[0]))
 			}
 			if tt.leaks && worst < tt.minDiff {
 				t.Errorf("max difference from Piper's own batch-1 audio %g: the test voice no longer shows the leak (want > %g)", worst, tt.minDiff)
@@ -180,7 +181,7 @@ func TestDecoderMasksItself(t *testing.T) {
 			t.Errorf("%s: masks itself %v, err %v; want %v", tt.path, got, err, tt.want)
 		}
 	}
-	if _, err := e.decoderMasksItself(fakeVoiceGraph(t, true, false)); !errors.Is(err, errNoDecoder) {
+	if _, err := e.decoderMasksItself(decodeModel(t, fakeVoiceGraph(t, true, false))); !errors.Is(err, errNoDecoder) {
 		t.Errorf("a graph without a decoder: err %v, want errNoDecoder", err)
 	}
 }
@@ -211,7 +212,7 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		}
 		reqs, want = append(reqs, req), append(want, audio[0])
 	}
-	if len(want[0]) == len(want[4]) && maxAbsDiff(want[0], want[4]) < 1e-3 {
+	if len(want[0]) == len(want[4]) && orttest.MaxAbsDiff(want[0], want[4]) < 1e-3 {
 		t.Fatal("speakers 0 and 1 say the same sentence identically: the test cannot tell speakers apart")
 	}
 
@@ -235,12 +236,12 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		results[i] = split.Submit(context.Background(), splitModel, req)
 	}
 	for i := range reqs {
-		if len(together[i]) != len(want[i]) || maxAbsDiff(together[i], want[i]) > 1e-4 {
+		if len(together[i]) != len(want[i]) || orttest.MaxAbsDiff(together[i], want[i]) > 1e-4 {
 			t.Errorf("sentence %d (speaker %d) batched: %d samples, want %d; difference %g", i, reqs[i].Speaker,
-				len(together[i]), len(want[i]), maxAbsDiff(together[i], want[i]))
+				len(together[i]), len(want[i]), orttest.MaxAbsDiff(together[i], want[i]))
 		}
 		res := <-results[i]
-		if res.Err != nil || len(res.Audio) != len(want[i]) || maxAbsDiff(res.Audio, want[i]) > 1e-4 {
+		if res.Err != nil || len(res.Audio) != len(want[i]) || orttest.MaxAbsDiff(res.Audio, want[i]) > 1e-4 {
 			t.Errorf("sentence %d (speaker %d) in windows: %d samples, want %d; err %v", i, reqs[i].Speaker,
 				len(res.Audio), len(want[i]), res.Err)
 		}
@@ -281,7 +282,7 @@ func TestPaddingMasksNameEachTensorOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := decodeModel(t, edited)
+	model := edited
 	seen := map[string]bool{}
 	for _, init := range model.GetGraph().GetInitializer() {
 		if seen[init.GetName()] {

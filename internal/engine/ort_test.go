@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 
@@ -80,6 +81,22 @@ func sentence(rng *rand.Rand, n int) []int64 {
 	return append(ids, 2)
 }
 
+// cpuRunner is a one-thread CPU graph runner of graph, closed when the test ends.
+func cpuRunner(t *testing.T, graph *onnx.ModelProto, inputs, outputs []string) graphRunner {
+	t.Helper()
+	orttest.Need(t)
+	data, err := onnxgraph.Encode(graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ortBackend{}.newGraphRunner(data, inputs, outputs, ort.DeviceCPU, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 // paddedBatch is a batch of random sentences of the given lengths in phoneme ids (Piper's layout, as sentence's),
 // zero-padded to the longest, with deterministic scales.
 func paddedBatch(rng *rand.Rand, lengths ...int) batchInput {
@@ -138,7 +155,7 @@ func sameAudio(t *testing.T, reference string, got, want [][]float32, tol float6
 		if len(got[i]) != len(want[i]) {
 			t.Fatalf("sentence %d: %d samples, want %d", i, len(got[i]), len(want[i]))
 		}
-		if d := maxAbsDiff(got[i], want[i]); d > tol {
+		if d := orttest.MaxAbsDiff(got[i], want[i]); d > tol {
 			t.Errorf("sentence %d differs from %s by %g", i, reference, d)
 		}
 	}
@@ -188,7 +205,7 @@ func testBatchedMatchesAlone(t *testing.T, path string) {
 		if len(alone[0]) != len(together[i]) {
 			t.Fatalf("item %d: %d samples alone, %d in the batch", i, len(alone[0]), len(together[i]))
 		}
-		if d := maxAbsDiff(alone[0], together[i]); d > 1e-4 {
+		if d := orttest.MaxAbsDiff(alone[0], together[i]); d > 1e-4 {
 			t.Errorf("item %d: batched audio differs from batch-1 audio by %g (> 1e-4)", i, d)
 		}
 		var energy float64
@@ -219,7 +236,7 @@ func TestConcurrentSubmit(t *testing.T) {
 					errs <- res.Err
 				case len(res.Audio) != len(reference[s]):
 					errs <- errors.New("length differs from batch-1 audio")
-				case maxAbsDiff(res.Audio, reference[s]) > 1e-4:
+				case orttest.MaxAbsDiff(res.Audio, reference[s]) > 1e-4:
 					errs <- errors.New("audio differs from batch-1 audio")
 				}
 			}

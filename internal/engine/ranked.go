@@ -5,15 +5,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
+	"google.golang.org/protobuf/proto"
 )
 
 // rankedRunner is a graph runner made at its first run, with each of the graph's inputs declared of the rank of the
 // tensor it is first given. For a part whose inputs another part computes (a VITS flow reads what the acoustic
 // part hands it), only a run says their ranks for sure, and a GPU provider that runs Conv channels last needs
-// them declared (withRank). A failure to make the runner is every run's error from then on.
+// them declared (onnxgraph.WithRank). A failure to make the runner is every run's error from then on.
 type rankedRunner struct {
-	graph  []byte
+	graph  *onnx.ModelProto // read only: the runners of one graph share it
 	inputs []string
 	create func(graph []byte) (graphRunner, error)
 
@@ -22,7 +25,7 @@ type rankedRunner struct {
 	err    error
 }
 
-func newRankedRunner(graph []byte, inputs []string, create func([]byte) (graphRunner, error)) *rankedRunner {
+func newRankedRunner(graph *onnx.ModelProto, inputs []string, create func([]byte) (graphRunner, error)) *rankedRunner {
 	return &rankedRunner{graph: graph, inputs: inputs, create: create}
 }
 
@@ -40,9 +43,11 @@ func (r *rankedRunner) get(inputs []ort.Tensor) (graphRunner, error) {
 	for i, name := range r.inputs {
 		ranks[name] = len(inputs[i].Shape)
 	}
-	graph, err := declareInputRanks(r.graph, ranks)
+	ranked := proto.Clone(r.graph).(*onnx.ModelProto)
+	onnxgraph.DeclareInputRanks(ranked, ranks)
+	graph, err := onnxgraph.Encode(ranked)
 	if err != nil {
-		r.err = fmt.Errorf("declaring the ranks of its inputs: %w", err)
+		r.err = err
 		return nil, r.err
 	}
 	r.runner, r.err = r.create(graph)

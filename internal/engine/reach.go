@@ -15,11 +15,7 @@ import (
 // largest rate and reach of its inputs (elementwise arithmetic, activations, masks). The result is an upper
 // bound: it assumes every tap matters. A graph with a strided Conv or a layer it cannot read is an error, and the
 // caller keeps its default margin.
-func decoderReach(onnxModel []byte) (int, error) {
-	model, err := parseModel(onnxModel)
-	if err != nil {
-		return 0, err
-	}
+func decoderReach(model *onnx.ModelProto) (int, error) {
 	latent, err := decoderLatent(model.GetGraph())
 	if err != nil {
 		return 0, err

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
-	"google.golang.org/protobuf/proto"
 )
 
 // decoderEntry is the node whose first input is the latent that the VITS-family decoder (the "dec" module,
@@ -36,13 +36,13 @@ const (
 // splitVoice is a voice graph cut at the latent: the acoustic part (text encoder, durations, frame decoder) runs once
 // per sentence; the decoder part can run on fixed windows of frames drawn from many sentences.
 type splitVoice struct {
-	acoustic []byte // inputs as the voice; outputs acousticOutputs(): "latent" [B,C,F] (or the flow's inputs) and "w_ceil" [B,1,L]
-	decoder  []byte // input "latent" [B,C,F] (plus "sid" when the decoder is speaker-conditioned); output "output"
+	acoustic *onnx.ModelProto // inputs as the voice; outputs acousticOutputs(): "latent" [B,C,F] (or the flow's inputs) and "w_ceil" [B,1,L]
+	decoder  *onnx.ModelProto // input "latent" [B,C,F] (plus "sid" when the decoder is speaker-conditioned); output "output"
 	io       modelIO
 	// flow, when the voice was cut before its normalising flow too (splitGraph's withFlow): inputs flowInputs
 	// (what the acoustic part computes for it: Piper's z_p [B,C,F] and frame mask [B,1,F]), output "latent". It
 	// runs on whole sentences, like the acoustic part, but at the frame rate: the part worth a GPU.
-	flow       []byte
+	flow       *onnx.ModelProto
 	flowInputs []string
 	// text, when the acoustic graph was cut at the durations too (text.go): acoustic is then the expansion, whose
 	// inputs are text.expandInput.
@@ -101,11 +101,7 @@ const flowPrefix = "/flow/"
 // splitGraph cuts a Piper-format voice at the input of decoderEntry, and with withFlow also before the nodes
 // of its flow, when it has one. It needs the duration Ceil node too, since windows are cut from each sentence's
 // own frames.
-func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
-	model, err := parseModel(onnxModel)
-	if err != nil {
-		return nil, err
-	}
+func splitGraph(model *onnx.ModelProto, withFlow bool) (*splitVoice, error) {
 	graph := model.GetGraph()
 	var latent string
 	latentRank := 0 // unknown
@@ -148,25 +144,14 @@ func splitGraph(onnxModel []byte, withFlow bool) (*splitVoice, error) {
 			sv.flowInputs = append(sv.flowInputs, fmt.Sprintf("flow_in%d", i))
 			sources[name], toFlow[name] = sv.flowInputs[i], sv.flowInputs[i]
 		}
-		if sv.flow, err = subgraph(model, map[string]string{latent: outputLatent}, sources); err != nil {
-			return nil, fmt.Errorf("cutting the flow graph: %w", err)
-		}
-		if sv.acoustic, err = subgraph(model, toFlow, nil); err != nil {
-			return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
-		}
-	} else if sv.acoustic, err = subgraph(model, map[string]string{latent: outputLatent, ceil: outputFrames}, nil); err != nil {
-		return nil, fmt.Errorf("cutting the acoustic graph: %w", err)
+		sv.flow = onnxgraph.Cut(model, map[string]string{latent: outputLatent}, sources, onnxgraph.Declared{})
+		sv.acoustic = onnxgraph.Cut(model, toFlow, nil, onnxgraph.Declared{})
+	} else {
+		sv.acoustic = onnxgraph.Cut(model, map[string]string{latent: outputLatent, ceil: outputFrames}, nil, onnxgraph.Declared{})
 	}
-	decoder, err := cutGraph(model, map[string]string{outputAudio: outputAudio}, map[string]string{latent: outputLatent}, nil,
-		map[string]int{latent: latentRank})
-	if err != nil {
-		return nil, fmt.Errorf("cutting the decoder graph: %w", err)
-	}
-	var decoderGraph onnx.ModelProto
-	if err := proto.Unmarshal(decoder, &decoderGraph); err != nil {
-		return nil, err
-	}
-	decoderInputs := decoderGraph.GetGraph().InputNames()
+	decoder := onnxgraph.Cut(model, map[string]string{outputAudio: outputAudio}, map[string]string{latent: outputLatent},
+		onnxgraph.Declared{Ranks: map[string]int{latent: latentRank}})
+	decoderInputs := decoder.GetGraph().InputNames()
 	for _, name := range decoderInputs {
 		if name != outputLatent && name != inputSpeaker {
 			return nil, fmt.Errorf("decoder graph reads input %q besides the latent", name)
@@ -210,153 +195,4 @@ func flowInputs(graph *onnx.GraphProto) []string {
 		}
 	}
 	return external
-}
-
-// subgraph copies model keeping only the nodes needed for outputs (tensor name -> new output name). Each tensor
-// in sources (tensor name -> new input name) becomes a float graph input, and nothing before it is kept. Graph
-// inputs and initializers that the kept nodes do not read are dropped, so that ONNX Runtime asks only for what the
-// part needs.
-func subgraph(model *onnx.ModelProto, outputs map[string]string, sources map[string]string) ([]byte, error) {
-	return cutGraph(model, outputs, sources, nil, nil)
-}
-
-// subgraphTyped is subgraph with the element types of new inputs and outputs taken from types (by their names in
-// model); a name types lacks is float.
-func subgraphTyped(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32) ([]byte, error) {
-	return cutGraph(model, outputs, sources, types, nil)
-}
-
-// cutGraph is subgraphTyped that also declares the rank of the sources in ranks (by their names in model; 0 or
-// absent: unknown). A known rank matters on a GPU provider that runs Conv channels last (see withRank).
-func cutGraph(model *onnx.ModelProto, outputs, sources map[string]string, types map[string]int32, ranks map[string]int) ([]byte, error) {
-	graph := model.GetGraph()
-	producer := map[string]int{}
-	for i, node := range graph.GetNode() {
-		for _, out := range node.GetOutput() {
-			producer[out] = i
-		}
-	}
-	keep := make([]bool, len(graph.GetNode()))
-	needed := map[string]bool{}
-	var stack []string
-	for name := range outputs {
-		stack = append(stack, name)
-	}
-	for len(stack) > 0 {
-		name := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if needed[name] {
-			continue
-		}
-		needed[name] = true
-		if _, ok := sources[name]; ok {
-			continue
-		}
-		i, ok := producer[name]
-		if !ok || keep[i] {
-			continue
-		}
-		keep[i] = true
-		for _, in := range graph.GetNode()[i].GetInput() {
-			if in != "" {
-				stack = append(stack, in)
-			}
-		}
-	}
-	cut := &onnx.GraphProto{Name: graph.GetName()}
-	for i, node := range graph.GetNode() {
-		if !keep[i] {
-			continue
-		}
-		node = proto.Clone(node).(*onnx.NodeProto)
-		for j, in := range node.Input {
-			if renamed, ok := sources[in]; ok {
-				node.Input[j] = renamed
-			}
-		}
-		cut.Node = append(cut.Node, node)
-	}
-	var sourceNames []string
-	for name := range sources {
-		sourceNames = append(sourceNames, name)
-	}
-	slices.SortFunc(sourceNames, func(a, b string) int { return strings.Compare(sources[a], sources[b]) })
-	for _, name := range sourceNames {
-		cut.Input = append(cut.Input, withRank(typedTensor(sources[name], types[name]), ranks[name]))
-	}
-	for _, in := range graph.GetInput() {
-		if needed[in.GetName()] {
-			cut.Input = append(cut.Input, in)
-		}
-	}
-	for _, init := range graph.GetInitializer() {
-		if needed[init.GetName()] {
-			cut.Initializer = append(cut.Initializer, init)
-		}
-	}
-	for _, vi := range graph.GetValueInfo() {
-		if _, isSource := sources[vi.GetName()]; needed[vi.GetName()] && !isSource {
-			cut.ValueInfo = append(cut.ValueInfo, vi)
-		}
-	}
-	names := make([]string, 0, len(outputs))
-	for name := range outputs {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		newName := outputs[name]
-		if newName != name {
-			cut.Node = append(cut.Node, &onnx.NodeProto{Name: "ttsgen_" + newName, OpType: "Identity",
-				Input: []string{name}, Output: []string{newName}})
-		}
-		cut.Output = append(cut.Output, typedTensor(newName, types[name]))
-	}
-	return proto.Marshal(&onnx.ModelProto{IrVersion: model.GetIrVersion(), OpsetImport: model.GetOpsetImport(),
-		ProducerName: "ttsgen", Graph: cut})
-}
-
-func floatTensor(name string) *onnx.ValueInfoProto {
-	return typedTensor(name, int32(onnx.TensorProto_FLOAT))
-}
-
-// withRank gives a tensor declaration rank dimensions of unknown size (rank 0: none, the rank unknown too).
-//
-// Why ranks: a GPU provider that runs Conv channels last (WebGPU) gets each Conv wrapped in Transposes, which ONNX
-// Runtime's transpose optimizer then pushes through the ops between Convs until they cancel; through an
-// elementwise op it goes only when it knows the rank of the op's other inputs. In a Piper flow whose inputs had no
-// declared rank, 30 Transposes stayed (around every Mul by the frame mask); with ranks, 9; in the decoder, 19 and 6
-// with the channels-last interleave (upsample.go), read from the optimized graphs on Mesa's lavapipe.
-func withRank(vi *onnx.ValueInfoProto, rank int) *onnx.ValueInfoProto {
-	if rank > 0 {
-		vi.GetType().GetTensorType().Shape = &onnx.TensorShapeProto{Dim: make([]*onnx.TensorShapeProto_Dimension, rank)}
-		for i := range rank {
-			vi.GetType().GetTensorType().Shape.Dim[i] = &onnx.TensorShapeProto_Dimension{}
-		}
-	}
-	return vi
-}
-
-// declareInputRanks returns graph with each input named in ranks declared of that rank.
-func declareInputRanks(graph []byte, ranks map[string]int) ([]byte, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(graph, &model); err != nil {
-		return nil, fmt.Errorf("not an ONNX model: %w", err)
-	}
-	for _, in := range model.GetGraph().GetInput() {
-		if rank, ok := ranks[in.GetName()]; ok && in.GetType().GetTensorType() != nil {
-			in.GetType().GetTensorType().Shape = nil
-			withRank(in, rank)
-		}
-	}
-	return proto.Marshal(&model)
-}
-
-// typedTensor declares a tensor of the given element type (0: float).
-func typedTensor(name string, elemType int32) *onnx.ValueInfoProto {
-	if elemType == 0 {
-		elemType = int32(onnx.TensorProto_FLOAT)
-	}
-	return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
-		TensorType: &onnx.TypeProto_Tensor{ElemType: elemType}}}}
 }

@@ -6,16 +6,15 @@ import (
 	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
-	"google.golang.org/protobuf/proto"
 )
 
 // Tiled decoder tails, for one sentence at a time on the CPU. A HiFi-GAN decoder's last two upsampling stages hold
 // its largest tensors (Piper medium: 64 and 32 channels at 64 and 256 samples per frame, 11 and 22 MiB for an
-// 8-second sentence), which a whole-sentence run streams through memory layer after layer. On the H200 machine one
-// ONNX Runtime Conv per core ran at 67% of its lone speed with 16 cores busy on tensors of that size, and at 86-87%
-// on tensors that stay in a core's cache (BENCHMARKS.md, seventh session): 16 sessions stay near 70% of 16 x one
-// session because of it. So the voice is cut at the input of its second-to-last upsampling layer: the head (text
+// 8-second sentence), which a whole-sentence run streams through memory layer after layer; with every core busy,
+// cores slow each other down far more on such tensors than on tensors that stay in a core's cache (see
+// BenchmarkMachineScaling in internal/ort). So the voice is cut at the input of its second-to-last upsampling layer: the head (text
 // encoder, durations, flow, the decoder's first stage) runs on the whole sentence as before, and the tail runs on
 // tiles of that tensor, one after another, each with a margin of the tail's receptive field on both sides where
 // the sentence has one. Every tile's middle is then what the whole-sentence tail computes: each output sample
@@ -30,10 +29,10 @@ const DefaultTailTile = 256
 
 // tailCut is a voice graph cut for tiled tails.
 type tailCut struct {
-	head, tail []byte // head: the voice's inputs -> tailInput [1,C,L], the durations, extras; tail: tailInput, extras -> audio
-	perFrame   int    // tail input samples per latent frame: tiles and margins are whole frames of it
-	rate       int    // output samples per tail input sample
-	reach      int    // tail input samples on either side that can change an output sample, in whole frames
+	head, tail *onnx.ModelProto // head: the voice's inputs -> tailInput [1,C,L], the durations, extras; tail: tailInput, extras -> audio
+	perFrame   int              // tail input samples per latent frame: tiles and margins are whole frames of it
+	rate       int              // output samples per tail input sample
+	reach      int              // tail input samples on either side that can change an output sample, in whole frames
 	// extras are the other tensors the tail reads from the head, by their tail input names: a decoder that masks
 	// itself (ttsgen's voices) reads its frame mask at each stage's rate. Each must run along the sentence at a
 	// whole number of samples per frame; a tile reads the same frames of it.
@@ -45,11 +44,7 @@ const tailInput = "tail_in"
 
 // cutTail cuts a prepared voice graph (with its duration output) at the input of its decoder's second-to-last
 // ConvTranspose, or fails when the decoder has fewer than two or its receptive field cannot be worked out.
-func cutTail(graph []byte) (*tailCut, error) {
-	model, err := parseModel(graph)
-	if err != nil {
-		return nil, err
-	}
+func cutTail(model *onnx.ModelProto) (*tailCut, error) {
 	g := model.GetGraph()
 	latent, err := decoderLatent(g)
 	if err != nil {
@@ -121,18 +116,10 @@ func cutTail(graph []byte) (*tailCut, error) {
 	if err != nil {
 		return nil, err
 	}
-	ranks := map[string]int{cut: 3}
-	if tc.head, err = subgraph(model, headOut, nil); err != nil {
-		return nil, fmt.Errorf("cutting the head: %w", err)
-	}
-	if tc.tail, err = cutGraph(model, map[string]string{outputAudio: outputAudio}, sources, nil, ranks); err != nil {
-		return nil, fmt.Errorf("cutting the tail: %w", err)
-	}
-	var tail onnx.ModelProto
-	if err := proto.Unmarshal(tc.tail, &tail); err != nil {
-		return nil, err
-	}
-	if in := tail.GetGraph().InputNames(); len(in) != 1+len(tc.extras) {
+	tc.head = onnxgraph.Cut(model, headOut, nil, onnxgraph.Declared{})
+	tc.tail = onnxgraph.Cut(model, map[string]string{outputAudio: outputAudio}, sources,
+		onnxgraph.Declared{Ranks: map[string]int{cut: 3}})
+	if in := tc.tail.GetGraph().InputNames(); len(in) != 1+len(tc.extras) {
 		return nil, fmt.Errorf("the tail reads %v, more than the cut ort.Tensor and %v", in, tc.extras)
 	}
 	return tc, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
@@ -27,21 +28,18 @@ func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, ru
 	if reach >= 0 {
 		tc.reach = reach
 	}
-	b := ortBackend{}
-	head, err := b.newGraphRunner(tc.head, io.inputNames(), tc.headOutputs(), ort.DeviceCPU, 1)
+	head := cpuRunner(t, tc.head, io.inputNames(), tc.headOutputs())
+	tail := cpuRunner(t, tc.tail, tc.tailInputs(), []string{outputAudio})
+	encoded, err := onnxgraph.Encode(graph)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tail, err := b.newGraphRunner(tc.tail, tc.tailInputs(), []string{outputAudio}, ort.DeviceCPU, 1)
+	whole, err := ortBackend{}.newRunner(encoded, io, ort.DeviceCPU, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := b.newRunner(graph, io, ort.DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { whole.close() })
 	tiled := &tiledRunner{head: head, tail: tail, io: io, cut: tc, tile: tile}
-	t.Cleanup(func() { tiled.close(); whole.close() })
 	return tiled, whole, tc
 }
 
@@ -93,17 +91,17 @@ func TestTiledTailMatchesWholeSentence(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if len(got.audio) != len(want.audio) || maxAbsDiff(got.frames, want.frames) != 0 {
-						t.Fatalf("%d phonemes: %d samples, want %d; durations differ by %g", n, len(got.audio), len(want.audio), maxAbsDiff(got.frames, want.frames))
+					if len(got.audio) != len(want.audio) || orttest.MaxAbsDiff(got.frames, want.frames) != 0 {
+						t.Fatalf("%d phonemes: %d samples, want %d; durations differ by %g", n, len(got.audio), len(want.audio), orttest.MaxAbsDiff(got.frames, want.frames))
 					}
-					if d := maxAbsDiff(got.audio, want.audio); d > 1e-5 {
+					if d := orttest.MaxAbsDiff(got.audio, want.audio); d > 1e-5 {
 						t.Errorf("%d phonemes (%d samples): tiled audio differs by %g", n, len(want.audio), d)
 					}
 					cut, err := noMargin.run(in)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if d := maxAbsDiff(cut.audio, want.audio); tile < len(want.audio)/32 && d < 1e-3 {
+					if d := orttest.MaxAbsDiff(cut.audio, want.audio); tile < len(want.audio)/32 && d < 1e-3 {
 						t.Errorf("%d phonemes: without margins the tiles differ by only %g", n, d)
 					}
 				}
@@ -149,8 +147,8 @@ func speakerScaledTail(t *testing.T) []byte {
 	}
 	out := last.GetOutput()[0]
 	last.Output[0] = out + "/unscaled"
-	g.Initializer = append(g.Initializer, floatInit("speaker/zero", []float32{0}), floatInit("speaker/one", []float32{1}),
-		intInit("speaker/shape", 1, 1, 1))
+	g.Initializer = append(g.Initializer, onnxgraph.FloatInit("speaker/zero", []float32{0}), onnxgraph.FloatInit("speaker/one", []float32{1}),
+		onnxgraph.IntInit("speaker/shape", 1, 1, 1))
 	extra := []*onnx.NodeProto{
 		{Name: "speaker/cast", OpType: "Cast", Input: []string{inputSpeaker}, Output: []string{"speaker/f"},
 			Attribute: []*onnx.AttributeProto{{Name: "to", Type: onnx.AttributeProto_INT, I: int64(onnx.TensorProto_FLOAT)}}},

@@ -6,26 +6,25 @@ import (
 	"slices"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
-	"google.golang.org/protobuf/proto"
 )
 
 // The acoustic part of a VITS voice does two kinds of work. At the token rate, fixed by the phoneme ids alone:
 // the text encoder (a transformer, in Piper's voices) and the duration predictor. At the frame rate, shaped by
 // the predicted durations: expanding the text encoder's statistics to frames and drawing the latent. The first is
-// most of the arithmetic (a Piper medium voice's encoder is ~1.3 G multiply-adds for a 6-second sentence, ~60x
-// real time per CPU core) and has shapes a GPU provider knows before it starts; the second is cheap but its
+// most of the arithmetic and has shapes a GPU provider knows before it starts; the second is cheap but its
 // shapes come from the durations, which a GPU provider would have to read back mid-run. So, with the acoustic
 // part on the CPU, the engine can cut it once more, at the durations (cutText): the text part runs on the GPU,
 // and the expansion, on the CPU, reads what the text part gives it.
 
 // textCut is a split voice's acoustic graph cut at the durations.
 type textCut struct {
-	text        []byte   // the token-rate part: the voice's inputs (those it reads, textInputs) -> boundary
-	textInputs  []string // graph inputs the text part reads, in the voice's order
-	boundary    []string // tensors the text part hands the expansion, in order
-	expand      []byte   // the frame-rate part: expandInput -> the acoustic graph's outputs
-	expandInput []string // boundary, then the voice's inputs that the expansion reads itself
+	text        *onnx.ModelProto // the token-rate part: the voice's inputs (those it reads, textInputs) -> boundary
+	textInputs  []string         // graph inputs the text part reads, in the voice's order
+	boundary    []string         // tensors the text part hands the expansion, in order
+	expand      *onnx.ModelProto // the frame-rate part: expandInput -> the acoustic graph's outputs
+	expandInput []string         // boundary, then the voice's inputs that the expansion reads itself
 }
 
 // cutText cuts an acoustic graph (see splitGraph) at the output of its duration Ceil node: the expansion is every
@@ -34,17 +33,13 @@ type textCut struct {
 // gathered) become the text part's outputs. Such a tensor must be float32 or int64, the types a run hands
 // back; any other (a boolean mask, say) is recomputed in the expansion from what it was made of, as is a tensor
 // computed from constants alone.
-func cutText(acoustic []byte) (*textCut, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(acoustic, &model); err != nil {
-		return nil, fmt.Errorf("not an ONNX model: %w", err)
-	}
-	graph := model.GetGraph()
+func cutText(acoustic *onnx.ModelProto) (*textCut, error) {
+	graph := acoustic.GetGraph()
 	ceil := durationCeil(graph)
 	if ceil == "" {
 		return nil, errors.New("no duration Ceil node")
 	}
-	types := elemTypes(graph)
+	types := onnxgraph.ElemTypes(graph)
 	constant := map[string]bool{}
 	for _, init := range graph.GetInitializer() {
 		constant[init.GetName()] = true
@@ -111,7 +106,7 @@ func cutText(acoustic []byte) (*textCut, error) {
 
 	// A boundary tensor crosses with a leading axis of 1 added: some are scalars (a scale gathered from "scales"),
 	// and onnxruntime_go cannot hand back a tensor of rank 0.
-	slices.Sort(boundary) // subgraph orders the expansion's inputs so
+	slices.Sort(boundary) // Cut orders the expansion's inputs so
 	cut := &textCut{}
 	textOutputs := map[string]string{}
 	sources := map[string]string{}
@@ -119,34 +114,16 @@ func cutText(acoustic []byte) (*textCut, error) {
 		textOutputs[name], sources[name] = name, name
 		cut.boundary = append(cut.boundary, textBoundaryPrefix+name)
 	}
-	var err error
-	if cut.text, err = subgraphTyped(&model, textOutputs, nil, types); err != nil {
-		return nil, fmt.Errorf("cutting the text part: %w", err)
-	}
-	if cut.text, err = addLeadingAxis(cut.text, sources, true); err != nil {
-		return nil, fmt.Errorf("cutting the text part: %w", err)
-	}
+	cut.text = onnxgraph.Cut(acoustic, textOutputs, nil, onnxgraph.Declared{Types: types})
+	addLeadingAxis(cut.text, sources, true)
 	outputs := map[string]string{}
 	for _, name := range graph.OutputNames() {
 		outputs[name] = name
 	}
-	if cut.expand, err = subgraphTyped(&model, outputs, sources, types); err != nil {
-		return nil, fmt.Errorf("cutting the expansion: %w", err)
-	}
-	if cut.expand, err = addLeadingAxis(cut.expand, sources, false); err != nil {
-		return nil, fmt.Errorf("cutting the expansion: %w", err)
-	}
-	// subgraph orders its inputs: the sources by name, then the graph inputs it reads; the runs follow that.
-	for _, part := range []struct {
-		graph []byte
-		names *[]string
-	}{{cut.text, &cut.textInputs}, {cut.expand, &cut.expandInput}} {
-		var m onnx.ModelProto
-		if err := proto.Unmarshal(part.graph, &m); err != nil {
-			return nil, err
-		}
-		*part.names = m.GetGraph().InputNames()
-	}
+	cut.expand = onnxgraph.Cut(acoustic, outputs, sources, onnxgraph.Declared{Types: types})
+	addLeadingAxis(cut.expand, sources, false)
+	// Cut orders its inputs: the sources by name, then the graph inputs it reads; the runs follow that.
+	cut.textInputs, cut.expandInput = cut.text.GetGraph().InputNames(), cut.expand.GetGraph().InputNames()
 	if !slices.Equal(cut.expandInput[:len(cut.boundary)], cut.boundary) {
 		return nil, fmt.Errorf("expansion inputs %v do not start with the boundary %v", cut.expandInput, cut.boundary)
 	}
@@ -160,14 +137,10 @@ const textBoundaryPrefix = "text:"
 // (textPart) each such output X becomes "text:X", X with a leading axis of 1 (Unsqueeze); in the expansion each
 // such input X becomes "text:X", with a Squeeze giving X back. Only that side is edited: a crossing tensor may also
 // be one of the expansion's own outputs (a voice whose Ceil writes "w_ceil" itself), which stays as it is.
-func addLeadingAxis(part []byte, crossing map[string]string, textPart bool) ([]byte, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(part, &model); err != nil {
-		return nil, err
-	}
-	graph := model.GetGraph()
+func addLeadingAxis(part *onnx.ModelProto, crossing map[string]string, textPart bool) {
+	graph := part.GetGraph()
 	// Opset 13 moved Unsqueeze's and Squeeze's axes from an attribute to an input.
-	axesInput := defaultOpset(&model) >= 13
+	axesInput := onnxgraph.DefaultOpset(part) >= 13
 	const axes = "ttsgen_text_axis0"
 	node := func(op, in, out string) *onnx.NodeProto {
 		n := &onnx.NodeProto{Name: "ttsgen_" + op + "_" + out, OpType: op, Input: []string{in}, Output: []string{out}}
@@ -198,7 +171,6 @@ func addLeadingAxis(part []byte, crossing map[string]string, textPart bool) ([]b
 		}
 	}
 	graph.Node = append(squeezes, graph.Node...)
-	return proto.Marshal(&model)
 }
 
 // fromConstants says whether node computes from initializers alone (a Constant, an Identity of a shared weight):

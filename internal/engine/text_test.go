@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"google.golang.org/protobuf/proto"
@@ -63,22 +64,9 @@ func TestCutText(t *testing.T) {
 				t.Errorf("text part inputs %s, want the voice's %v", got, io.inputNames())
 			}
 
-			b := ortBackend{}
-			whole, err := b.newGraphRunner(sv.acoustic, io.inputNames(), sv.acousticOutputs(), ort.DeviceCPU, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer whole.Close()
-			text, err := b.newGraphRunner(cut.text, cut.textInputs, cut.boundary, ort.DeviceCPU, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer text.Close()
-			expand, err := b.newGraphRunner(cut.expand, cut.expandInput, sv.acousticOutputs(), ort.DeviceCPU, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer expand.Close()
+			whole := cpuRunner(t, sv.acoustic, io.inputNames(), sv.acousticOutputs())
+			text := cpuRunner(t, cut.text, cut.textInputs, cut.boundary)
+			expand := cpuRunner(t, cut.expand, cut.expandInput, sv.acousticOutputs())
 			sm := &splitModel{voice: &splitVoice{io: io, text: cut}, text: []graphRunner{text}}
 
 			rng := rand.New(rand.NewPCG(5, 6))
@@ -102,7 +90,7 @@ func TestCutText(t *testing.T) {
 				if !slices.Equal(got[i].Shape, want[i].Shape) {
 					t.Fatalf("output %d has shape %v, want %v", i, got[i].Shape, want[i].Shape)
 				}
-				if d := maxAbsDiff(got[i].F32, want[i].F32); d > 1e-5 {
+				if d := orttest.MaxAbsDiff(got[i].F32, want[i].F32); d > 1e-5 {
 					t.Errorf("output %d differs from the uncut acoustic part by %g", i, d)
 				}
 			}
@@ -150,9 +138,9 @@ func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInp
 			t.Errorf("pieces of %d, GPU busy for %d tries: runs %v, want %s", c.piece, c.busy, where, c.want)
 		}
 		for i := range want {
-			if !slices.Equal(got[i].Shape, want[i].Shape) || maxAbsDiff(got[i].F32, want[i].F32) > 1e-5 || !slices.Equal(got[i].I64, want[i].I64) {
+			if !slices.Equal(got[i].Shape, want[i].Shape) || orttest.MaxAbsDiff(got[i].F32, want[i].F32) > 1e-5 || !slices.Equal(got[i].I64, want[i].I64) {
 				t.Errorf("pieces of %d: output %d of shape %v differs from the batch's (%v) by %g", c.piece, i,
-					got[i].Shape, want[i].Shape, maxAbsDiff(got[i].F32, want[i].F32))
+					got[i].Shape, want[i].Shape, orttest.MaxAbsDiff(got[i].F32, want[i].F32))
 			}
 		}
 	}
@@ -191,7 +179,7 @@ func ceilWritesFrames(t *testing.T, voice []byte) []byte {
 			}
 		}
 	}
-	graph.Output = append(graph.Output, floatTensor(outputFrames))
+	graph.Output = append(graph.Output, onnxgraph.FloatTensor(outputFrames))
 	edited, err := proto.Marshal(model)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +192,7 @@ func ceilWritesFrames(t *testing.T, voice []byte) []byte {
 func TestCutTextBoundaryTypes(t *testing.T) {
 	f := int32(onnx.TensorProto_FLOAT)
 	graph := &onnx.GraphProto{
-		Input: []*onnx.ValueInfoProto{typedTensor("x", f), typedTensor("lengths", int32(onnx.TensorProto_INT64))},
+		Input: []*onnx.ValueInfoProto{onnxgraph.TypedTensor("x", f), onnxgraph.TypedTensor("lengths", int32(onnx.TensorProto_INT64))},
 		Initializer: []*onnx.TensorProto{
 			{Name: "half", DataType: f, Dims: []int64{1}, FloatData: []float32{0.5}},
 		},
@@ -218,13 +206,9 @@ func TestCutTextBoundaryTypes(t *testing.T) {
 			{Name: "pick", OpType: "Where", Input: []string{"mask", "ends", "shared"}, Output: []string{"y"}},
 			{Name: "shape_y", OpType: "Reshape", Input: []string{"y", "hshape"}, Output: []string{"z"}},
 		},
-		Output: []*onnx.ValueInfoProto{typedTensor("z", f)},
+		Output: []*onnx.ValueInfoProto{onnxgraph.TypedTensor("z", f)},
 	}
-	model, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut, err := cutText(model)
+	cut, err := cutText(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,11 +220,7 @@ func TestCutTextBoundaryTypes(t *testing.T) {
 	if got, want := fmt.Sprint(cut.expandInput), "[text:h text:hshape text:w lengths]"; got != want {
 		t.Errorf("expansion inputs %s, want %s", got, want)
 	}
-	var text onnx.ModelProto
-	if err := proto.Unmarshal(cut.text, &text); err != nil {
-		t.Fatal(err)
-	}
-	for _, out := range text.GetGraph().GetOutput() {
+	for _, out := range cut.text.GetGraph().GetOutput() {
 		want := f
 		if out.GetName() == "text:hshape" {
 			want = int32(onnx.TensorProto_INT64)
@@ -263,9 +243,9 @@ func TestTextDeviceAuto(t *testing.T) {
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(7, 8)), 4, func(i int) int { return 5 + 8*i })
 	check := func(stage string, i int, got []float32) {
 		t.Helper()
-		if len(got) != len(audio[i]) || maxAbsDiff(got, audio[i]) > 1e-4 {
+		if len(got) != len(audio[i]) || orttest.MaxAbsDiff(got, audio[i]) > 1e-4 {
 			t.Errorf("text part on %s: sentence %d: %d samples (want %d), difference %g", stage, i, len(got),
-				len(audio[i]), maxAbsDiff(got, audio[i]))
+				len(audio[i]), orttest.MaxAbsDiff(got, audio[i]))
 		}
 	}
 	items := func() map[string]int {
@@ -387,35 +367,17 @@ func TestTextSessionFails(t *testing.T) {
 func TestLeadingAxisBothOpsets(t *testing.T) {
 	orttest.Need(t)
 	for _, opset := range []int64{11, 13, 15} {
-		negate := func(in, out string) []byte {
-			g := &onnx.GraphProto{Name: "g", Input: []*onnx.ValueInfoProto{floatTensor(in)}, Output: []*onnx.ValueInfoProto{floatTensor(out)},
+		negate := func(in, out string) *onnx.ModelProto {
+			g := &onnx.GraphProto{Name: "g", Input: []*onnx.ValueInfoProto{onnxgraph.FloatTensor(in)}, Output: []*onnx.ValueInfoProto{onnxgraph.FloatTensor(out)},
 				Node: []*onnx.NodeProto{{Name: "neg", OpType: "Neg", Input: []string{in}, Output: []string{out}}}}
-			data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 7, OpsetImport: []*onnx.OperatorSetIdProto{{Version: opset}}, Graph: g})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return data
+			return &onnx.ModelProto{IrVersion: 7, OpsetImport: []*onnx.OperatorSetIdProto{{Version: opset}}, Graph: g}
 		}
 		crossing := map[string]string{"y": "y"}
-		text, err := addLeadingAxis(negate("x", "y"), crossing, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		expand, err := addLeadingAxis(negate("y", "z"), crossing, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := func(graph []byte, in, out string, x ort.Tensor) ort.Tensor {
-			r, err := ortBackend{}.newGraphRunner(graph, []string{in}, []string{out}, ort.DeviceCPU, 1)
-			if err != nil {
-				t.Fatalf("opset %d: %v", opset, err)
-			}
-			defer r.Close()
-			got, err := r.Run([]ort.Tensor{x})
-			if err != nil {
-				t.Fatalf("opset %d: %v", opset, err)
-			}
-			return got[0]
+		text, expand := negate("x", "y"), negate("y", "z")
+		addLeadingAxis(text, crossing, true)
+		addLeadingAxis(expand, crossing, false)
+		run := func(graph *onnx.ModelProto, in, out string, x ort.Tensor) ort.Tensor {
+			return orttest.Run(t, graph, []string{in}, []string{out}, ort.DeviceCPU, []ort.Tensor{x})[0]
 		}
 		crossed := run(text, "x", "text:y", ort.Tensor{Shape: []int64{2}, F32: []float32{1, -2}})
 		back := run(expand, "text:y", "z", crossed)

@@ -12,6 +12,7 @@ import (
 	onnxrt "github.com/yalue/onnxruntime_go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 )
@@ -24,7 +25,7 @@ import (
 func transferGraph(kind string, n int64) ([]byte, int64, int64) {
 	in, out := n, n
 	var nodes []*onnx.NodeProto
-	inits := []*onnx.TensorProto{floatInit("two", []float32{2})}
+	inits := []*onnx.TensorProto{onnxgraph.FloatInit("two", []float32{2})}
 	switch kind {
 	case "both":
 		nodes = []*onnx.NodeProto{{Name: "mul", OpType: "Mul", Input: []string{"x", "two"}, Output: []string{"y"}}}
@@ -34,14 +35,14 @@ func transferGraph(kind string, n int64) ([]byte, int64, int64) {
 			Attribute: []*onnx.AttributeProto{{Name: "keepdims", Type: onnx.AttributeProto_INT, I: 1}}}}
 	case "down":
 		in = 1
-		inits = append(inits, intInit("shape", n))
+		inits = append(inits, onnxgraph.IntInit("shape", n))
 		nodes = []*onnx.NodeProto{{Name: "expand", OpType: "Expand", Input: []string{"x", "shape"}, Output: []string{"y"}}}
 	}
 	model := &onnx.ModelProto{
 		IrVersion:   8,
 		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
 		Graph: &onnx.GraphProto{Name: "transfer_" + kind, Node: nodes, Initializer: inits,
-			Input: []*onnx.ValueInfoProto{floatValue("x")}, Output: []*onnx.ValueInfoProto{floatValue("y")}},
+			Input: []*onnx.ValueInfoProto{onnxgraph.FloatTensor("x")}, Output: []*onnx.ValueInfoProto{onnxgraph.FloatTensor("y")}},
 	}
 	data, err := proto.Marshal(model)
 	if err != nil {
@@ -182,10 +183,10 @@ func convUnit(b *testing.B, samples, reps int) (func() float64, func()) {
 	model := &onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
 		Graph: &onnx.GraphProto{Name: "conv",
 			Node: []*onnx.NodeProto{{Name: "conv", OpType: "Conv", Input: []string{"x", "w"}, Output: []string{"y"},
-				Attribute: []*onnx.AttributeProto{intsAttr("kernel_shape", 7), intsAttr("pads", 3, 3)}}},
-			Initializer: []*onnx.TensorProto{floatInit("w", w, 32, 32, 7)},
-			Input:       []*onnx.ValueInfoProto{floatValue("x")},
-			Output:      []*onnx.ValueInfoProto{floatValue("y")},
+				Attribute: []*onnx.AttributeProto{onnxgraph.IntsAttr("kernel_shape", 7), onnxgraph.IntsAttr("pads", 3, 3)}}},
+			Initializer: []*onnx.TensorProto{onnxgraph.FloatInit("w", w, 32, 32, 7)},
+			Input:       []*onnx.ValueInfoProto{onnxgraph.FloatTensor("x")},
+			Output:      []*onnx.ValueInfoProto{onnxgraph.FloatTensor("y")},
 		}}
 	graph, err := proto.Marshal(model)
 	if err != nil {

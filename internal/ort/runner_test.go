@@ -9,20 +9,10 @@ import (
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 )
-
-func value(name string, elem onnx.TensorProto_DataType) *onnx.ValueInfoProto {
-	return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
-		TensorType: &onnx.TypeProto_Tensor{ElemType: int32(elem)}}}}
-}
-
-func floatValue(name string) *onnx.ValueInfoProto { return value(name, onnx.TensorProto_FLOAT) }
-
-func floatInit(name string, data []float32, dims ...int64) *onnx.TensorProto {
-	return &onnx.TensorProto{Name: name, Dims: dims, DataType: int32(onnx.TensorProto_FLOAT), FloatData: data}
-}
 
 // A graph runner learns its outputs' shapes for given input shapes and then gives ONNX Runtime Go memory to fill:
 // the second run must still compute (not return the first run's numbers), and a graph whose output shape depends on
@@ -70,7 +60,7 @@ func TestGraphRunnerPlannedOutputs(t *testing.T) {
 	}
 
 	// y = x * 2 keeps its input's shape: after one run, outputs of shapes never seen are planned too.
-	r3 := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, floatInit("two", []float32{2}))
+	r3 := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, onnxgraph.FloatInit("two", []float32{2}))
 	for n := 1; n <= 5; n++ {
 		x := make([]float32, n)
 		for i := range x {
@@ -116,7 +106,7 @@ func oneNodeRunner(t *testing.T, op string, inputs []string, ints []string, init
 		Name:        strings.ToLower(op),
 		Node:        []*onnx.NodeProto{{Name: "node", OpType: op, Input: inputs, Output: []string{"y"}}},
 		Initializer: inits,
-		Output:      []*onnx.ValueInfoProto{floatValue("y")},
+		Output:      []*onnx.ValueInfoProto{onnxgraph.FloatTensor("y")},
 	}
 	var names []string
 	for _, in := range inputs {
@@ -125,9 +115,9 @@ func oneNodeRunner(t *testing.T, op string, inputs []string, ints []string, init
 		}
 		names = append(names, in)
 		if slices.Contains(ints, in) {
-			graph.Input = append(graph.Input, value(in, onnx.TensorProto_INT64))
+			graph.Input = append(graph.Input, onnxgraph.TypedTensor(in, int32(onnx.TensorProto_INT64)))
 		} else {
-			graph.Input = append(graph.Input, floatValue(in))
+			graph.Input = append(graph.Input, onnxgraph.FloatTensor(in))
 		}
 	}
 	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
@@ -145,7 +135,7 @@ func oneNodeRunner(t *testing.T, op string, inputs []string, ints []string, init
 // A run that fails for its data (an out-of-range index), not its output shapes, must not turn planned outputs off:
 // the runner goes on planning, and returns the failure.
 func TestBadInputKeepsPlans(t *testing.T) {
-	r := oneNodeRunner(t, "Gather", []string{"table", "idx"}, []string{"idx"}, floatInit("table", []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10))
+	r := oneNodeRunner(t, "Gather", []string{"table", "idx"}, []string{"idx"}, onnxgraph.FloatInit("table", []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10))
 	for _, idx := range [][]int64{{1, 2}, {3, 4}, {1, 99}, {5, 6}} {
 		out, err := r.Run([]ort.Tensor{{Shape: []int64{2}, I64: idx}})
 		if bad := idx[1] >= 10; bad != (err != nil) {
@@ -161,7 +151,7 @@ func TestBadInputKeepsPlans(t *testing.T) {
 
 // Concurrent runs of one runner, planned and not (run with -race): each gets its own numbers, which it owns.
 func TestPlannedOutputsConcurrent(t *testing.T) {
-	r := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, floatInit("two", []float32{2}))
+	r := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, onnxgraph.FloatInit("two", []float32{2}))
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -202,12 +192,4 @@ func TestSharedCPUArena(t *testing.T) {
 			t.Errorf("session arenas %v: shares the environment's arena %v (%v), want %v", own, set, err, !own)
 		}
 	}
-}
-
-func intInit(name string, data ...int64) *onnx.TensorProto {
-	return &onnx.TensorProto{Name: name, Dims: []int64{int64(len(data))}, DataType: int32(onnx.TensorProto_INT64), Int64Data: data}
-}
-
-func intsAttr(name string, v ...int64) *onnx.AttributeProto {
-	return &onnx.AttributeProto{Name: name, Type: onnx.AttributeProto_INTS, Ints: v}
 }

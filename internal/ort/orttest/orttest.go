@@ -4,11 +4,15 @@ package orttest
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ortlib"
@@ -92,12 +96,16 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// Run makes a one-thread session of graph (an encoded ONNX model) on device d, runs it once on inputs and returns
-// its outputs; any failure fails the test.
-func Run(t testing.TB, graph []byte, inputNames, outputNames []string, d ort.Device, inputs []ort.Tensor) []ort.Tensor {
+// Run makes a one-thread session of graph on device d, runs it once on inputs and returns its outputs; any failure
+// fails the test.
+func Run(t testing.TB, graph *onnx.ModelProto, inputNames, outputNames []string, d ort.Device, inputs []ort.Tensor) []ort.Tensor {
 	t.Helper()
 	Need(t)
-	r, err := ort.Sessions{}.NewRunner(graph, inputNames, outputNames, d, 1, false)
+	data, err := proto.Marshal(graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ort.Sessions{}.NewRunner(data, inputNames, outputNames, d, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,4 +157,22 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// OpCounts counts graph's nodes by operator.
+func OpCounts(graph *onnx.ModelProto) map[string]int {
+	counts := map[string]int{}
+	for _, n := range graph.GetGraph().GetNode() {
+		counts[n.GetOpType()]++
+	}
+	return counts
+}
+
+// MaxAbsDiff is the largest difference between a and b at any index of a (b at least as long).
+func MaxAbsDiff(a, b []float32) float64 {
+	var worst float64
+	for i := range a {
+		worst = max(worst, math.Abs(float64(a[i]-b[i])))
+	}
+	return worst
 }
