@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/vits"
 )
 
 // backend creates what runs on a device. The ONNX Runtime one is ortBackend; tests swap in fakes so the scheduler
@@ -14,7 +15,7 @@ type backend interface {
 	// the device is a candidate of --device auto, which wants a real GPU (not one emulated on the CPU) or nothing.
 	probe(d ort.Device, auto bool) error
 	// newRunner creates a session for a prepared voice graph on device d.
-	newRunner(graph []byte, io modelIO, d ort.Device, threads int) (runner, error)
+	newRunner(graph []byte, io vits.ModelIO, d ort.Device, threads int) (runner, error)
 	// newGraphRunner creates a session for one part of a split voice, with inputs and outputs in that order.
 	newGraphRunner(graph []byte, inputs, outputs []string, d ort.Device, threads int) (graphRunner, error)
 }
@@ -31,9 +32,9 @@ type ortBackend struct{ sessions ort.Sessions }
 
 func (b ortBackend) probe(d ort.Device, auto bool) error { return b.sessions.Probe(d, auto) }
 
-func (b ortBackend) newRunner(graph []byte, io modelIO, d ort.Device, threads int) (runner, error) {
+func (b ortBackend) newRunner(graph []byte, io vits.ModelIO, d ort.Device, threads int) (runner, error) {
 	// A whole voice's audio is as long as its durations say: no output plans.
-	session, err := b.sessions.NewRunner(graph, io.inputNames(), io.outputNames(), d, threads, false)
+	session, err := b.sessions.NewRunner(graph, io.InputNames(), io.OutputNames(), d, threads, false)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func (b ortBackend) newGraphRunner(graph []byte, inputs, outputs []string, d ort
 // wholeRunner runs a whole voice graph on padded batches.
 type wholeRunner struct {
 	session *ort.Runner
-	io      modelIO
+	io      vits.ModelIO
 }
 
 func (r *wholeRunner) run(in batchInput) (batchOutput, error) {
@@ -61,15 +62,15 @@ func (r *wholeRunner) run(in batchInput) (batchOutput, error) {
 	}
 	audio := outputs[0]
 	if audio.F32 == nil {
-		return batchOutput{}, fmt.Errorf("output %q is int64, want float32", outputAudio)
+		return batchOutput{}, fmt.Errorf("output %q is int64, want float32", vits.OutputAudio)
 	}
 	if len(audio.Shape) == 0 || audio.Shape[0] != int64(in.size) {
-		return batchOutput{}, fmt.Errorf("output %q has shape %v, want batch %d first", outputAudio, audio.Shape, in.size)
+		return batchOutput{}, fmt.Errorf("output %q has shape %v, want batch %d first", vits.OutputAudio, audio.Shape, in.size)
 	}
 	out := batchOutput{audio: audio.F32}
-	if r.io.hasFrames {
+	if r.io.HasFrames {
 		if outputs[1].F32 == nil {
-			return batchOutput{}, fmt.Errorf("output %q is int64, want float32", outputFrames)
+			return batchOutput{}, fmt.Errorf("output %q is int64, want float32", vits.OutputFrames)
 		}
 		out.frames = outputs[1].F32
 	}

@@ -16,8 +16,8 @@ import (
 func (e *Engine) runAcoustic(worker int, batch []*item) {
 	m := batch[0].model
 	started := e.now()
-	in := packBatch(batch, m.io.hasSpeaker)
-	inputs := acousticInputs(in, m.split.voice.io)
+	in := packBatch(batch, m.io.HasSpeaker)
+	inputs := acousticInputs(in, m.split.voice.IO)
 	var out []ort.Tensor
 	var err error
 	if m.split.text != nil {
@@ -56,7 +56,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	var strips []*sentenceStrip
 	if err == nil {
 		speaker := func(i int) int64 { return batch[i].req.Speaker }
-		for _, group := range stripGroups(frames, speaker, m.split.voice.decoderSpeaker, e.noStrips) {
+		for _, group := range stripGroups(frames, speaker, m.split.voice.DecoderSpeaker, e.noStrips) {
 			s := &sentenceStrip{strip: m.split.window.groupStrip(latents, frames, group, channels), speaker: batch[group[0]].req.Speaker}
 			for _, i := range group {
 				s.items = append(s.items, batch[i])
@@ -97,16 +97,16 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 // run holds or waits for the device, else on its own CPU session, piece by piece (piece sentences at a time, 0 =
 // all), handing the rest to the GPU as soon as the GPU is idle between pieces; other workers wait for the GPU.
 func (s *splitModel) runText(worker, piece int, voiceInputs []ort.Tensor, now func() time.Time) (next []ort.Tensor, runs []textRun, err error) {
-	cut := s.voice.text
-	byName := byInputName(s.voice.io, voiceInputs)
-	in := pick(byName, cut.textInputs)
+	cut := s.voice.Text
+	byName := byInputName(s.voice.IO, voiceInputs)
+	in := pick(byName, cut.TextInputs)
 	rows := int(voiceInputs[0].Shape[0])
 	gpu := s.text[worker%len(s.text)]
 	run := func(r graphRunner, lo, hi int, onCPU, try bool) ([]ort.Tensor, error) {
 		start := now()
 		part := in
 		if lo > 0 || hi < rows {
-			part = textInputRows(cut.textInputs, in, lo, hi)
+			part = textInputRows(cut.TextInputs, in, lo, hi)
 		}
 		var out []ort.Tensor
 		var err error
@@ -129,10 +129,10 @@ func (s *splitModel) runText(worker, piece int, voiceInputs []ort.Tensor, now fu
 	if err != nil {
 		return nil, runs, fmt.Errorf("text part: %w", err)
 	}
-	for i, name := range cut.boundary {
+	for i, name := range cut.Boundary {
 		byName[name] = out[i]
 	}
-	return pick(byName, cut.expandInput), runs, nil
+	return pick(byName, cut.ExpandInput), runs, nil
 }
 
 // textRun is one run of a batch's text part: sentences lo to hi, on a CPU session or on the GPU.
@@ -181,7 +181,7 @@ const flowFrameStep = 64
 // runFlow runs the flow on the acoustic part's outputs (the flow's inputs, then the durations) and returns the
 // latent and the durations, as an acoustic part without a flow of its own gives them.
 func (s *splitModel) runFlow(worker int, acoustic []ort.Tensor) ([]ort.Tensor, error) {
-	n := len(s.voice.flowInputs)
+	n := len(s.voice.FlowInputs)
 	if len(acoustic) != n+1 || len(acoustic[0].Shape) != 3 {
 		return nil, fmt.Errorf("acoustic part gave %d outputs, the first of shape %v; want %d, the first [batch, channels, frames]",
 			len(acoustic), acoustic[0].Shape, n+1)
@@ -361,7 +361,7 @@ func (e *Engine) decoderRows(n int) int {
 // decode runs the decoder on rows windows (latent: rows x channels x span, mask: rows x span) and returns their
 // samples.
 func (e *Engine) decode(m *Model, worker int, latent, mask []float32, speakers []int64, rows, channels int) ([]float32, error) {
-	inputs := m.split.voice.decoderInputs(latent, mask, speakers, rows, channels, m.split.window.span())
+	inputs := decoderInputs(m.split.voice, latent, mask, speakers, rows, channels, m.split.window.span())
 	out, err := m.split.decoder[worker%len(m.split.decoder)].Run(inputs)
 	if err != nil {
 		return nil, err
@@ -400,7 +400,7 @@ func (e *Engine) warmUp(m *Model) error {
 // warmUpAcoustic runs the parts of a split voice before the decoder on size sentences of width ids and returns the
 // latent's channel count.
 func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err error) {
-	inputs := acousticInputs(trialBatch(size, width), m.split.voice.io)
+	inputs := acousticInputs(trialBatch(size, width), m.split.voice.IO)
 	if m.split.text != nil {
 		// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is
 		// the GPU's run that is warmed up and checked.

@@ -13,6 +13,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 	device := orttest.Device(b)
 	voice := probeVoice(b)
 	// The decoder graph as a WebGPU engine runs it, with and without masks.
-	decoders := map[bool]splitVoice{}
+	decoders := map[bool]vits.SplitVoice{}
 	var w windowing
 	for _, masked := range []bool{true, false} {
 		e, err := NewEngine(Options{Device: device, NoPaddingMasks: !masked})
@@ -54,7 +55,7 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 		decoders[masked], w = *m.split.voice, m.split.window
 		e.Close()
 	}
-	channels, err := latentChannels(decoders[true].decoder)
+	channels, err := vits.LatentChannels(decoders[true].Decoder)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,16 +82,16 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 		} {
 			sv := decoders[variant.masked]
 			if strings.HasSuffix(variant.name, "post4") {
-				sv.decoder = paddedLastConv(b, sv.decoder)
+				sv.Decoder = paddedLastConv(b, sv.Decoder)
 			}
 			if run.precision == PrecisionFloat16 {
-				if sv.decoder, err = onnxgraph.HalfPrecision(sv.decoder); err != nil {
+				if sv.Decoder, err = onnxgraph.HalfPrecision(sv.Decoder); err != nil {
 					b.Fatal(err)
 				}
 			}
-			graph, output := sv.decoder, outputAudio
+			graph, output := sv.Decoder, vits.OutputAudio
 			if variant.name == "sum" {
-				graph, output = summedOutput(sv.decoder), "audio_sum"
+				graph, output = summedOutput(sv.Decoder), "audio_sum"
 			}
 			var sessions ort.Sessions
 			if strings.HasPrefix(variant.name, "profile") {
@@ -99,13 +100,13 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 				}
 				sessions.ProfilePrefix += fmt.Sprintf("_%s_%s_%d", variant.name, run.precision, run.rows)
 			}
-			inputs := sv.decoderInputs(latent, mask, make([]int64, run.rows), run.rows, channels, span)
+			inputs := decoderInputs(&sv, latent, mask, make([]int64, run.rows), run.rows, channels, span)
 			b.Run(fmt.Sprintf("%s/%s/%dx%d", run.precision, variant.name, run.rows, span), func(b *testing.B) {
 				encoded, err := onnxgraph.Encode(graph)
 				if err != nil {
 					b.Fatal(err)
 				}
-				r, err := sessions.NewRunner(encoded, sv.decoderInputNames(), []string{output}, device, 1, true)
+				r, err := sessions.NewRunner(encoded, sv.DecoderInputNames(), []string{output}, device, 1, true)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -159,7 +160,7 @@ func paddedLastConv(b *testing.B, decoder *onnx.ModelProto) *onnx.ModelProto {
 func summedOutput(decoder *onnx.ModelProto) *onnx.ModelProto {
 	g := proto.Clone(decoder).(*onnx.ModelProto)
 	g.Graph.Node = append(g.Graph.Node, &onnx.NodeProto{Name: "probe_sum", OpType: "ReduceSum",
-		Input: []string{outputAudio}, Output: []string{"audio_sum"},
+		Input: []string{vits.OutputAudio}, Output: []string{"audio_sum"},
 		Attribute: []*onnx.AttributeProto{{Name: "keepdims", Type: onnx.AttributeProto_INT, I: 1}}})
 	g.Graph.Output = []*onnx.ValueInfoProto{onnxgraph.FloatTensor("audio_sum")}
 	return g

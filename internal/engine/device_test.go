@@ -10,6 +10,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -84,11 +85,11 @@ func TestOnDeviceTextPart(t *testing.T) {
 		}
 		t.Run(v.name, func(t *testing.T) {
 			sv, io := splitVoiceAt(t, v.path)
-			cut, err := cutText(sv.acoustic)
+			cut, err := vits.CutText(sv.Acoustic)
 			if err != nil {
 				t.Fatal(err)
 			}
-			onGPU := proto.Clone(cut.text).(*onnx.ModelProto)
+			onGPU := proto.Clone(cut.Text).(*onnx.ModelProto)
 			fused := onnxgraph.FuseLayerNorms(onGPU)
 			if fused == 0 {
 				t.Fatal("fused no LayerNorms")
@@ -100,10 +101,10 @@ func TestOnDeviceTextPart(t *testing.T) {
 			for i, run := range []struct {
 				graph  *onnx.ModelProto
 				device ort.Device
-			}{{cut.text, ort.DeviceCPU}, {onGPU, device}} {
-				outs[i] = orttest.Run(t, run.graph, cut.textInputs, cut.boundary, run.device, inputs)
+			}{{cut.Text, ort.DeviceCPU}, {onGPU, device}} {
+				outs[i] = orttest.Run(t, run.graph, cut.TextInputs, cut.Boundary, run.device, inputs)
 			}
-			for i, name := range cut.boundary {
+			for i, name := range cut.Boundary {
 				want, got := outs[0][i], outs[1][i]
 				if want.F32 == nil {
 					continue

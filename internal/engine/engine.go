@@ -14,6 +14,7 @@ import (
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -277,7 +278,7 @@ type Model struct {
 	engine   *Engine
 	name     string
 	cfg      ModelConfig
-	io       modelIO
+	io       vits.ModelIO
 	maxBatch int
 	// maxBatchPhonemes caps a batch's sentences x longest sentence (Options.MaxBatchPhonemes, or its default for
 	// whole sentences or a split voice's acoustic batches).
@@ -288,10 +289,10 @@ type Model struct {
 
 // splitModel is a voice run in two parts: acoustic batches of whole sentences, then decoder windows.
 type splitModel struct {
-	voice    *splitVoice
+	voice    *vits.SplitVoice
 	window   windowing     // the engine's window size, with this voice's margin
 	acoustic []graphRunner // like Model.runners
-	text     []graphRunner // none, or like decoder: the text part, when voice.text is set
+	text     []graphRunner // none, or like decoder: the text part, when voice.Text is set
 	textCPU  []graphRunner // with TextDevice auto: the text part on the CPU, one per CPU acoustic worker
 	// textPerRow: for each of the text part's outputs, whether it holds a row per sentence (else the batch
 	// shares it), when the text part can be run on a batch in pieces (textPieceOutputs); nil when it cannot.
@@ -555,13 +556,13 @@ func (e *Engine) QueueSize() int { return cap(e.slots) }
 // Load prepares a voice model (ONNX bytes of a Piper-format voice) for this engine: it adds the duration output
 // that batching needs (see prepareGraph) and creates the engine's sessions for it.
 func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, error) {
-	graph, io, err := prepareGraph(onnxModel)
+	graph, io, err := vits.PrepareGraph(onnxModel)
 	if err != nil {
 		return nil, fmt.Errorf("engine: loading voice %q: %w", name, err)
 	}
-	if cfg.NumSpeakers > 1 && !io.hasSpeaker {
+	if cfg.NumSpeakers > 1 && !io.HasSpeaker {
 		return nil, fmt.Errorf("engine: loading voice %q: config says %d speakers but the graph has no %q input",
-			name, cfg.NumSpeakers, inputSpeaker)
+			name, cfg.NumSpeakers, vits.InputSpeaker)
 	}
 	m := &Model{engine: e, name: name, cfg: cfg, io: io, maxBatch: e.maxBatch, maxBatchPhonemes: e.maxBatchPhonemes}
 	masks := e.needsPaddingMasks(name, graph, io)
@@ -572,7 +573,7 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 			m.maxBatch, m.maxBatchPhonemes = e.splitMaxBatch, e.splitMaxBatchPh
 			split.window = e.window
 			if !e.marginSet {
-				if reach, err := decoderReach(graph); err == nil {
+				if reach, err := vits.DecoderReach(graph); err == nil {
 					split.window.margin = reach
 				} else {
 					e.logf("engine: voice %q: decoder windows read %d frames of margin (the default): its receptive field is unknown: %v",
@@ -590,24 +591,24 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 		}
 		e.logf("engine: voice %q runs whole sentences, not decoder windows: %v", name, err)
 	}
-	if !io.hasFrames {
+	if !io.HasFrames {
 		m.maxBatch = 1
 		e.logf("engine: voice %q has no duration Ceil node; running it one sentence at a time (correct, slower)", name)
 	}
 	if masks {
-		if masked, _, err := maskWholeGraph(graph); err == nil {
+		if masked, _, err := vits.MaskWholeGraph(graph); err == nil {
 			graph = masked
 		} else {
 			e.logf("engine: voice %q: no padding masks for its decoder (%v); in a batch, the ends of its shorter sentences may differ slightly from running them alone", name, err)
 		}
 	}
-	if e.tailTile > 0 && e.window.frames == 0 && io.hasFrames {
+	if e.tailTile > 0 && e.window.frames == 0 && io.HasFrames {
 		tiled, err := e.loadTiled(name, graph, io)
 		if err == nil {
 			m.runners = tiled
 			return e.register(m)
 		}
-		if !errors.Is(err, errNoDecoder) { // not a VITS voice: nothing to tile, nothing to say
+		if !errors.Is(err, vits.ErrNoDecoder) { // not a VITS voice: nothing to tile, nothing to say
 			e.logf("engine: voice %q: its decoder runs whole sentences, not tiles: %v", name, err)
 		}
 	}
@@ -633,30 +634,30 @@ func (e *Engine) Load(name string, onnxModel []byte, cfg ModelConfig) (*Model, e
 
 // loadTiled cuts a voice for tiled decoder tails (tail.go) and makes a runner of a head and a tail session for each
 // of the engine's sessions.
-func (e *Engine) loadTiled(name string, graph *onnx.ModelProto, io modelIO) ([]runner, error) {
-	tc, err := cutTail(graph)
+func (e *Engine) loadTiled(name string, graph *onnx.ModelProto, io vits.ModelIO) ([]runner, error) {
+	tc, err := vits.CutTail(graph)
 	if err != nil {
 		return nil, err
 	}
-	e.rewriteUpsampling(name, tc.head, e.device)
-	e.rewriteUpsampling(name, tc.tail, e.device)
-	head, err := onnxgraph.Encode(tc.head)
+	e.rewriteUpsampling(name, tc.Head, e.device)
+	e.rewriteUpsampling(name, tc.Tail, e.device)
+	head, err := onnxgraph.Encode(tc.Head)
 	if err != nil {
 		return nil, err
 	}
-	tail, err := onnxgraph.Encode(tc.tail)
+	tail, err := onnxgraph.Encode(tc.Tail)
 	if err != nil {
 		return nil, err
 	}
-	tile := roundUp(e.tailTile, tc.perFrame) // tiles and their margins are whole frames (tail.go)
+	tile := roundUp(e.tailTile, tc.PerFrame) // tiles and their margins are whole frames (tail.go)
 	var runners []runner
 	for range e.sessionsPerModel {
-		h, err := e.backend.newGraphRunner(head, io.inputNames(), tc.headOutputs(), e.device, e.threadsPerSession)
+		h, err := e.backend.newGraphRunner(head, io.InputNames(), tc.HeadOutputs(), e.device, e.threadsPerSession)
 		if err != nil {
 			closeRunners(runners)
 			return nil, fmt.Errorf("head session: %w", err)
 		}
-		t, err := e.backend.newGraphRunner(tail, tc.tailInputs(), []string{outputAudio}, e.device, e.threadsPerSession)
+		t, err := e.backend.newGraphRunner(tail, tc.TailInputs(), []string{vits.OutputAudio}, e.device, e.threadsPerSession)
 		if err != nil {
 			h.Close()
 			closeRunners(runners)
@@ -679,13 +680,13 @@ func (e *Engine) loadTiled(name string, graph *onnx.ModelProto, io modelIO) ([]r
 // needsPaddingMasks says whether Load masks a voice's decoder (mask.go): only where there is padding (batches of
 // several sentences, decoder windows; one sentence at a time, the CPU's default, runs the voice as it is), and only
 // when the probe finds the decoder leaking it, or cannot tell.
-func (e *Engine) needsPaddingMasks(name string, graph *onnx.ModelProto, io modelIO) bool {
-	if !e.paddingMasks || !io.hasFrames || (e.maxBatch <= 1 && e.window.frames == 0) {
+func (e *Engine) needsPaddingMasks(name string, graph *onnx.ModelProto, io vits.ModelIO) bool {
+	if !e.paddingMasks || !io.HasFrames || (e.maxBatch <= 1 && e.window.frames == 0) {
 		return false
 	}
 	self, err := e.decoderMasksItself(graph)
 	switch {
-	case errors.Is(err, errNoDecoder):
+	case errors.Is(err, vits.ErrNoDecoder):
 		return false
 	case err != nil:
 		e.logf("engine: voice %q: masking its decoder's padding, since probing whether it masks it itself failed: %v", name, err)
@@ -718,13 +719,13 @@ func gpuGraph(graph *onnx.ModelProto) *onnx.ModelProto {
 // before the decoder) is cut out too and runs on the GPU: on the CPU it would take half of a Piper medium voice's
 // acoustic time.
 func (e *Engine) loadSplit(name string, graph *onnx.ModelProto, masks bool) (*splitModel, error) {
-	voice, err := splitGraph(graph, e.acousticOnCPU)
+	voice, err := vits.SplitGraph(graph, e.acousticOnCPU)
 	if err != nil {
 		return nil, err
 	}
 	if masks {
-		if _, err := maskDecoderGraph(voice.decoder); err == nil {
-			voice.decoderMasked = true
+		if _, err := vits.MaskDecoderGraph(voice.Decoder); err == nil {
+			voice.DecoderMasked = true
 		} else {
 			e.logf("engine: voice %q: no padding masks for its decoder (%v); the first and last samples of its sentences may differ slightly from running them alone", name, err)
 		}
@@ -735,13 +736,13 @@ func (e *Engine) loadSplit(name string, graph *onnx.ModelProto, masks bool) (*sp
 	if e.acousticOnCPU {
 		acousticDevice = ort.DeviceCPU
 	}
-	e.rewriteUpsampling(name, voice.acoustic, acousticDevice)
-	e.rewriteUpsampling(name, voice.decoder, e.device)
+	e.rewriteUpsampling(name, voice.Acoustic, acousticDevice)
+	e.rewriteUpsampling(name, voice.Decoder, e.device)
 	if e.half {
 		for _, part := range []struct {
 			name  string
 			graph **onnx.ModelProto
-		}{{"flow", &voice.flow}, {"decoder", &voice.decoder}} {
+		}{{"flow", &voice.Flow}, {"decoder", &voice.Decoder}} {
 			if *part.graph == nil {
 				continue
 			}
@@ -758,19 +759,19 @@ func (e *Engine) loadSplit(name string, graph *onnx.ModelProto, masks bool) (*sp
 			e.logf("engine: voice %q runs its text encoder on the CPU: %v", name, err)
 		}
 	}
-	decoderInputs := voice.decoderInputNames()
+	decoderInputs := voice.DecoderInputNames()
 	acousticSessions, acousticDevice, acousticThreads := e.sessionsPerModel, e.device, e.threadsPerSession
 	if e.acousticOnCPU {
 		acousticSessions, acousticDevice, acousticThreads = e.workers, ort.DeviceCPU, 1
 	}
-	acoustic, err := onnxgraph.Encode(voice.acoustic)
+	acoustic, err := onnxgraph.Encode(voice.Acoustic)
 	if err != nil {
 		return nil, err
 	}
 	// The graph for the sessions on a GPU (all of them, or the GPU acoustic workers'), rewritten once.
 	acousticOnGPU := acoustic
 	if acousticDevice != ort.DeviceCPU || e.acousticOnCPU && e.acousticCPU < acousticSessions {
-		if acousticOnGPU, err = onnxgraph.Encode(gpuGraph(proto.Clone(voice.acoustic).(*onnx.ModelProto))); err != nil {
+		if acousticOnGPU, err = onnxgraph.Encode(gpuGraph(proto.Clone(voice.Acoustic).(*onnx.ModelProto))); err != nil {
 			return nil, err
 		}
 	}
@@ -782,23 +783,23 @@ func (e *Engine) loadSplit(name string, graph *onnx.ModelProto, masks bool) (*sp
 		if device != ort.DeviceCPU {
 			graph = acousticOnGPU
 		}
-		a, err := e.backend.newGraphRunner(graph, voice.acousticInputNames(), voice.acousticOutputs(), device, threads)
+		a, err := e.backend.newGraphRunner(graph, voice.AcousticInputNames(), voice.AcousticOutputs(), device, threads)
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("acoustic session on %s: %w", device, err)
 		}
 		s.acoustic = append(s.acoustic, a)
 	}
-	if voice.flow != nil {
+	if voice.Flow != nil {
 		// Made at their first run (on a GPU, Load's warm-up), when the acoustic part's outputs say the ranks of the
 		// flow's inputs (rankedRunner).
-		flow := voice.flow
+		flow := voice.Flow
 		if e.device != ort.DeviceCPU {
 			flow = gpuGraph(flow)
 		}
 		for range e.sessionsPerModel {
-			s.flow = append(s.flow, newRankedRunner(flow, voice.flowInputs, func(graph []byte) (graphRunner, error) {
-				f, err := e.backend.newGraphRunner(graph, voice.flowInputs, []string{outputLatent}, e.device, e.threadsPerSession)
+			s.flow = append(s.flow, newRankedRunner(flow, voice.FlowInputs, func(graph []byte) (graphRunner, error) {
+				f, err := e.backend.newGraphRunner(graph, voice.FlowInputs, []string{vits.OutputLatent}, e.device, e.threadsPerSession)
 				if err != nil {
 					return nil, fmt.Errorf("flow session: %w", err)
 				}
@@ -806,13 +807,13 @@ func (e *Engine) loadSplit(name string, graph *onnx.ModelProto, masks bool) (*sp
 			}))
 		}
 	}
-	decoder, err := onnxgraph.Encode(voice.decoder)
+	decoder, err := onnxgraph.Encode(voice.Decoder)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	for range e.sessionsPerModel {
-		d, err := e.backend.newGraphRunner(decoder, decoderInputs, []string{outputAudio}, e.device, e.threadsPerSession)
+		d, err := e.backend.newGraphRunner(decoder, decoderInputs, []string{vits.OutputAudio}, e.device, e.threadsPerSession)
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("decoder session: %w", err)
@@ -826,7 +827,7 @@ func (e *Engine) loadSplit(name string, graph *onnx.ModelProto, masks bool) (*sp
 // the GPU, and with TextDevice auto one on the CPU per CPU acoustic worker too, where the GPU's runs are serialised
 // (elsewhere a GPU run never finds the device busy). It leaves s as it was if either fails.
 func (e *Engine) loadText(name string, s *splitModel) error {
-	cut, err := cutText(s.voice.acoustic)
+	cut, err := vits.CutText(s.voice.Acoustic)
 	if err != nil {
 		return fmt.Errorf("its acoustic part cannot be cut at the durations: %w", err)
 	}
@@ -835,16 +836,16 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 		closeGraphRunners(slices.Concat(gpu, cpu))
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	text, err := onnxgraph.Encode(cut.text)
+	text, err := onnxgraph.Encode(cut.Text)
 	if err != nil {
 		return err
 	}
-	onGPU, err := onnxgraph.Encode(gpuGraph(proto.Clone(cut.text).(*onnx.ModelProto)))
+	onGPU, err := onnxgraph.Encode(gpuGraph(proto.Clone(cut.Text).(*onnx.ModelProto)))
 	if err != nil {
 		return err
 	}
 	for range e.sessionsPerModel {
-		t, err := e.backend.newGraphRunner(onGPU, cut.textInputs, cut.boundary, e.device, e.threadsPerSession)
+		t, err := e.backend.newGraphRunner(onGPU, cut.TextInputs, cut.Boundary, e.device, e.threadsPerSession)
 		if err != nil {
 			return fail("text part session on "+string(e.device), err)
 		}
@@ -852,7 +853,7 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 	}
 	if e.text == ort.DeviceAuto && ort.RunLock(e.device) != nil {
 		for range e.acousticCPU {
-			t, err := e.backend.newGraphRunner(text, cut.textInputs, cut.boundary, ort.DeviceCPU, 1)
+			t, err := e.backend.newGraphRunner(text, cut.TextInputs, cut.Boundary, ort.DeviceCPU, 1)
 			if err != nil {
 				return fail("text part session on cpu", err)
 			}
@@ -862,7 +863,7 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 	var perRow []bool
 	if len(cpu) > 0 {
 		var ok bool
-		perRow, ok, err = textPieceOutputs(cpu[0], cut, s.voice.io)
+		perRow, ok, err = textPieceOutputs(cpu[0], cut, s.voice.IO)
 		if err != nil {
 			return fail("trying the text part on the cpu", err)
 		}
@@ -870,7 +871,7 @@ func (e *Engine) loadText(name string, s *splitModel) error {
 			e.logf("engine: voice %q: a text part output has its sentence axis where pieces of a batch cannot be joined: the CPU runs a batch's text part whole", name)
 		}
 	}
-	s.voice.text, s.voice.acoustic, s.text, s.textCPU, s.textPerRow = cut, cut.expand, gpu, cpu, perRow
+	s.voice.Text, s.voice.Acoustic, s.text, s.textCPU, s.textPerRow = cut, cut.Expand, gpu, cpu, perRow
 	return nil
 }
 
@@ -1121,7 +1122,7 @@ func (e *Engine) failedLocked(it *item, err error, started time.Time, stage stri
 
 // synthesize runs one padded batch and cuts its output back into each item's own samples.
 func (e *Engine) synthesize(r runner, batch []*item) ([][]float32, error) {
-	in := packBatch(batch, batch[0].model.io.hasSpeaker)
+	in := packBatch(batch, batch[0].model.io.HasSpeaker)
 	out, err := r.run(in)
 	if err != nil {
 		return nil, err

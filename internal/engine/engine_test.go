@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -80,44 +83,12 @@ type fakeBackend struct {
 
 func (b *fakeBackend) probe(d ort.Device, auto bool) error { return b.probeErr[d] }
 
-func (b *fakeBackend) newRunner([]byte, modelIO, ort.Device, int) (runner, error) {
+func (b *fakeBackend) newRunner([]byte, vits.ModelIO, ort.Device, int) (runner, error) {
 	return b.runner, nil
 }
 
 func (b *fakeBackend) newGraphRunner([]byte, []string, []string, ort.Device, int) (graphRunner, error) {
 	return nil, errors.New("fake backend: no split voices")
-}
-
-// fakeVoiceGraph is a minimal graph with a Piper voice's signature: what Load checks and edits, not a voice.
-func fakeVoiceGraph(t *testing.T, withCeil, withSpeaker bool) []byte {
-	t.Helper()
-	value := func(name string, elem onnx.TensorProto_DataType) *onnx.ValueInfoProto {
-		return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
-			TensorType: &onnx.TypeProto_Tensor{ElemType: int32(elem)}}}}
-	}
-	graph := &onnx.GraphProto{
-		Name: "fake_voice",
-		Input: []*onnx.ValueInfoProto{value("input", onnx.TensorProto_INT64),
-			value("input_lengths", onnx.TensorProto_INT64), value("scales", onnx.TensorProto_FLOAT)},
-		Output: []*onnx.ValueInfoProto{value("output", onnx.TensorProto_FLOAT)},
-		Node: []*onnx.NodeProto{
-			{Name: "/Cast", OpType: "Cast", Input: []string{"input"}, Output: []string{"/Cast_output_0"}},
-			{Name: "/Identity", OpType: "Identity", Input: []string{"/Cast_output_0"}, Output: []string{"output"}},
-		},
-	}
-	if withCeil {
-		graph.Node = append(graph.Node, &onnx.NodeProto{Name: "/Ceil", OpType: "Ceil",
-			Input: []string{"/Cast_output_0"}, Output: []string{"/Ceil_output_0"}})
-	}
-	if withSpeaker {
-		graph.Input = append(graph.Input, value("sid", onnx.TensorProto_INT64))
-	}
-	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, Graph: graph,
-		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 // identityGraph is y = Identity(x): an ONNX graph that is no voice.
@@ -144,7 +115,7 @@ func fakeEngine(t *testing.T, opts Options, r *fakeRunner) (*Engine, *Model) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	m, err := e.Load("fake", fakeVoiceGraph(t, true, true), ModelConfig{SampleRate: 22050, NumSpeakers: 4})
+	m, err := e.Load("fake", orttest.FakeVoice(t, true, true), ModelConfig{SampleRate: 22050, NumSpeakers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +368,7 @@ func TestCloseWhileBusy(t *testing.T) {
 	if res := await(t, e.Submit(context.Background(), m, Request{IDs: []int64{3}})); !errors.Is(res.Err, ErrClosed) {
 		t.Errorf("Submit after Close: err %v, want ErrClosed", res.Err)
 	}
-	if _, err := e.Load("late", fakeVoiceGraph(t, true, false), ModelConfig{}); !errors.Is(err, ErrClosed) {
+	if _, err := e.Load("late", orttest.FakeVoice(t, true, false), ModelConfig{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Load after Close: err %v, want ErrClosed", err)
 	}
 }
@@ -555,12 +526,12 @@ func TestLoadInspectsTheGraph(t *testing.T) {
 		wantErr      string
 		wantLog      string
 	}{
-		{"ceil: batches", func(t *testing.T) []byte { return fakeVoiceGraph(t, true, false) }, ModelConfig{}, 3, "", ""},
-		{"no ceil: one at a time", func(t *testing.T) []byte { return fakeVoiceGraph(t, false, false) }, ModelConfig{}, 1, "",
+		{"ceil: batches", func(t *testing.T) []byte { return orttest.FakeVoice(t, true, false) }, ModelConfig{}, 3, "", ""},
+		{"no ceil: one at a time", func(t *testing.T) []byte { return orttest.FakeVoice(t, false, false) }, ModelConfig{}, 1, "",
 			`voice "v" has no duration Ceil node; running it one sentence at a time`},
 		{"not onnx", func(*testing.T) []byte { return []byte("RIFF....WAVEfmt ") }, ModelConfig{}, 0, `loading voice "v": not an ONNX model`, ""},
 		{"empty", func(*testing.T) []byte { return nil }, ModelConfig{}, 0, `loading voice "v": not an ONNX model: no graph nodes`, ""},
-		{"speakers without sid", func(t *testing.T) []byte { return fakeVoiceGraph(t, true, false) }, ModelConfig{NumSpeakers: 3}, 0,
+		{"speakers without sid", func(t *testing.T) []byte { return orttest.FakeVoice(t, true, false) }, ModelConfig{NumSpeakers: 3}, 0,
 			`config says 3 speakers but the graph has no "sid" input`, ""},
 		{"a graph that is no voice", identityGraph, ModelConfig{}, 0,
 			`not a Piper voice graph: no input "input"`, ""},
@@ -591,27 +562,6 @@ func TestLoadInspectsTheGraph(t *testing.T) {
 				t.Errorf("log %q, want %q", got, tt.wantLog)
 			}
 		})
-	}
-}
-
-func TestPrepareGraphAddsDurationOutput(t *testing.T) {
-	edited, io, err := prepareGraph(fakeVoiceGraph(t, true, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !io.hasFrames || !io.hasSpeaker {
-		t.Fatalf("io %+v, want frames and speaker", io)
-	}
-	model := edited
-	if got := model.GetGraph().OutputNames(); fmt.Sprint(got) != "[output w_ceil]" {
-		t.Errorf("outputs %v, want [output w_ceil]", got)
-	}
-	last := model.GetGraph().GetNode()[len(model.GetGraph().GetNode())-1]
-	if last.GetOpType() != "Identity" || fmt.Sprint(last.GetInput(), last.GetOutput()) != "[/Ceil_output_0] [w_ceil]" {
-		t.Errorf("added node %s %v -> %v, want Identity [/Ceil_output_0] -> [w_ceil]", last.GetOpType(), last.GetInput(), last.GetOutput())
-	}
-	if fmt.Sprint(io.inputNames(), io.outputNames()) != "[input input_lengths scales sid] [output w_ceil]" {
-		t.Errorf("session names %v %v", io.inputNames(), io.outputNames())
 	}
 }
 
@@ -685,7 +635,7 @@ func (r *echoRunner) run(in batchInput) (batchOutput, error) {
 
 type echoBackend struct{ fakeBackend }
 
-func (b *echoBackend) newRunner([]byte, modelIO, ort.Device, int) (runner, error) {
+func (b *echoBackend) newRunner([]byte, vits.ModelIO, ort.Device, int) (runner, error) {
 	return &echoRunner{}, nil
 }
 
@@ -701,7 +651,7 @@ func TestMemoryStaysBoundedOverAHundredThousandSentences(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	m, err := e.Load("fake", fakeVoiceGraph(t, true, false), ModelConfig{SampleRate: 22050})
+	m, err := e.Load("fake", orttest.FakeVoice(t, true, false), ModelConfig{SampleRate: 22050})
 	if err != nil {
 		t.Fatal(err)
 	}

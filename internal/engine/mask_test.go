@@ -5,103 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
-	"github.com/advancedclimatesystems/gonnx/onnx"
-	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
-	"google.golang.org/protobuf/proto"
+	"github.com/ttsgen/ttsgen/internal/vits"
 )
-
-// TestPaddingMasksStructure: every convolution of the decoder reads a masked input, one mask per rate, and layers
-// that would change a sentence's length (where a repeated frame mask no longer lines up) are refused.
-func TestPaddingMasksStructure(t *testing.T) {
-	conv := func(name, in, out string, k, d, padLeft, padRight int64) *onnx.NodeProto {
-		return &onnx.NodeProto{Name: name, OpType: "Conv", Input: []string{in, "w"}, Output: []string{out},
-			Attribute: []*onnx.AttributeProto{onnxgraph.IntsAttr("kernel_shape", k), onnxgraph.IntsAttr("dilations", d), onnxgraph.IntsAttr("pads", padLeft, padRight)}}
-	}
-	up := func(k, stride, pad int64) *onnx.NodeProto {
-		return &onnx.NodeProto{Name: "/dec/ups.0", OpType: "ConvTranspose", Input: []string{"x0", "wt"}, Output: []string{"x1"},
-			Attribute: []*onnx.AttributeProto{onnxgraph.IntsAttr("kernel_shape", k), onnxgraph.IntsAttr("strides", stride), onnxgraph.IntsAttr("pads", pad, pad)}}
-	}
-	decoder := func(pre, ups, r1 *onnx.NodeProto) *onnx.GraphProto {
-		return &onnx.GraphProto{Name: "dec", Node: []*onnx.NodeProto{
-			pre, ups, r1,
-			conv("/dec/r2", "x1", "y2", 3, 1, 1, 1),
-			{Name: "/dec/add", OpType: "Add", Input: []string{"y1", "y2"}, Output: []string{"y"}},
-			{Name: "/dec/tanh", OpType: "Tanh", Input: []string{"y"}, Output: []string{outputAudio}},
-		}}
-	}
-	good := func() *onnx.GraphProto {
-		return decoder(conv(decoderEntry, outputLatent, "x0", 7, 1, 3, 3), up(4, 2, 1), conv("/dec/r1", "x1", "y1", 3, 5, 5, 5))
-	}
-	g := good()
-	masked, err := maskConvolutions(g, outputLatent, inputFrameMask)
-	if err != nil || masked != 4 {
-		t.Fatalf("masked %d convolutions, err %v; want all 4", masked, err)
-	}
-	inputs := map[string]string{} // convolution -> what it reads
-	producers := map[string]*onnx.NodeProto{}
-	for _, n := range g.GetNode() {
-		producers[n.GetOutput()[0]] = n
-		if n.GetOpType() == "Conv" || n.GetOpType() == "ConvTranspose" {
-			inputs[n.GetName()] = n.GetInput()[0]
-		}
-	}
-	for name, in := range inputs {
-		if p := producers[in]; p == nil || p.GetOpType() != "Mul" {
-			t.Errorf("%s reads %q, not a masked input", name, in)
-		}
-	}
-	// r1 and r2 read the same tensor at rate 2: one Mul; the rate-2 mask is built once.
-	if inputs["/dec/r1"] != inputs["/dec/r2"] {
-		t.Errorf("two masks for one tensor: %q and %q", inputs["/dec/r1"], inputs["/dec/r2"])
-	}
-	if m := producers[inputs["/dec/r1"]]; m.GetInput()[1] != maskPrefix+"/rate2" {
-		t.Errorf("rate-2 layer masked with %q", m.GetInput()[1])
-	}
-	if m := producers[inputs[decoderEntry]]; m.GetInput()[1] != inputFrameMask {
-		t.Errorf("rate-1 layer masked with %q", m.GetInput()[1])
-	}
-
-	for _, tt := range []struct {
-		name  string
-		graph *onnx.GraphProto
-		want  string
-	}{
-		{"a Conv that shortens", decoder(conv(decoderEntry, outputLatent, "x0", 7, 1, 0, 0), up(4, 2, 1), conv("/dec/r1", "x1", "y1", 3, 5, 5, 5)), "changes the length"},
-		{"lopsided padding", decoder(conv(decoderEntry, outputLatent, "x0", 7, 1, 3, 3), up(4, 2, 1), conv("/dec/r1", "x1", "y1", 3, 5, 4, 5)), "changes the length"},
-		{"an upsampling that overshoots", decoder(conv(decoderEntry, outputLatent, "x0", 7, 1, 3, 3), up(4, 2, 0), conv("/dec/r1", "x1", "y1", 3, 5, 5, 5)), "exactly 2 times"},
-	} {
-		before := proto.Clone(tt.graph)
-		if _, err := maskConvolutions(tt.graph, outputLatent, inputFrameMask); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: err %v, want %q", tt.name, err, tt.want)
-		}
-		if !proto.Equal(before, tt.graph) {
-			t.Errorf("%s: the graph was changed although masking failed", tt.name)
-		}
-	}
-}
 
 // TestPaddingMasksOfAPiperVoice: Piper's decoder is not masked, so without the masks its batched and windowed audio
 // leak padding into the sentences' ends (this test voice shows it plainly); with them both equal batch-1 audio. The
 // tests of batches and windows (TestBatchedMatchesAlone, TestContinuousBatching) hold the masked engine to 1e-4.
 func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 	voice := orttest.Voice(t, piperShapedVoicePath)
-	prepared, _, err := prepareGraph(voice)
+	prepared, _, err := vits.PrepareGraph(voice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, n, err := maskWholeGraph(prepared); err != nil || n != 23 {
+	if _, n, err := vits.MaskWholeGraph(prepared); err != nil || n != 23 {
 		t.Errorf("whole graph: %d convolutions masked, err %v; want the decoder's 23", n, err)
 	}
-	sv, err := splitGraph(prepared, false)
+	sv, err := vits.SplitGraph(prepared, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := maskDecoderGraph(sv.decoder); err != nil || n != 23 {
+	if n, err := vits.MaskDecoderGraph(sv.Decoder); err != nil || n != 23 {
 		t.Errorf("split decoder: %d convolutions masked, err %v; want 23", n, err)
 	}
 
@@ -173,7 +100,7 @@ func TestDecoderMasksItself(t *testing.T) {
 		path string
 		want bool
 	}{{tinyVoicePath, true}, {piperShapedVoicePath, false}} {
-		graph, _, err := prepareGraph(orttest.Voice(t, tt.path))
+		graph, _, err := vits.PrepareGraph(orttest.Voice(t, tt.path))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,8 +108,8 @@ func TestDecoderMasksItself(t *testing.T) {
 			t.Errorf("%s: masks itself %v, err %v; want %v", tt.path, got, err, tt.want)
 		}
 	}
-	if _, err := e.decoderMasksItself(decodeModel(t, fakeVoiceGraph(t, true, false))); !errors.Is(err, errNoDecoder) {
-		t.Errorf("a graph without a decoder: err %v, want errNoDecoder", err)
+	if _, err := e.decoderMasksItself(orttest.Parse(t, orttest.FakeVoice(t, true, false))); !errors.Is(err, vits.ErrNoDecoder) {
+		t.Errorf("a graph without a decoder: err %v, want vits.ErrNoDecoder", err)
 	}
 }
 
@@ -228,7 +155,7 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 	// A GPU engine's layout (acoustic part on the CPU, flow and decoder windows on the "GPU"), run on the CPU.
 	split, splitModel := load(newEngine(Options{Device: ort.DeviceWebGPU, AcousticDevice: ort.DeviceCPU, Threads: 2,
 		DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{}))
-	if splitModel.split == nil || splitModel.split.flow == nil || !splitModel.split.voice.decoderSpeaker {
+	if splitModel.split == nil || splitModel.split.flow == nil || !splitModel.split.voice.DecoderSpeaker {
 		t.Fatalf("not split in three with a speaker-conditioned decoder: %+v", splitModel.split)
 	}
 	results := make([]<-chan Result, len(reqs))
@@ -268,34 +195,5 @@ func TestNoMasksWithoutPadding(t *testing.T) {
 			t.Errorf("MaxBatch %d: graph sessions %s, want %s", tt.maxBatch, got, tt.want)
 		}
 		e.Close()
-	}
-}
-
-// TestPaddingMasksNameEachTensorOnce: the edited decoder defines each initializer and node output once (ONNX
-// Runtime takes one of two same-named initializers silently).
-func TestPaddingMasksNameEachTensorOnce(t *testing.T) {
-	prepared, _, err := prepareGraph(orttest.Voice(t, piperShapedVoicePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited, _, err := maskWholeGraph(prepared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := edited
-	seen := map[string]bool{}
-	for _, init := range model.GetGraph().GetInitializer() {
-		if seen[init.GetName()] {
-			t.Errorf("initializer %q defined twice", init.GetName())
-		}
-		seen[init.GetName()] = true
-	}
-	for _, node := range model.GetGraph().GetNode() {
-		for _, out := range node.GetOutput() {
-			if seen[out] {
-				t.Errorf("tensor %q defined twice", out)
-			}
-			seen[out] = true
-		}
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
 )
 
 const (
@@ -28,16 +27,6 @@ const (
 
 // deterministic scales: with no noise a sentence's audio depends only on its phonemes.
 var deterministic = Scales{Noise: 0, Length: 1, NoiseW: 0}
-
-// decodeModel decodes an ONNX model or fails the test.
-func decodeModel(t *testing.T, data []byte) *onnx.ModelProto {
-	t.Helper()
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(data, &model); err != nil {
-		t.Fatal(err)
-	}
-	return &model
-}
 
 // testVoices are the voice graphs the engine's exactness tests run on: ttsgen's own architecture, which masks every
 // layer, and Piper's, whose decoder does not mask (Load adds the masks; mask.go).

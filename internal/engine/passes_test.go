@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"github.com/ttsgen/ttsgen/internal/onnxgraph"
@@ -25,7 +26,7 @@ func TestPolyphaseVoiceMatches(t *testing.T) {
 	if e.upsampling != UpsamplingPolyphase {
 		t.Fatalf("default upsampling on cpu is %q, want polyphase", e.upsampling)
 	}
-	poly := decodeModel(t, orttest.Voice(t, tinyVoicePath))
+	poly := orttest.Parse(t, orttest.Voice(t, tinyVoicePath))
 	if replaced, left := onnxgraph.RewriteUpsampling(poly, false); replaced == 0 || left != 0 {
 		t.Fatalf("rewrite: replaced %d, left %d", replaced, left)
 	}
@@ -54,7 +55,7 @@ func TestPolyphaseVoiceMatches(t *testing.T) {
 func TestUpsamplingFormFollowsDevice(t *testing.T) {
 	e, _ := tinyEngine(t, Options{Threads: 1})
 	for d, want := range map[ort.Device]string{ort.DeviceWebGPU: "/ChannelsLast", ort.DeviceCPU: "/Reshape", ort.DeviceCUDA: "/Reshape"} {
-		model := decodeModel(t, orttest.Voice(t, piperShapedVoicePath))
+		model := orttest.Parse(t, orttest.Voice(t, piperShapedVoicePath))
 		e.rewriteUpsampling("tiny", model, d)
 		forms := map[string]bool{}
 		for _, n := range model.GetGraph().GetNode() {
@@ -76,7 +77,7 @@ func TestHalfPrecisionEngine(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
 	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16,
 		DecoderBatch: 4, TextDevice: ort.DeviceWebGPU, Precision: PrecisionFloat16})
-	for name, model := range map[string]*onnx.ModelProto{"flow": m.split.voice.flow, "decoder": m.split.voice.decoder} {
+	for name, model := range map[string]*onnx.ModelProto{"flow": m.split.voice.Flow, "decoder": m.split.voice.Decoder} {
 		types := map[int32]int{}
 		for _, init := range model.GetGraph().GetInitializer() {
 			types[init.GetDataType()]++
@@ -105,8 +106,8 @@ func TestHalfPrecisionEngine(t *testing.T) {
 func TestFuseLayerNormsPiperShaped(t *testing.T) {
 	orttest.Need(t)
 	sv, io := splitVoiceAt(t, piperShapedVoicePath)
-	before := orttest.OpCounts(sv.acoustic)
-	fused := proto.Clone(sv.acoustic).(*onnx.ModelProto)
+	before := orttest.OpCounts(sv.Acoustic)
+	fused := proto.Clone(sv.Acoustic).(*onnx.ModelProto)
 	n := onnxgraph.FuseLayerNorms(fused)
 	if after := orttest.OpCounts(fused); n == 0 || n != before["ReduceMean"]/2 || after["ReduceMean"] != 0 || after["LayerNormalization"] != n {
 		t.Fatalf("fused %d LayerNorms; ReduceMean %d before, %d after; LayerNormalization %d",
@@ -115,8 +116,8 @@ func TestFuseLayerNormsPiperShaped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	in := paddedBatch(rng, 30, 12, 21)
 	var outs [2][]ort.Tensor
-	for i, g := range []*onnx.ModelProto{sv.acoustic, fused} {
-		outs[i] = orttest.Run(t, g, io.inputNames(), sv.acousticOutputs(), ort.DeviceCPU, acousticInputs(in, io))
+	for i, g := range []*onnx.ModelProto{sv.Acoustic, fused} {
+		outs[i] = orttest.Run(t, g, io.InputNames(), sv.AcousticOutputs(), ort.DeviceCPU, acousticInputs(in, io))
 	}
 	for i := range outs[0] {
 		if !slices.Equal(outs[1][i].Shape, outs[0][i].Shape) {
@@ -132,18 +133,18 @@ func TestFuseLayerNormsPiperShaped(t *testing.T) {
 func TestDropZeroAddsPiperShapedFlow(t *testing.T) {
 	orttest.Need(t)
 	sv, io := splitVoiceAt(t, piperShapedVoicePath)
-	dropped := proto.Clone(sv.flow).(*onnx.ModelProto)
+	dropped := proto.Clone(sv.Flow).(*onnx.ModelProto)
 	n := onnxgraph.DropZeroAdds(dropped)
-	if before, after := orttest.OpCounts(sv.flow)["ConstantOfShape"], orttest.OpCounts(dropped)["ConstantOfShape"]; n == 0 || n != before || after != 0 {
+	if before, after := orttest.OpCounts(sv.Flow)["ConstantOfShape"], orttest.OpCounts(dropped)["ConstantOfShape"]; n == 0 || n != before || after != 0 {
 		t.Fatalf("replaced %d of the flow's %d ConstantOfShape, %d left; want all, none left", n, before, after)
 	}
 	rng := rand.New(rand.NewPCG(13, 14))
 	in := paddedBatch(rng, 30, 12)
-	out := orttest.Run(t, sv.acoustic, io.inputNames(), sv.acousticOutputs(), ort.DeviceCPU, acousticInputs(in, io))
-	flowIn := out[:len(sv.flowInputs)]
+	out := orttest.Run(t, sv.Acoustic, io.InputNames(), sv.AcousticOutputs(), ort.DeviceCPU, acousticInputs(in, io))
+	flowIn := out[:len(sv.FlowInputs)]
 	var latents [2][]float32
-	for i, g := range []*onnx.ModelProto{sv.flow, dropped} {
-		latents[i] = orttest.Run(t, g, sv.flowInputs, []string{outputLatent}, ort.DeviceCPU, flowIn)[0].F32
+	for i, g := range []*onnx.ModelProto{sv.Flow, dropped} {
+		latents[i] = orttest.Run(t, g, sv.FlowInputs, []string{vits.OutputLatent}, ort.DeviceCPU, flowIn)[0].F32
 	}
 	if d := orttest.MaxAbsDiff(latents[1], latents[0]); d != 0 || len(latents[0]) == 0 {
 		t.Errorf("latent differs by %g (%d values)", d, len(latents[0]))

@@ -64,11 +64,11 @@ func TestStripsCarrySeveralSentences(t *testing.T) {
 				}}
 			}
 			sameAudio(t, "alone", submitTogether(t, e, m, sentences), want, 1e-4)
-			t.Logf("%s noStrips=%v decoderMasked=%v: %d windows held two sentences", path, noStrips, m.split.voice.decoderMasked, multi.Load())
+			t.Logf("%s noStrips=%v decoderMasked=%v: %d windows held two sentences", path, noStrips, m.split.voice.DecoderMasked, multi.Load())
 			switch {
 			case noStrips && multi.Load() != 0:
 				t.Errorf("NoStrips: %d windows with two sentences", multi.Load())
-			case !noStrips && m.split.voice.decoderMasked && multi.Load() == 0:
+			case !noStrips && m.split.voice.DecoderMasked && multi.Load() == 0:
 				// (Only a masked decoder shows where its windows' sentences are.)
 				t.Errorf("%s: no window held two sentences", path)
 			}

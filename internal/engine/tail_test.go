@@ -10,26 +10,27 @@ import (
 	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
 // tiledAndWhole makes a tiled runner (tiles of tile samples of the tail's input, margin reach unless it is -1) and
 // a whole-graph runner for the voice at path, both on the CPU.
-func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, runner, *tailCut) {
+func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, runner, *vits.TailCut) {
 	t.Helper()
-	graph, io, err := prepareGraph(orttest.Voice(t, path))
+	graph, io, err := vits.PrepareGraph(orttest.Voice(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := cutTail(graph)
+	tc, err := vits.CutTail(graph)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if reach >= 0 {
-		tc.reach = reach
+		tc.Reach = reach
 	}
-	head := cpuRunner(t, tc.head, io.inputNames(), tc.headOutputs())
-	tail := cpuRunner(t, tc.tail, tc.tailInputs(), []string{outputAudio})
+	head := cpuRunner(t, tc.Head, io.InputNames(), tc.HeadOutputs())
+	tail := cpuRunner(t, tc.Tail, tc.TailInputs(), []string{vits.OutputAudio})
 	encoded, err := onnxgraph.Encode(graph)
 	if err != nil {
 		t.Fatal(err)
@@ -41,30 +42,6 @@ func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, ru
 	t.Cleanup(func() { whole.close() })
 	tiled := &tiledRunner{head: head, tail: tail, io: io, cut: tc, tile: tile}
 	return tiled, whole, tc
-}
-
-// The cut for ttsgen's voice (which masks its own decoder: the tail reads its masks from the head) and for
-// Piper's graph (nothing but the cut tensor), at the input of the second-to-last upsampling layer.
-func TestCutTail(t *testing.T) {
-	orttest.Need(t)
-	for _, tt := range []struct {
-		path                  string
-		perFrame, rate, extra int
-	}{
-		{tinyVoicePath, 8, 32, 2}, // its masks at the last two stages' rates
-		{piperShapedVoicePath, 8, 32, 0},
-	} {
-		t.Run(tt.path, func(t *testing.T) {
-			_, _, tc := tiledAndWhole(t, tt.path, 16, -1)
-			if tc.perFrame != tt.perFrame || tc.rate != tt.rate || len(tc.extras) != tt.extra {
-				t.Errorf("cut: %d samples per frame, %d output samples per sample, extras %v; want %d, %d, %d extras",
-					tc.perFrame, tc.rate, tc.extras, tt.perFrame, tt.rate, tt.extra)
-			}
-			if tc.reach <= 0 || tc.reach%tc.perFrame != 0 {
-				t.Errorf("reach %d: want a positive number of whole frames", tc.reach)
-			}
-		})
-	}
 }
 
 // A sentence decoded tile by tile is the sentence decoded whole, for tiles smaller and larger than the sentence
@@ -137,7 +114,7 @@ func TestTailTilesWhereTheyApply(t *testing.T) {
 // from the speaker id: a tail that reads something of the head's that does not run along the sentence.
 func speakerScaledTail(t *testing.T) []byte {
 	t.Helper()
-	model := decodeModel(t, orttest.Voice(t, piperShaped3VoicePath))
+	model := orttest.Parse(t, orttest.Voice(t, piperShaped3VoicePath))
 	g := model.GetGraph()
 	var last *onnx.NodeProto
 	for _, n := range g.GetNode() {
@@ -150,7 +127,7 @@ func speakerScaledTail(t *testing.T) []byte {
 	g.Initializer = append(g.Initializer, onnxgraph.FloatInit("speaker/zero", []float32{0}), onnxgraph.FloatInit("speaker/one", []float32{1}),
 		onnxgraph.IntInit("speaker/shape", 1, 1, 1))
 	extra := []*onnx.NodeProto{
-		{Name: "speaker/cast", OpType: "Cast", Input: []string{inputSpeaker}, Output: []string{"speaker/f"},
+		{Name: "speaker/cast", OpType: "Cast", Input: []string{vits.InputSpeaker}, Output: []string{"speaker/f"},
 			Attribute: []*onnx.AttributeProto{{Name: "to", Type: onnx.AttributeProto_INT, I: int64(onnx.TensorProto_FLOAT)}}},
 		{Name: "speaker/mul", OpType: "Mul", Input: []string{"speaker/f", "speaker/zero"}, Output: []string{"speaker/0"}},
 		{Name: "speaker/add", OpType: "Add", Input: []string{"speaker/0", "speaker/one"}, Output: []string{"speaker/1"}},

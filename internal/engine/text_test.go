@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/advancedclimatesystems/gonnx/onnx"
 	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -38,40 +38,40 @@ func TestCutText(t *testing.T) {
 			if tt.edit != nil {
 				voice = tt.edit(t, voice)
 			}
-			graph, io, err := prepareGraph(voice)
+			graph, io, err := vits.PrepareGraph(voice)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sv, err := splitGraph(graph, true)
+			sv, err := vits.SplitGraph(graph, true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cut, err := cutText(sv.acoustic)
+			cut, err := vits.CutText(sv.Acoustic)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var crossed []string
-			for _, name := range cut.boundary {
-				crossed = append(crossed, strings.TrimPrefix(name, textBoundaryPrefix))
+			for _, name := range cut.Boundary {
+				crossed = append(crossed, strings.TrimPrefix(name, vits.TextBoundaryPrefix))
 			}
 			if got := fmt.Sprint(crossed); got != tt.boundary {
 				t.Errorf("boundary %s, want %s", got, tt.boundary)
 			}
-			if got := slices.Contains(cut.expandInput, inputSpeaker); got != tt.expandSid {
-				t.Errorf("expansion inputs %v: reads sid %v, want %v", cut.expandInput, got, tt.expandSid)
+			if got := slices.Contains(cut.ExpandInput, vits.InputSpeaker); got != tt.expandSid {
+				t.Errorf("expansion inputs %v: reads sid %v, want %v", cut.ExpandInput, got, tt.expandSid)
 			}
-			if got := fmt.Sprint(cut.textInputs); got != fmt.Sprint(io.inputNames()) {
-				t.Errorf("text part inputs %s, want the voice's %v", got, io.inputNames())
+			if got := fmt.Sprint(cut.TextInputs); got != fmt.Sprint(io.InputNames()) {
+				t.Errorf("text part inputs %s, want the voice's %v", got, io.InputNames())
 			}
 
-			whole := cpuRunner(t, sv.acoustic, io.inputNames(), sv.acousticOutputs())
-			text := cpuRunner(t, cut.text, cut.textInputs, cut.boundary)
-			expand := cpuRunner(t, cut.expand, cut.expandInput, sv.acousticOutputs())
-			sm := &splitModel{voice: &splitVoice{io: io, text: cut}, text: []graphRunner{text}}
+			whole := cpuRunner(t, sv.Acoustic, io.InputNames(), sv.AcousticOutputs())
+			text := cpuRunner(t, cut.Text, cut.TextInputs, cut.Boundary)
+			expand := cpuRunner(t, cut.Expand, cut.ExpandInput, sv.AcousticOutputs())
+			sm := &splitModel{voice: &vits.SplitVoice{IO: io, Text: cut}, text: []graphRunner{text}}
 
 			rng := rand.New(rand.NewPCG(5, 6))
 			in := paddedBatch(rng, 30, 12, 21)
-			if io.hasSpeaker {
+			if io.HasSpeaker {
 				in.speakers = []int64{2, 0, 1}
 			}
 			want, err := whole.Run(acousticInputs(in, io))
@@ -104,7 +104,7 @@ func TestCutText(t *testing.T) {
 // the batch's.
 func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInput, want []ort.Tensor) {
 	t.Helper()
-	perRow, ok, err := textPieceOutputs(text, sm.voice.text, sm.voice.io)
+	perRow, ok, err := textPieceOutputs(text, sm.voice.Text, sm.voice.IO)
 	if err != nil || !ok {
 		t.Fatalf("text part outputs per sentence %v, ok %v, %v: want them known", perRow, ok, err)
 	}
@@ -126,7 +126,7 @@ func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInp
 	} {
 		gpu := &busyRunner{graphRunner: text, busy: c.busy}
 		sm.text, sm.textCPU = []graphRunner{gpu}, []graphRunner{text}
-		got, runs, err := sm.runText(0, c.piece, acousticInputs(in, sm.voice.io), time.Now)
+		got, runs, err := sm.runText(0, c.piece, acousticInputs(in, sm.voice.IO), time.Now)
 		if err != nil {
 			t.Fatalf("pieces of %d: %v", c.piece, err)
 		}
@@ -164,71 +164,27 @@ func (r *busyRunner) TryRun(in []ort.Tensor) ([]ort.Tensor, error) {
 // asked for that output by name would write it.
 func ceilWritesFrames(t *testing.T, voice []byte) []byte {
 	t.Helper()
-	model := decodeModel(t, voice)
+	model := orttest.Parse(t, voice)
 	graph := model.GetGraph()
-	ceil := durationCeil(graph)
+	ceil := vits.DurationCeil(graph)
 	for _, node := range graph.GetNode() {
 		for i, name := range node.Input {
 			if name == ceil {
-				node.Input[i] = outputFrames
+				node.Input[i] = vits.OutputFrames
 			}
 		}
 		for i, name := range node.Output {
 			if name == ceil {
-				node.Output[i] = outputFrames
+				node.Output[i] = vits.OutputFrames
 			}
 		}
 	}
-	graph.Output = append(graph.Output, onnxgraph.FloatTensor(outputFrames))
+	graph.Output = append(graph.Output, onnxgraph.FloatTensor(vits.OutputFrames))
 	edited, err := proto.Marshal(model)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return edited
-}
-
-// TestCutTextBoundaryTypes: what crosses must be float32 or int64; a boolean tensor the expansion reads is
-// recomputed there from what it was made of, and a tensor made of constants alone is not handed over.
-func TestCutTextBoundaryTypes(t *testing.T) {
-	f := int32(onnx.TensorProto_FLOAT)
-	graph := &onnx.GraphProto{
-		Input: []*onnx.ValueInfoProto{onnxgraph.TypedTensor("x", f), onnxgraph.TypedTensor("lengths", int32(onnx.TensorProto_INT64))},
-		Initializer: []*onnx.TensorProto{
-			{Name: "half", DataType: f, Dims: []int64{1}, FloatData: []float32{0.5}},
-		},
-		Node: []*onnx.NodeProto{
-			{Name: "enc", OpType: "Exp", Input: []string{"x"}, Output: []string{"h"}},
-			{Name: "/Ceil", OpType: "Ceil", Input: []string{"h"}, Output: []string{"w"}},
-			{Name: "positive", OpType: "Greater", Input: []string{"h", "half"}, Output: []string{"mask"}},
-			{Name: "weight", OpType: "Identity", Input: []string{"half"}, Output: []string{"shared"}},
-			{Name: "shape", OpType: "Shape", Input: []string{"h"}, Output: []string{"hshape"}},
-			{Name: "sum", OpType: "CumSum", Input: []string{"w", "lengths"}, Output: []string{"ends"}},
-			{Name: "pick", OpType: "Where", Input: []string{"mask", "ends", "shared"}, Output: []string{"y"}},
-			{Name: "shape_y", OpType: "Reshape", Input: []string{"y", "hshape"}, Output: []string{"z"}},
-		},
-		Output: []*onnx.ValueInfoProto{onnxgraph.TypedTensor("z", f)},
-	}
-	cut, err := cutText(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// h crosses (the boolean mask is recomputed from it and from the initializer), w crosses, the shape crosses as
-	// int64; "shared" (an Identity of a weight) does not.
-	if got, want := fmt.Sprint(cut.boundary), "[text:h text:hshape text:w]"; got != want {
-		t.Errorf("boundary %s, want %s", got, want)
-	}
-	if got, want := fmt.Sprint(cut.expandInput), "[text:h text:hshape text:w lengths]"; got != want {
-		t.Errorf("expansion inputs %s, want %s", got, want)
-	}
-	for _, out := range cut.text.GetGraph().GetOutput() {
-		want := f
-		if out.GetName() == "text:hshape" {
-			want = int32(onnx.TensorProto_INT64)
-		}
-		if got := out.GetType().GetTensorType().GetElemType(); got != want {
-			t.Errorf("text part output %s declared as type %d, want %d", out.GetName(), got, want)
-		}
-	}
 }
 
 // TestTextDeviceAuto: with TextDevice auto a batch's text part runs on the GPU when the GPU is free and on the
@@ -331,7 +287,7 @@ func TestTextPiecesInEngine(t *testing.T) {
 type textSessionFails struct{ deviceRecorder }
 
 func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string, d ort.Device, threads int) (graphRunner, error) {
-	if strings.HasPrefix(outputs[0], textBoundaryPrefix) {
+	if strings.HasPrefix(outputs[0], vits.TextBoundaryPrefix) {
 		return nil, errors.New("no session for you")
 	}
 	return b.deviceRecorder.newGraphRunner(graph, inputs, outputs, d, threads)
@@ -352,7 +308,7 @@ func TestTextSessionFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.split == nil || m.split.voice.text != nil || m.split.text != nil || m.split.textCPU != nil {
+	if m.split == nil || m.split.voice.Text != nil || m.split.text != nil || m.split.textCPU != nil {
 		t.Fatalf("split %v: want the voice split with no text part", m.split != nil)
 	}
 	if got := strings.Join(notes, "\n"); !strings.Contains(got, `voice "voice" runs its text encoder on the CPU: text part session on webgpu: no session for you`) {
@@ -360,29 +316,4 @@ func TestTextSessionFails(t *testing.T) {
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(9, 10)), 3, func(i int) int { return 5 + 6*i })
 	sameAudio(t, "one sentence alone", submitTogether(t, e, m, sentences), audio, 1e-4)
-}
-
-// TestLeadingAxisBothOpsets: the Unsqueeze and Squeeze that carry a text part's outputs across the cut run in ONNX
-// Runtime both before opset 13 (axes an attribute) and from it (axes an input).
-func TestLeadingAxisBothOpsets(t *testing.T) {
-	orttest.Need(t)
-	for _, opset := range []int64{11, 13, 15} {
-		negate := func(in, out string) *onnx.ModelProto {
-			g := &onnx.GraphProto{Name: "g", Input: []*onnx.ValueInfoProto{onnxgraph.FloatTensor(in)}, Output: []*onnx.ValueInfoProto{onnxgraph.FloatTensor(out)},
-				Node: []*onnx.NodeProto{{Name: "neg", OpType: "Neg", Input: []string{in}, Output: []string{out}}}}
-			return &onnx.ModelProto{IrVersion: 7, OpsetImport: []*onnx.OperatorSetIdProto{{Version: opset}}, Graph: g}
-		}
-		crossing := map[string]string{"y": "y"}
-		text, expand := negate("x", "y"), negate("y", "z")
-		addLeadingAxis(text, crossing, true)
-		addLeadingAxis(expand, crossing, false)
-		run := func(graph *onnx.ModelProto, in, out string, x ort.Tensor) ort.Tensor {
-			return orttest.Run(t, graph, []string{in}, []string{out}, ort.DeviceCPU, []ort.Tensor{x})[0]
-		}
-		crossed := run(text, "x", "text:y", ort.Tensor{Shape: []int64{2}, F32: []float32{1, -2}})
-		back := run(expand, "text:y", "z", crossed)
-		if fmt.Sprint(crossed.Shape, crossed.F32, back.Shape, back.F32) != "[1 2] [-1 2] [2] [1 -2]" {
-			t.Errorf("opset %d: crossed %v %v, back %v %v; want [1 2] [-1 2], then [2] [1 -2]", opset, crossed.Shape, crossed.F32, back.Shape, back.F32)
-		}
-	}
 }

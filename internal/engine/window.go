@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/vits"
 )
 
 // graphRunner runs a graph with positional inputs and outputs (the order given when it was created): what an
@@ -159,6 +160,19 @@ func (w windowing) placeWindow(audio []float32, decoded []float32, s *strip, i, 
 	return nil
 }
 
+// decoderInputs packs a decoder run of rows windows of span frames: latent rows x channels x span, mask rows x span
+// (read when the decoder is masked), speakers rows (read when it is speaker-conditioned).
+func decoderInputs(sv *vits.SplitVoice, latent, mask []float32, speakers []int64, rows, channels, span int) []ort.Tensor {
+	inputs := []ort.Tensor{{Shape: []int64{int64(rows), int64(channels), int64(span)}, F32: latent}}
+	if sv.DecoderMasked {
+		inputs = append(inputs, ort.Tensor{Shape: []int64{int64(rows), 1, int64(span)}, F32: mask})
+	}
+	if sv.DecoderSpeaker {
+		inputs = append(inputs, ort.Tensor{Shape: []int64{int64(rows)}, I64: speakers})
+	}
+	return inputs
+}
+
 // sentenceLatents cuts the acoustic graph's batched latent [B, C, Fmax] into each item's own frames
 // (C x frames[b]), with frames from w_ceil [B, 1, L].
 func sentenceLatents(latent ort.Tensor, wCeil ort.Tensor, size int) (latents [][]float32, frames []int, channels int, err error) {
@@ -188,15 +202,15 @@ func sentenceLatents(latent ort.Tensor, wCeil ort.Tensor, size int) (latents [][
 	return latents, frames, channels, nil
 }
 
-// acousticInputs lays a batch out as the acoustic graph's inputs (the voice's own inputs, in modelIO order).
-func acousticInputs(in batchInput, io modelIO) []ort.Tensor {
+// acousticInputs lays a batch out as the acoustic graph's inputs (the voice's own inputs, in vits.ModelIO order).
+func acousticInputs(in batchInput, io vits.ModelIO) []ort.Tensor {
 	b, l := int64(in.size), int64(in.width)
 	inputs := []ort.Tensor{
 		{Shape: []int64{b, l}, I64: in.ids},
 		{Shape: []int64{b}, I64: in.lengths},
 		{Shape: []int64{3}, F32: []float32{in.scales.Noise, in.scales.Length, in.scales.NoiseW}},
 	}
-	if io.hasSpeaker {
+	if io.HasSpeaker {
 		speakers := in.speakers
 		if speakers == nil {
 			speakers = make([]int64, in.size)
@@ -208,8 +222,8 @@ func acousticInputs(in batchInput, io modelIO) []ort.Tensor {
 
 // decodeWindowed synthesizes a batch through the split graph: the acoustic part once for the batch, then the
 // decoder on fixed windows of all the batch's sentences together, at most maxWindows per run.
-func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput, w windowing, hop, maxWindows int) ([][]float32, error) {
-	out, err := acoustic.Run(acousticInputs(in, sv.io))
+func decodeWindowed(acoustic, decoder graphRunner, sv *vits.SplitVoice, in batchInput, w windowing, hop, maxWindows int) ([][]float32, error) {
+	out, err := acoustic.Run(acousticInputs(in, sv.IO))
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +243,7 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 		}
 		return in.speakers[b]
 	}
-	for _, items := range stripGroups(frames, speaker, sv.decoderSpeaker, false) {
+	for _, items := range stripGroups(frames, speaker, sv.DecoderSpeaker, false) {
 		strips, stripItems = append(strips, w.groupStrip(latents, frames, items, channels)), append(stripItems, items)
 	}
 	type window struct{ strip, k int }
@@ -251,7 +265,7 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 				speakers[i] = in.speakers[stripItems[win.strip][0]]
 			}
 		}
-		decoded, err := decoder.Run(sv.decoderInputs(batch, mask, speakers, len(run), channels, w.span()))
+		decoded, err := decoder.Run(decoderInputs(sv, batch, mask, speakers, len(run), channels, w.span()))
 		if err != nil {
 			return nil, err
 		}

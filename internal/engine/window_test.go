@@ -11,11 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/advancedclimatesystems/gonnx/onnx"
-	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
-	"google.golang.org/protobuf/proto"
+	"github.com/ttsgen/ttsgen/internal/vits"
 )
 
 func TestWindowCutAndPlace(t *testing.T) {
@@ -113,12 +111,12 @@ func testWindowedDecoderMatchesWholeSentence(t *testing.T, path string) {
 		t.Fatal("voice not split")
 	}
 	// ttsgen's voices mask their own padding; Piper's do not, and Load masks them.
-	if masked, want := split.split.voice.decoderMasked, path == piperShapedVoicePath; masked != want {
+	if masked, want := split.split.voice.DecoderMasked, path == piperShapedVoicePath; masked != want {
 		t.Errorf("decoder masked by Load: %v, want %v", masked, want)
 	}
 	sv := split.split.voice
-	if sv.decoderSpeaker || sv.io.hasSpeaker {
-		t.Errorf("single-speaker voice split with speaker inputs: %+v", sv.io)
+	if sv.DecoderSpeaker || sv.IO.HasSpeaker {
+		t.Errorf("single-speaker voice split with speaker inputs: %+v", sv.IO)
 	}
 	acoustic, decoder := split.split.acoustic[0], split.split.decoder[0]
 
@@ -482,80 +480,25 @@ func TestDeviceDefaults(t *testing.T) {
 	}
 }
 
-// TestFlowInputs: the flow is cut out at the tensors its nodes read from the rest of the graph (Piper's z_p and
-// frame mask); a flow fed by a graph input directly is left in place.
-func TestFlowInputs(t *testing.T) {
-	graph, _, err := prepareGraph(orttest.Voice(t, piperShapedVoicePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := fmt.Sprint(flowInputs(graph.GetGraph())); got != "[/Add_output_0 /Cast_4_output_0]" {
-		t.Errorf("flow inputs %s, want z_p and the frame mask: [/Add_output_0 /Cast_4_output_0]", got)
-	}
-	sv, err := splitGraph(graph, true)
-	if err != nil || sv.flow == nil || fmt.Sprint(sv.acousticOutputs()) != "[flow_in0 flow_in1 w_ceil]" {
-		t.Fatalf("split with flow: err %v, outputs %v", err, sv.acousticOutputs())
-	}
-	if sv, err := splitGraph(graph, false); err != nil || sv.flow != nil {
-		t.Errorf("split without flow: err %v, flow cut anyway", err)
-	}
-	fed := &onnx.GraphProto{Input: []*onnx.ValueInfoProto{onnxgraph.FloatTensor("z")}, Node: []*onnx.NodeProto{
-		{Name: "/flow/Neg", OpType: "Neg", Input: []string{"z"}, Output: []string{"y"}}}}
-	if got := flowInputs(fed); got != nil {
-		t.Errorf("a flow fed by a graph input: cut at %v", got)
-	}
-	if got := flowInputs(&onnx.GraphProto{}); got != nil {
-		t.Errorf("no flow: cut at %v", got)
-	}
-}
-
-// TestSplitRanks: the decoder's latent (a Conv's input) and the masked decoder's frame mask are declared of rank
-// 3; the flow's inputs, which the acoustic part computes, are left to its first run (TestRankedRunner).
-func TestSplitRanks(t *testing.T) {
-	sv := splitPiperShaped(t)
-	masked := proto.Clone(sv.decoder).(*onnx.ModelProto)
-	if _, err := maskDecoderGraph(masked); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		name  string
-		graph *onnx.ModelProto
-		ranks string
-	}{{"decoder", sv.decoder, "latent:3"}, {"masked decoder", masked, "latent:3 frame_mask:3"}, {"flow", sv.flow, "flow_in0:0 flow_in1:0"}} {
-		if got := inputRanks(tt.graph); got != tt.ranks {
-			t.Errorf("%s: inputs declared %s, want %s", tt.name, got, tt.ranks)
-		}
-	}
-}
-
 // splitPiperShaped cuts the Piper-shaped test voice as a GPU engine with the acoustic part on the CPU does.
-func splitPiperShaped(t *testing.T) *splitVoice {
+func splitPiperShaped(t *testing.T) *vits.SplitVoice {
 	t.Helper()
 	sv, _ := splitVoiceAt(t, piperShapedVoicePath)
 	return sv
 }
 
 // splitVoiceAt cuts the voice at path as a GPU engine with the acoustic part on the CPU does (flow apart).
-func splitVoiceAt(t *testing.T, path string) (*splitVoice, modelIO) {
+func splitVoiceAt(t *testing.T, path string) (*vits.SplitVoice, vits.ModelIO) {
 	t.Helper()
-	graph, io, err := prepareGraph(orttest.Voice(t, path))
+	graph, io, err := vits.PrepareGraph(orttest.Voice(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sv, err := splitGraph(graph, true)
+	sv, err := vits.SplitGraph(graph, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sv, io
-}
-
-// inputRanks lists a graph's inputs with their declared ranks (0: unknown).
-func inputRanks(graph *onnx.ModelProto) string {
-	var ranks []string
-	for _, in := range graph.GetGraph().GetInput() {
-		ranks = append(ranks, fmt.Sprintf("%s:%d", in.GetName(), len(in.GetType().GetTensorType().GetShape().GetDim())))
-	}
-	return strings.Join(ranks, " ")
 }
 
 // TestRankedRunner: the runner is made once, at the first run, from the graph with its inputs declared of the
@@ -564,8 +507,8 @@ func TestRankedRunner(t *testing.T) {
 	sv := splitPiperShaped(t)
 	var made []string
 	fake := &fakeGraphRunner{}
-	r := newRankedRunner(sv.flow, sv.flowInputs, func(g []byte) (graphRunner, error) {
-		made = append(made, inputRanks(decodeModel(t, g)))
+	r := newRankedRunner(sv.Flow, sv.FlowInputs, func(g []byte) (graphRunner, error) {
+		made = append(made, orttest.InputRanks(orttest.Parse(t, g)))
 		return fake, nil
 	})
 	if r.DeviceTime() != 0 || r.Close() != nil {
@@ -583,7 +526,7 @@ func TestRankedRunner(t *testing.T) {
 	if err := r.Close(); err != nil || !fake.closed {
 		t.Errorf("close: %v, closed %v", err, fake.closed)
 	}
-	broken := newRankedRunner(sv.flow, sv.flowInputs, func([]byte) (graphRunner, error) { return nil, errors.New("no adapter") })
+	broken := newRankedRunner(sv.Flow, sv.FlowInputs, func([]byte) (graphRunner, error) { return nil, errors.New("no adapter") })
 	for range 2 {
 		if _, err := broken.TryRun(in); err == nil || !strings.Contains(err.Error(), "no adapter") {
 			t.Errorf("a runner that cannot be made: %v", err)

@@ -4,9 +4,11 @@ package orttest
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -175,4 +177,55 @@ func MaxAbsDiff(a, b []float32) float64 {
 		worst = max(worst, math.Abs(float64(a[i]-b[i])))
 	}
 	return worst
+}
+
+// FakeVoice is a minimal graph with a Piper voice's signature: what a loader checks and edits, not a voice.
+func FakeVoice(t testing.TB, withCeil, withSpeaker bool) []byte {
+	t.Helper()
+	value := func(name string, elem onnx.TensorProto_DataType) *onnx.ValueInfoProto {
+		return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
+			TensorType: &onnx.TypeProto_Tensor{ElemType: int32(elem)}}}}
+	}
+	graph := &onnx.GraphProto{
+		Name: "fake_voice",
+		Input: []*onnx.ValueInfoProto{value("input", onnx.TensorProto_INT64),
+			value("input_lengths", onnx.TensorProto_INT64), value("scales", onnx.TensorProto_FLOAT)},
+		Output: []*onnx.ValueInfoProto{value("output", onnx.TensorProto_FLOAT)},
+		Node: []*onnx.NodeProto{
+			{Name: "/Cast", OpType: "Cast", Input: []string{"input"}, Output: []string{"/Cast_output_0"}},
+			{Name: "/Identity", OpType: "Identity", Input: []string{"/Cast_output_0"}, Output: []string{"output"}},
+		},
+	}
+	if withCeil {
+		graph.Node = append(graph.Node, &onnx.NodeProto{Name: "/Ceil", OpType: "Ceil",
+			Input: []string{"/Cast_output_0"}, Output: []string{"/Ceil_output_0"}})
+	}
+	if withSpeaker {
+		graph.Input = append(graph.Input, value("sid", onnx.TensorProto_INT64))
+	}
+	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, Graph: graph,
+		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// Parse decodes an ONNX model or fails the test.
+func Parse(t testing.TB, data []byte) *onnx.ModelProto {
+	t.Helper()
+	var model onnx.ModelProto
+	if err := proto.Unmarshal(data, &model); err != nil {
+		t.Fatal(err)
+	}
+	return &model
+}
+
+// InputRanks lists a graph's inputs with their declared ranks (0: unknown).
+func InputRanks(graph *onnx.ModelProto) string {
+	var ranks []string
+	for _, in := range graph.GetGraph().GetInput() {
+		ranks = append(ranks, fmt.Sprintf("%s:%d", in.GetName(), len(in.GetType().GetTensorType().GetShape().GetDim())))
+	}
+	return strings.Join(ranks, " ")
 }

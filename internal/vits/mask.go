@@ -1,14 +1,10 @@
-package engine
+package vits
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"slices"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"github.com/ttsgen/ttsgen/internal/onnxgraph"
-	"github.com/ttsgen/ttsgen/internal/ort"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -30,8 +26,8 @@ import (
 
 // Names of the tensors that maskConvolutions adds.
 const (
-	inputFrameMask = "frame_mask" // [B, 1, frames] float: 1 on a sentence's frames, 0 elsewhere
-	maskPrefix     = "ttsgen_mask"
+	InputFrameMask = "frame_mask" // [B, 1, frames] float: 1 on a sentence's frames, 0 elsewhere
+	MaskPrefix     = "ttsgen_mask"
 )
 
 // maskConvolutions edits graph so that every Conv and ConvTranspose computed from latent reads its input multiplied
@@ -78,7 +74,7 @@ func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked 
 	maskedInput := map[string]string{}
 	haveShapes := false // the initializers every rate's mask shares
 	add := func(op, name string, inputs []string, attrs ...*onnx.AttributeProto) string {
-		out := maskPrefix + "/" + name
+		out := MaskPrefix + "/" + name
 		nodes = append(nodes, &onnx.NodeProto{Name: out, OpType: op, Input: inputs, Output: []string{out}, Attribute: attrs})
 		return out
 	}
@@ -91,15 +87,15 @@ func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked 
 			return frameMask
 		}
 		if !haveShapes {
-			graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(maskPrefix+"/axis3", 3), onnxgraph.IntInit(maskPrefix+"/flat", 0, 1, -1))
+			graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(MaskPrefix+"/axis3", 3), onnxgraph.IntInit(MaskPrefix+"/flat", 0, 1, -1))
 			haveShapes = true
 		}
 		// [B,1,T] -> [B,1,T,1] -> broadcast to [B,1,T,rate] -> [B,1,T*rate]: each frame's value repeated rate times.
 		r := fmt.Sprint(rate)
-		graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(maskPrefix+"/repeat"+r, 1, 1, 1, int64(rate)))
-		column := add("Unsqueeze", "column"+r, []string{frameMask, maskPrefix + "/axis3"})
-		repeated := add("Expand", "repeated"+r, []string{column, maskPrefix + "/repeat" + r})
-		maskAt[rate] = add("Reshape", "rate"+r, []string{repeated, maskPrefix + "/flat"})
+		graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(MaskPrefix+"/repeat"+r, 1, 1, 1, int64(rate)))
+		column := add("Unsqueeze", "column"+r, []string{frameMask, MaskPrefix + "/axis3"})
+		repeated := add("Expand", "repeated"+r, []string{column, MaskPrefix + "/repeat" + r})
+		maskAt[rate] = add("Reshape", "rate"+r, []string{repeated, MaskPrefix + "/flat"})
 		return maskAt[rate]
 	}
 	for _, node := range graph.GetNode() {
@@ -136,10 +132,10 @@ func hasOutputPadding(node *onnx.NodeProto) bool {
 	return false
 }
 
-// maskWholeGraph returns a copy of a whole voice graph with padding masks (model is unchanged): the frame mask is
+// MaskWholeGraph returns a copy of a whole voice graph with padding masks (model is unchanged): the frame mask is
 // worked out inside the graph from each item's frame count (the sum of its rounded durations, as splitAudio
 // counts them) and the latent's length.
-func maskWholeGraph(model *onnx.ModelProto) (*onnx.ModelProto, int, error) {
+func MaskWholeGraph(model *onnx.ModelProto) (*onnx.ModelProto, int, error) {
 	if err := maskable(model); err != nil {
 		return nil, 0, err
 	}
@@ -149,11 +145,11 @@ func maskWholeGraph(model *onnx.ModelProto) (*onnx.ModelProto, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	ceil := durationCeil(graph)
+	ceil := DurationCeil(graph)
 	if ceil == "" {
 		return nil, 0, fmt.Errorf("no duration Ceil node")
 	}
-	p := maskPrefix + "/frames/"
+	p := MaskPrefix + "/frames/"
 	scalar := func(name string, v int64) *onnx.TensorProto { // rank 0, as Range wants
 		return &onnx.TensorProto{Name: name, DataType: int32(onnx.TensorProto_INT64), Int64Data: []int64{v}}
 	}
@@ -183,7 +179,7 @@ func maskWholeGraph(model *onnx.ModelProto) (*onnx.ModelProto, int, error) {
 	// both: the node list stays in topological order.
 	var ordered []*onnx.NodeProto
 	for _, n := range graph.GetNode() {
-		if n.GetName() == decoderEntry {
+		if n.GetName() == DecoderEntry {
 			ordered = append(ordered, added...)
 		}
 		ordered = append(ordered, n)
@@ -196,18 +192,18 @@ func maskWholeGraph(model *onnx.ModelProto) (*onnx.ModelProto, int, error) {
 	return model, masked, nil
 }
 
-// maskDecoderGraph adds padding masks to a split voice's decoder graph, which gets a second input, "frame_mask"
+// MaskDecoderGraph adds padding masks to a split voice's decoder graph, which gets a second input, "frame_mask"
 // [B, 1, frames], that the caller fills for each window. A decoder it refuses is left as it was.
-func maskDecoderGraph(decoder *onnx.ModelProto) (int, error) {
+func MaskDecoderGraph(decoder *onnx.ModelProto) (int, error) {
 	if err := maskable(decoder); err != nil {
 		return 0, err
 	}
 	graph := decoder.GetGraph()
-	masked, err := maskConvolutions(graph, outputLatent, inputFrameMask)
+	masked, err := maskConvolutions(graph, OutputLatent, InputFrameMask)
 	if err != nil {
 		return 0, err
 	}
-	graph.Input = append(graph.Input, onnxgraph.WithRank(onnxgraph.FloatTensor(inputFrameMask), 3)) // [B, 1, frames], as the engine fills it; see WithRank
+	graph.Input = append(graph.Input, onnxgraph.WithRank(onnxgraph.FloatTensor(InputFrameMask), 3)) // [B, 1, frames], as the engine fills it; see WithRank
 	return masked, nil
 }
 
@@ -220,67 +216,11 @@ func maskable(model *onnx.ModelProto) error {
 	return nil
 }
 
-// Probe sizes for decoderMasksItself: a short sentence, with more padding on each side than any decoder's reach.
-const (
-	probeFrames  = 24
-	probePadding = 32
-)
-
-// decoderMasksItself reports whether a voice's decoder already keeps padding out of a sentence's samples, as
-// ttsgen's own voices do: then the masks would only cost time. It runs the
-// decoder on the CPU twice, on a random latent alone and on the same latent with zero frames on both sides (what a
-// padded batch or a window gives it), and compares the sentence's samples. errNoDecoder: there is no decoder to
-// mask; another error: the probe could not run, and the caller masks to be safe.
-func (e *Engine) decoderMasksItself(graph *onnx.ModelProto) (bool, error) {
-	voice, err := splitGraph(graph, false)
-	if err != nil {
-		return false, err
-	}
-	channels, err := latentChannels(voice.decoder)
-	if err != nil {
-		return false, err
-	}
-	encoded, err := onnxgraph.Encode(voice.decoder)
-	if err != nil {
-		return false, err
-	}
-	decoder, err := e.backend.newGraphRunner(encoded, voice.decoderInputNames(), []string{outputAudio}, ort.DeviceCPU, 1)
-	if err != nil {
-		return false, fmt.Errorf("probe session: %w", err)
-	}
-	defer decoder.Close()
-	rng := rand.New(rand.NewPCG(1, 2))
-	alone := make([]float32, channels*probeFrames)
-	for i := range alone {
-		alone[i] = float32(rng.NormFloat64())
-	}
-	span := probeFrames + 2*probePadding
-	padded := make([]float32, channels*span)
-	for c := range channels {
-		copy(padded[c*span+probePadding:], alone[c*probeFrames:(c+1)*probeFrames])
-	}
-	speaker := []int64{0} // a multi-speaker decoder reads the speaker too: the first will do
-	a, err := decoder.Run(voice.decoderInputs(alone, nil, speaker, 1, channels, probeFrames))
-	if err != nil {
-		return false, fmt.Errorf("probe run: %w", err)
-	}
-	p, err := decoder.Run(voice.decoderInputs(padded, nil, speaker, 1, channels, span))
-	if err != nil {
-		return false, fmt.Errorf("probe run: %w", err)
-	}
-	hop := len(a[0].F32) / probeFrames
-	if hop == 0 || len(p[0].F32) != span*hop {
-		return false, fmt.Errorf("probe: the decoder gave %d and %d samples for %d and %d frames", len(a[0].F32), len(p[0].F32), probeFrames, span)
-	}
-	near := func(x, y float32) bool { return math.Abs(float64(x-y)) <= 1e-5 }
-	return slices.EqualFunc(a[0].F32, p[0].F32[probePadding*hop:(probePadding+probeFrames)*hop], near), nil
-}
-
-// latentChannels reads the decoder's input channel count from its first convolution's weight.
-func latentChannels(decoder *onnx.ModelProto) (int, error) {
+// LatentChannels reads the decoder's input channel count from its first convolution's weight.
+func LatentChannels(decoder *onnx.ModelProto) (int, error) {
 	var weight string
 	for _, node := range decoder.GetGraph().GetNode() {
-		if node.GetName() == decoderEntry && len(node.GetInput()) > 1 {
+		if node.GetName() == DecoderEntry && len(node.GetInput()) > 1 {
 			weight = node.GetInput()[1]
 		}
 	}
@@ -289,5 +229,5 @@ func latentChannels(decoder *onnx.ModelProto) (int, error) {
 			return int(init.GetDims()[1]), nil
 		}
 	}
-	return 0, fmt.Errorf("%s's weight %q is not a constant of 3 dimensions", decoderEntry, weight)
+	return 0, fmt.Errorf("%s's weight %q is not a constant of 3 dimensions", DecoderEntry, weight)
 }
