@@ -36,15 +36,16 @@ if [ -n "${PREV:-}" ]; then
 else
   go build -ldflags "-s -w" -o "$stage/ttsgen.bin" .
 fi
-# The engine's checks that need a real GPU (TestOnDevice), run from gpu/ by gpu-bench.sh's `check`.
-go test -c -ldflags "-s -w" -o "$stage/gpu.test" ./gpu
+# The engine's checks and benchmarks that need a real GPU (TestOnDevice, BenchmarkDevice*), run from internal/engine by
+# gpu-bench.sh's `check` and `probe`.
+go test -c -ldflags "-s -w" -o "$stage/engine.test" ./internal/engine
 ldd "$stage/ttsgen.bin" | awk '/=> \//{print $3}' | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 data=$(dirname "$(dpkg -L espeak-ng-data | grep -m1 '/espeak-ng-data/phontab$')")
 cp "$data"/{phontab,phonindex,phondata,intonations,en_dict} "$stage/espeak-ng-data/"
 cp -r "$data/lang" "$stage/espeak-ng-data/"
 if [ -d "$data/voices" ]; then cp -r "$data/voices" "$stage/espeak-ng-data/"; fi
-tar -C "$stage" -cf - $bins gpu.test lib espeak-ng-data | xz -T2 -6 > "$dir/ttsgen.tar.xz"
+tar -C "$stage" -cf - $bins engine.test lib espeak-ng-data | xz -T2 -6 > "$dir/ttsgen.tar.xz"
 cp "$kit/libonnxruntime.so.1.xz" "$dir/"
 cp "$kit"/debs/gl/*.deb "$dir/debs/"
 cat > "$dir/env.sh" <<'SH'

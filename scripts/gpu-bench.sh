@@ -55,24 +55,24 @@ r=json.load(open(sys.argv[1])); u=[int(l.split(",")[0]) for l in open(sys.argv[2
 st=" ".join("%s %d runs %d items %.1fs (device %.1fs) pad %.0f%%" % (s["stage"],s["runs"],s["items"],s["seconds"],s.get("device_seconds",0),100*(1-s["units"]/max(1,s["padded"]))) for s in r.get("stages") or [])
 print("   cpu %.1f s (%.1f cores)  gpu util mean %.0f%% (%d samples)  %s" % (r["cpu_seconds"], r["cpu_seconds"]/r["wall_seconds"], sum(u)/max(1,len(u)), len(u), st))' "$results/$name.json" "$results/$name.gpu.csv" 2>/dev/null
 }
-check() { # NAME LIMIT_SECONDS TEST-PATTERN: the engine's device-only tests (gpu/device_test.go), verbose
+check() { # NAME LIMIT_SECONDS TEST-PATTERN: the engine's device-only tests (internal/engine/device_test.go), verbose
   local name=$1 limit=$2 pattern=$3
   if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
-  echo "== $name: gpu.test -test.run $pattern"
+  echo "== $name: engine.test -test.run $pattern"
   local start=$SECONDS
-  (cd gpu && TTSGEN_TEST_DEVICE=webgpu TTSGEN_TEST_PIPER_MEDIUM=${pmv:-} timeout "$limit" /tmp/gpukit/gpu.test \
+  (cd internal/engine && TTSGEN_TEST_DEVICE=webgpu TTSGEN_TEST_PIPER_MEDIUM=${pmv:-} timeout "$limit" /tmp/gpukit/engine.test \
     -test.run "$pattern" -test.v -test.count 1) > "$results/$name.txt" 2>&1
   echo "   exit $? after $((SECONDS - start)) s"; pack
   grep -E -- "^(--- |ok|FAIL|PASS)|    --- |Error|SNR" "$results/$name.txt" | cut -c1-200 | tail -n 40
 }
-probe() { # NAME LIMIT_SECONDS BENCH-PATTERN: gpu/device_bench_test.go's benchmarks (transfers, decoder runs) and
+probe() { # NAME LIMIT_SECONDS BENCH-PATTERN: internal/engine/device_bench_test.go's benchmarks (decoder and acoustic runs) and
   # ONNX Runtime's profile of the decoder runs, summarised
   local name=$1 limit=$2 pattern=$3
   if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then return; fi
-  echo "== $name: gpu.test -test.bench $pattern"
+  echo "== $name: engine.test -test.bench $pattern"
   local start=$SECONDS prof=/tmp/probe-prof && rm -rf "$prof" && mkdir -p "$prof"
-  (cd gpu && TTSGEN_TEST_DEVICE=webgpu TTSGEN_TEST_PIPER_MEDIUM=${pmv:-} TTSGEN_PROBE_PROFILE=$prof/dec timeout "$limit" \
-    /tmp/gpukit/gpu.test -test.run XXX -test.bench "$pattern" -test.benchtime ${PROBE_RUNS:-20}x) > "$results/$name.txt" 2>&1
+  (cd internal/engine && TTSGEN_TEST_DEVICE=webgpu TTSGEN_TEST_PIPER_MEDIUM=${pmv:-} TTSGEN_PROBE_PROFILE=$prof/dec timeout "$limit" \
+    /tmp/gpukit/engine.test -test.run XXX -test.bench "$pattern" -test.benchtime ${PROBE_RUNS:-20}x) > "$results/$name.txt" 2>&1
   echo "   exit $? after $((SECONDS - start)) s"
   if ls $prof/*.json >/dev/null 2>&1; then
     python3 scripts/ort-profile-summary.py $prof/*.json > "$results/$name.profiles.txt" 2>&1
@@ -171,84 +171,84 @@ run webgpu_c64      60 --texts samples/bench.txt --device webgpu --concurrency 6
 run webgpu_first    40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
 run cpu_vs_seq      80 --texts samples/bench.txt --device cpu --concurrency 32 --requests 100 --compare sequential
 run cpu_1thread     40 --texts samples/bench.txt --device cpu --threads 1 --concurrency 1 --requests 8 --warmup 1
-run webgpu_whole    45 --texts samples/bench.txt --device webgpu --concurrency 64 --requests 400 --warmup 8 --decoder-window -1
+run webgpu_whole    45 --texts samples/bench.txt --device webgpu --concurrency 64 --requests 400 --warmup 8 --tune decoder-window=-1
 run webgpu_c256     45 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8
 run webgpu_open     40 --texts samples/bench.txt --device webgpu --rate 3.33 --requests 80 --warmup 4
 run webgpu_memory   70 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 6000 --warmup 0
-run webgpu_whole256 45 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --decoder-window -1 --max-batch 32
-run webgpu_dbatch128 40 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --decoder-batch 128
-run webgpu_whole_b64 40 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --decoder-window -1 --max-batch 64
-run webgpu_memory3k 60 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 3000 --warmup 0 --decoder-window -1 --max-batch 32
-run cpu_tps2_vs_seq 80 --texts samples/bench.txt --device cpu --concurrency 32 --requests 100 --compare sequential --threads-per-session 2
+run webgpu_whole256 45 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --tune decoder-window=-1 --tune max-batch=32
+run webgpu_dbatch128 40 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --tune decoder-batch=128
+run webgpu_whole_b64 40 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 1000 --warmup 8 --tune decoder-window=-1 --tune max-batch=64
+run webgpu_memory3k 60 --texts samples/bench.txt --device webgpu --concurrency 256 --requests 3000 --warmup 0 --tune decoder-window=-1 --tune max-batch=32
+run cpu_tps2_vs_seq 80 --texts samples/bench.txt --device cpu --concurrency 32 --requests 100 --compare sequential --tune threads-per-session=2
 # 2026-12-02, second session: upsampling, provider options, batch budgets, CPU scaling, a Piper-medium-shaped voice.
 B="--texts samples/bench.txt"
-run cpu_t1        30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --upsampling polyphase
-run cpu_t2        30 $B --device cpu --threads 2 --concurrency 4 --requests 12 --warmup 2 --upsampling polyphase
-run cpu_t4        30 $B --device cpu --threads 4 --concurrency 8 --requests 24 --warmup 2 --upsampling polyphase
-run cpu_t8        30 $B --device cpu --threads 8 --concurrency 16 --requests 48 --warmup 2 --upsampling polyphase
-run cpu_t16       30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --upsampling polyphase
-run cpu_t16_ct    30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --upsampling convtranspose
-run cpu_poly_vs_seq 60 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential --upsampling polyphase
+run cpu_t1        30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --tune upsampling=polyphase
+run cpu_t2        30 $B --device cpu --threads 2 --concurrency 4 --requests 12 --warmup 2 --tune upsampling=polyphase
+run cpu_t4        30 $B --device cpu --threads 4 --concurrency 8 --requests 24 --warmup 2 --tune upsampling=polyphase
+run cpu_t8        30 $B --device cpu --threads 8 --concurrency 16 --requests 48 --warmup 2 --tune upsampling=polyphase
+run cpu_t16       30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tune upsampling=polyphase
+run cpu_t16_ct    30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tune upsampling=convtranspose
+run cpu_poly_vs_seq 60 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential --tune upsampling=polyphase
 W="$B --device webgpu --concurrency 64 --requests 400 --warmup 8"
-run wg_ct         40 $W --upsampling convtranspose
-run wg_poly       40 $W --upsampling polyphase
-run wg_poly_noval 40 $W --upsampling polyphase --provider-option validationMode=disabled
-run wg_poly_noval_ep 40 $W --upsampling polyphase --provider-option ep.webgpuexecutionprovider.validationMode=disabled
-run wg_poly_512   40 $W --upsampling polyphase --max-batch-phonemes 512
-run wg_poly_2k    40 $W --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32
-run wg_poly_4k    40 $W --upsampling polyphase --max-batch-phonemes 4096 --max-batch 32
-run wg_poly_if4   40 $W --upsampling polyphase --in-flight 4
-run wg_win_poly   40 $W --upsampling polyphase --decoder-window 64
-run wg_win_poly_d64 40 $W --upsampling polyphase --decoder-window 64 --decoder-batch 64
-run wg_win128_poly 40 $W --upsampling polyphase --decoder-window 128 --decoder-batch 16
+run wg_ct         40 $W --tune upsampling=convtranspose
+run wg_poly       40 $W --tune upsampling=polyphase
+run wg_poly_noval 40 $W --tune upsampling=polyphase --tune provider-option=validationMode=disabled
+run wg_poly_noval_ep 40 $W --tune upsampling=polyphase --tune provider-option=ep.webgpuexecutionprovider.validationMode=disabled
+run wg_poly_512   40 $W --tune upsampling=polyphase --tune max-batch-phonemes=512
+run wg_poly_2k    40 $W --tune upsampling=polyphase --tune max-batch-phonemes=2048 --tune max-batch=32
+run wg_poly_4k    40 $W --tune upsampling=polyphase --tune max-batch-phonemes=4096 --tune max-batch=32
+run wg_poly_if4   40 $W --tune upsampling=polyphase --tune in-flight=4
+run wg_win_poly   40 $W --tune upsampling=polyphase --tune decoder-window=64
+run wg_win_poly_d64 40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune decoder-batch=64
+run wg_win128_poly 40 $W --tune upsampling=polyphase --tune decoder-window=128 --tune decoder-batch=16
 F="--texts samples/short.txt --device webgpu --concurrency 1 --requests 40"
-run wg_first_poly 40 $F --warmup 4 --upsampling polyphase
-run wg_first_poly_seen 60 $F --warmup 40 --upsampling polyphase
-run wg_first_ct_seen 60 $F --warmup 40 --upsampling convtranspose
+run wg_first_poly 40 $F --warmup 4 --tune upsampling=polyphase
+run wg_first_poly_seen 60 $F --warmup 40 --tune upsampling=polyphase
+run wg_first_ct_seen 60 $F --warmup 40 --tune upsampling=convtranspose
 P="$B --voice $pm --device webgpu --concurrency 64 --requests 200 --warmup 8"
-run pm_ct         60 $P --upsampling convtranspose
-run pm_poly       60 $P --upsampling polyphase
-run pm_poly_2k    60 $P --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32
-run pm_win_poly   60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 32
+run pm_ct         60 $P --tune upsampling=convtranspose
+run pm_poly       60 $P --tune upsampling=polyphase
+run pm_poly_2k    60 $P --tune upsampling=polyphase --tune max-batch-phonemes=2048 --tune max-batch=32
+run pm_win_poly   60 $P --tune upsampling=polyphase --tune decoder-window=64 --tune decoder-batch=32
 run pm_cpu_1t     40 $B --voice $pm --device cpu --threads 1 --concurrency 1 --requests 2 --warmup 1
 # Second call: where the time goes (ORT profiles), the acoustic part on the CPU, buffer caching, CPU system time.
 mkdir -p /tmp/prof
-WP="$B --device webgpu --concurrency 64 --requests 100 --warmup 4 --upsampling polyphase"
-run wg_prof_whole2k 40 $WP --max-batch-phonemes 2048 --max-batch 32 --ort-profile /tmp/prof/whole2k
-run wg_prof_win   40 $WP --decoder-window 64 --ort-profile /tmp/prof/win
-run wg_prof_hyb   40 $WP --decoder-window 64 --acoustic-device cpu --ort-profile /tmp/prof/hyb
-NOVAL="--provider-option ep.webgpuexecutionprovider.validationMode=disabled"
-run wg_hyb        40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu
-run wg_hyb_noval  40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu $NOVAL
-run wg_hyb_d16    40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 16
-run wg_hyb_d48    40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 48
-run wg_hyb_w128_d16 40 $W --upsampling polyphase --decoder-window 128 --acoustic-device cpu --decoder-batch 16
-run wg_hyb_w128_d24 40 $W --upsampling polyphase --decoder-window 128 --acoustic-device cpu --decoder-batch 24
-run wg_poly_2k_noval 40 $W --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32 $NOVAL
-run wg_poly_3k    40 $W --upsampling polyphase --max-batch-phonemes 3072 --max-batch 32
-run wg_poly_4k_simple 40 $W --upsampling polyphase --max-batch-phonemes 4096 --max-batch 32 --provider-option ep.webgpuexecutionprovider.storageBufferCacheMode=simple
-run wg_hyb_d64_simple 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 64 --provider-option ep.webgpuexecutionprovider.storageBufferCacheMode=simple
-SIMPLE="--provider-option ep.webgpuexecutionprovider.storageBufferCacheMode=simple"
-run wg_hyb_d32_simple 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 32 $SIMPLE
-run wg_hyb_d128_simple 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 128 $SIMPLE
-run wg_hyb_w128_d48_simple 40 $W --upsampling polyphase --decoder-window 128 --acoustic-device cpu --decoder-batch 48 $SIMPLE
-run wg_hyb_d64_simple_noval 40 $W --upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 64 $SIMPLE $NOVAL
-run wg_poly_2k_simple 40 $W --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32 $SIMPLE
-run pm_hyb_d64_simple 60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 64 --acoustic-device cpu $SIMPLE
-HYB="--upsampling polyphase --decoder-window 64 --acoustic-device cpu --decoder-batch 64 $SIMPLE $NOVAL"
+WP="$B --device webgpu --concurrency 64 --requests 100 --warmup 4 --tune upsampling=polyphase"
+run wg_prof_whole2k 40 $WP --tune max-batch-phonemes=2048 --tune max-batch=32 --tune ort-profile=/tmp/prof/whole2k
+run wg_prof_win   40 $WP --tune decoder-window=64 --tune ort-profile=/tmp/prof/win
+run wg_prof_hyb   40 $WP --tune decoder-window=64 --tune acoustic-device=cpu --tune ort-profile=/tmp/prof/hyb
+NOVAL="--tune provider-option=ep.webgpuexecutionprovider.validationMode=disabled"
+run wg_hyb        40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu
+run wg_hyb_noval  40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu $NOVAL
+run wg_hyb_d16    40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu --tune decoder-batch=16
+run wg_hyb_d48    40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu --tune decoder-batch=48
+run wg_hyb_w128_d16 40 $W --tune upsampling=polyphase --tune decoder-window=128 --tune acoustic-device=cpu --tune decoder-batch=16
+run wg_hyb_w128_d24 40 $W --tune upsampling=polyphase --tune decoder-window=128 --tune acoustic-device=cpu --tune decoder-batch=24
+run wg_poly_2k_noval 40 $W --tune upsampling=polyphase --tune max-batch-phonemes=2048 --tune max-batch=32 $NOVAL
+run wg_poly_3k    40 $W --tune upsampling=polyphase --tune max-batch-phonemes=3072 --tune max-batch=32
+run wg_poly_4k_simple 40 $W --tune upsampling=polyphase --tune max-batch-phonemes=4096 --tune max-batch=32 --tune provider-option=ep.webgpuexecutionprovider.storageBufferCacheMode=simple
+run wg_hyb_d64_simple 40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu --tune decoder-batch=64 --tune provider-option=ep.webgpuexecutionprovider.storageBufferCacheMode=simple
+SIMPLE="--tune provider-option=ep.webgpuexecutionprovider.storageBufferCacheMode=simple"
+run wg_hyb_d32_simple 40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu --tune decoder-batch=32 $SIMPLE
+run wg_hyb_d128_simple 40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu --tune decoder-batch=128 $SIMPLE
+run wg_hyb_w128_d48_simple 40 $W --tune upsampling=polyphase --tune decoder-window=128 --tune acoustic-device=cpu --tune decoder-batch=48 $SIMPLE
+run wg_hyb_d64_simple_noval 40 $W --tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu --tune decoder-batch=64 $SIMPLE $NOVAL
+run wg_poly_2k_simple 40 $W --tune upsampling=polyphase --tune max-batch-phonemes=2048 --tune max-batch=32 $SIMPLE
+run pm_hyb_d64_simple 60 $P --tune upsampling=polyphase --tune decoder-window=64 --tune decoder-batch=64 --tune acoustic-device=cpu $SIMPLE
+HYB="--tune upsampling=polyphase --tune decoder-window=64 --tune acoustic-device=cpu --tune decoder-batch=64 $SIMPLE $NOVAL"
 run wg_first_hyb  40 $F --warmup 4 $HYB
-run wg_first_2k   40 $F --warmup 4 --upsampling polyphase --max-batch-phonemes 2048 --max-batch 32 $NOVAL
+run wg_first_2k   40 $F --warmup 4 --tune upsampling=polyphase --tune max-batch-phonemes=2048 --tune max-batch=32 $NOVAL
 run wg_hyb_mem3k  60 $B --device webgpu --concurrency 256 --requests 3000 --warmup 0 $HYB
-run pm_hyb        60 $P --upsampling polyphase --decoder-window 64 --decoder-batch 32 --acoustic-device cpu
-run cpu_t16_tps2  30 $B --device cpu --threads 16 --threads-per-session 2 --concurrency 32 --requests 96 --warmup 2 --upsampling polyphase
+run pm_hyb        60 $P --tune upsampling=polyphase --tune decoder-window=64 --tune decoder-batch=32 --tune acoustic-device=cpu
+run cpu_t16_tps2  30 $B --device cpu --threads 16 --tune threads-per-session=2 --concurrency 32 --requests 96 --warmup 2 --tune upsampling=polyphase
 # Third call: the defaults after the second (WebGPU: acoustic part on the CPU, 64-frame decoder windows), and
 # what might still beat them.
 D="$B --device webgpu --concurrency 64 --requests 400 --warmup 8"
 run wg_default    40 $D
-run wg_w128_m12_d24 40 $D --decoder-window 128 --decoder-margin 12 --decoder-batch 24
-run wg_m12        40 $D --decoder-margin 12
-run wg_m12_d36    40 $D --decoder-margin 12 --decoder-batch 36
-run wg_nchw       40 $D --provider-option ep.webgpuexecutionprovider.preferredLayout=NCHW
+run wg_w128_m12_d24 40 $D --tune decoder-window=128 --tune decoder-margin=12 --tune decoder-batch=24
+run wg_m12        40 $D --tune decoder-margin=12
+run wg_m12_d36    40 $D --tune decoder-margin=12 --tune decoder-batch=36
+run wg_nchw       40 $D --tune provider-option=ep.webgpuexecutionprovider.preferredLayout=NCHW
 run wg_first_default 40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
 run wg_default_256 40 $B --device webgpu --concurrency 256 --requests 1000 --warmup 8
 run wg_memory_default 70 $B --device webgpu --concurrency 256 --requests 3000 --warmup 0
@@ -257,32 +257,32 @@ run pm_default    60 $B --voice $pm --device webgpu --concurrency 64 --requests 
 # Fourth call: the defaults after the third (128-frame windows, 24 per run), the baseline as Piper runs (the
 # voice's own ConvTranspose).
 run wg_default4   40 $D
-run wg_default4_m12 40 $D --decoder-margin 12
+run wg_default4_m12 40 $D --tune decoder-margin=12
 run wg_default4_256 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_first_default4 40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4
 run cpu_default4_vs_seq 80 $B --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential
-run wg_m12_256    60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --decoder-margin 12
-run wg_m12_first  40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4 --decoder-margin 12
+run wg_m12_256    60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --tune decoder-margin=12
+run wg_m12_first  40 --texts samples/short.txt --device webgpu --concurrency 1 --requests 40 --warmup 4 --tune decoder-margin=12
 # Third session (2026-12-02 afternoon): a voice with Piper medium's whole graph; padding masks (mask.go) on and off;
 # a 100,000-request corpus on the GPU.
 V="$B --voice $pmv --device webgpu"
 run pmv_default   60 $V --concurrency 64 --requests 400 --warmup 8
-run pmv_nomask    60 $V --concurrency 64 --requests 400 --warmup 8 --no-padding-masks
+run pmv_nomask    60 $V --concurrency 64 --requests 400 --warmup 8 --tune no-padding-masks
 run pmv_256       60 $V --concurrency 256 --requests 1000 --warmup 8
-run pmv_acoustic_gpu 60 $V --concurrency 64 --requests 400 --warmup 8 --acoustic-device webgpu
-run pmv_whole     60 $V --concurrency 64 --requests 400 --warmup 8 --decoder-window -1
+run pmv_acoustic_gpu 60 $V --concurrency 64 --requests 400 --warmup 8 --tune acoustic-device=webgpu
+run pmv_whole     60 $V --concurrency 64 --requests 400 --warmup 8 --tune decoder-window=-1
 run pmv_cpu_vs_seq 100 $B --voice $pmv --device cpu --concurrency 32 --requests 100 --warmup 2 --compare sequential
 run wg_default5   40 $D
-run wg_nomask5    40 $D --no-padding-masks
+run wg_nomask5    40 $D --tune no-padding-masks
 run wg_10k        90 --texts samples/short.txt --device webgpu --concurrency 256 --requests 10000 --warmup 0
 # Third session, second call: a VITS voice's flow cut out of the acoustic part and run on the GPU (whole batches).
 run pmv_flow      60 $V --concurrency 64 --requests 400 --warmup 8
 run pmv_flow_256  60 $V --concurrency 256 --requests 1000 --warmup 8
-run pmv_flow_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batch 32 --max-batch-phonemes 4096
-run pmv_flow_gw1_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --acoustic-gpu-workers 1
-run pmv_flow_gw2_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --acoustic-gpu-workers 2
-run pmv_flow_w256_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-window 256 --decoder-batch 12
-run pmv_agpu_256_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --acoustic-device webgpu --max-batch 32 --max-batch-phonemes 8192
+run pmv_flow_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune max-batch=32 --tune max-batch-phonemes=4096
+run pmv_flow_gw1_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune acoustic-gpu-workers=1
+run pmv_flow_gw2_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune acoustic-gpu-workers=2
+run pmv_flow_w256_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune decoder-window=256 --tune decoder-batch=12
+run pmv_agpu_256_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune acoustic-device=webgpu --tune max-batch=32 --tune max-batch-phonemes=8192
 run pmv_flow_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4
 run pmv_flow_open 40 $V --rate 3.33 --requests 80 --warmup 4
 run wg_default6   40 $D
@@ -290,47 +290,47 @@ run wg_default6   40 $D
 # so 16 sessions may fit the 300 MiB L3 where whole 8-second sentences (22 MiB per tensor) do not.
 run cpu_t1b       30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
 run cpu_t16b      30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
-run cpu_w128_t1   30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --decoder-window 128 --decoder-batch 1
-run cpu_w128_t16  30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 128 --decoder-batch 1
-run cpu_w64_t1    30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --decoder-window 64 --decoder-batch 2
-run cpu_w64_t16   30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --decoder-window 64 --decoder-batch 2
+run cpu_w128_t1   30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --tune decoder-window=128 --tune decoder-batch=1
+run cpu_w128_t16  30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tune decoder-window=128 --tune decoder-batch=1
+run cpu_w64_t1    30 $B --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 --tune decoder-window=64 --tune decoder-batch=2
+run cpu_w64_t16   30 $B --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tune decoder-window=64 --tune decoder-batch=2
 # Fourth session: the text part (encoder, durations) on the GPU, float16 flow and decoder, and on-device checks.
 check dev_check 240 TestOnDevice
 run pmv_base_256   60 $V --concurrency 256 --requests 1000 --warmup 8
-run pmv_text_256   60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu
-run pmv_text16_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16
+run pmv_text_256   60 $V --concurrency 256 --requests 1000 --warmup 8 --tune text-device=webgpu
+run pmv_text16_256 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune text-device=webgpu --precision fp16
 run pmv_16_256     60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
-run pmv_text16_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --max-batch 32 --max-batch-phonemes 4096
-run pmv_text16_mb32_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --max-batch 32 --max-batch-phonemes 4096 --decoder-batch 48
-run pmv_text16_mb64_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --max-batch 64 --max-batch-phonemes 8192 --decoder-batch 48
-run pmv_16_d48     60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-batch 48
-run pmv_16_mb32_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-batch 48 --max-batch 32 --max-batch-phonemes 4096
-# Fourth session, third call: the text part on the GPU when it is free (--text-device auto), float16, bigger runs.
-F="$V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --max-batch 32 --max-batch-phonemes 4096 --decoder-batch 48"
-run pmv_a_cpu      60 $F --text-device cpu
-run pmv_a_gpu      60 $F --text-device webgpu
-run pmv_a_auto     60 $F --text-device auto
-run pmv_a_auto_mb64 60 $F --text-device auto --max-batch 64 --max-batch-phonemes 8192
-run pmv_a_auto_fp32 60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batch 32 --max-batch-phonemes 4096 --text-device auto
-run pmv_a_auto_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device auto --precision fp16
-run wg_def16_d48   60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --decoder-batch 48
-run wg_def16_d48_auto 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --decoder-batch 48 --text-device auto
-run pmv_a_auto_3k  90 $F --text-device auto --requests 3000
+run pmv_text16_mb32 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune text-device=webgpu --precision fp16 --tune max-batch=32 --tune max-batch-phonemes=4096
+run pmv_text16_mb32_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune text-device=webgpu --precision fp16 --tune max-batch=32 --tune max-batch-phonemes=4096 --tune decoder-batch=48
+run pmv_text16_mb64_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune text-device=webgpu --precision fp16 --tune max-batch=64 --tune max-batch-phonemes=8192 --tune decoder-batch=48
+run pmv_16_d48     60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune decoder-batch=48
+run pmv_16_mb32_d48 60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune decoder-batch=48 --tune max-batch=32 --tune max-batch-phonemes=4096
+# Fourth session, third call: the text part on the GPU when it is free (--tune text-device=auto), float16, bigger runs.
+F="$V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune max-batch=32 --tune max-batch-phonemes=4096 --tune decoder-batch=48"
+run pmv_a_cpu      60 $F --tune text-device=cpu
+run pmv_a_gpu      60 $F --tune text-device=webgpu
+run pmv_a_auto     60 $F --tune text-device=auto
+run pmv_a_auto_mb64 60 $F --tune text-device=auto --tune max-batch=64 --tune max-batch-phonemes=8192
+run pmv_a_auto_fp32 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune max-batch=32 --tune max-batch-phonemes=4096 --tune text-device=auto
+run pmv_a_auto_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --tune text-device=auto --precision fp16
+run wg_def16_d48   60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --tune decoder-batch=48
+run wg_def16_d48_auto 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --tune decoder-batch=48 --tune text-device=auto
+run pmv_a_auto_3k  90 $F --tune text-device=auto --requests 3000
 # Fourth session, fourth call: where the GPU's time goes (device seconds per stage), and fewer, bigger decoder runs.
-G="$V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --max-batch 32 --max-batch-phonemes 4096"
+G="$V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune max-batch=32 --tune max-batch-phonemes=4096"
 run pmv_b_auto     60 $G
-run pmv_b_d64      60 $G --decoder-batch 64
-run pmv_b_w256     60 $G --decoder-window 256 --decoder-batch 24
-run pmv_b_w192     60 $G --decoder-window 192 --decoder-batch 32
-run pmv_b_fp32     60 $V --concurrency 256 --requests 1000 --warmup 8 --max-batch 32 --max-batch-phonemes 4096
+run pmv_b_d64      60 $G --tune decoder-batch=64
+run pmv_b_w256     60 $G --tune decoder-window=256 --tune decoder-batch=24
+run pmv_b_w192     60 $G --tune decoder-window=192 --tune decoder-batch=32
+run pmv_b_fp32     60 $V --concurrency 256 --requests 1000 --warmup 8 --tune max-batch=32 --tune max-batch-phonemes=4096
 run pmv_b_defaults 60 $V --concurrency 256 --requests 1000 --warmup 8
-run wg_b_def16_mb32 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --max-batch 32 --max-batch-phonemes 4096
+run wg_b_def16_mb32 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16 --tune max-batch=32 --tune max-batch-phonemes=4096
 run wg_b_def16     60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
 # Fifth call: auto takes the GPU only when nobody holds or waits for it (deviceLock.TryLockIdle).
 run pmv_c_auto     60 $G
-run pmv_c_cpu      60 $G --text-device cpu
+run pmv_c_cpu      60 $G --tune text-device=cpu
 run pmv_c_16       60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
-run pmv_c_auto_d64 60 $G --decoder-batch 64
+run pmv_c_auto_d64 60 $G --tune decoder-batch=64
 run pmv_c_defaults 60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_c_first    40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
 run pmv_c_auto_3k  90 $G --requests 3000
@@ -344,12 +344,12 @@ run wg_d_def16     60 $B --device webgpu --concurrency 256 --requests 2000 --war
 # Seventh call: the commands a user runs, on the GPU; one more sample of the float16 defaults.
 smoke smoke_cli 60
 run pmv_e_16       60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
-run pmv_text16_w256 60 $V --concurrency 256 --requests 1000 --warmup 8 --text-device webgpu --precision fp16 --decoder-window 256 --decoder-batch 12
-run pmv_text_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu
-run pmv_text16_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --text-device webgpu --precision fp16
+run pmv_text16_w256 60 $V --concurrency 256 --requests 1000 --warmup 8 --tune text-device=webgpu --precision fp16 --tune decoder-window=256 --tune decoder-batch=12
+run pmv_text_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --tune text-device=webgpu
+run pmv_text16_first 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --tune text-device=webgpu --precision fp16
 run wg_default7    60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_default7_16 60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
-run pmv_text16_2k  90 $V --concurrency 256 --requests 3000 --warmup 8 --text-device webgpu --precision fp16
+run pmv_text16_2k  90 $V --concurrency 256 --requests 3000 --warmup 8 --tune text-device=webgpu --precision fp16
 # Fifth session, first call: a WebGPU run taken apart (transfers alone; decoder runs with and without their audio
 # coming back; ONNX Runtime's profile of them), and the defaults for reference.
 probe probe_dec 240 'DeviceTransfers|DeviceDecoder'
@@ -365,22 +365,22 @@ run pmv_g_16_3k    90 $V --concurrency 256 --requests 3000 --warmup 8 --precisio
 run pmv_g_first16  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
 run wg_g_def       60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8
 run wg_g_def16     60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
-# Fourth call (float16 inputs for the decoder, float16 latents for the flow; --no-strips): what strips, float16
+# Fourth call (float16 inputs for the decoder, float16 latents for the flow; --tune no-strips): what strips, float16
 # transfers and 256-frame windows (now that a sentence's last window is not mostly padding) buy, in one call.
 probe probe_dec3 120 'DeviceDecoder/fp16/(audio|prealloc|half-in)'
 run pmv_h_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
-run pmv_h_16_nostr  60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --no-strips
-run pmv_h_16_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-window 256 --decoder-batch 32
+run pmv_h_16_nostr  60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune no-strips
+run pmv_h_16_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune decoder-window=256 --tune decoder-batch=32
 run pmv_h_32        60 $V --concurrency 256 --requests 1000 --warmup 8
-run pmv_h_32_nostr  60 $V --concurrency 256 --requests 1000 --warmup 8 --no-strips
-run pmv_h_32_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-window 256 --decoder-batch 12
+run pmv_h_32_nostr  60 $V --concurrency 256 --requests 1000 --warmup 8 --tune no-strips
+run pmv_h_32_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --tune decoder-window=256 --tune decoder-batch=12
 run pmv_h_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
-run pmv_h_16w_3k    90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --decoder-window 256 --decoder-batch 32
+run pmv_h_16w_3k    90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --tune decoder-window=256 --tune decoder-batch=32
 run wg_h_def16      60 $B --device webgpu --concurrency 256 --requests 2000 --warmup 8 --precision fp16
 # Fifth call (float16 transfers reverted): strips and 256-frame windows in float16, the defaults once more.
 run pmv_i_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
-run pmv_i_16_nostr  60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --no-strips
-run pmv_i_16_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-window 256 --decoder-batch 32
+run pmv_i_16_nostr  60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune no-strips
+run pmv_i_16_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune decoder-window=256 --tune decoder-batch=32
 run pmv_i_16_3k     90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 run pmv_i_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_i_first16   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16
@@ -416,14 +416,14 @@ run cpu_k_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --reque
 # Second call: with the layout Transposes gone, do bigger decoder runs or 256-frame windows pay now; the text part
 # on the CPU only (the device is the limit: its runs hold it 95% of the time); the defaults again for the noise.
 run pmv_l_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
-run pmv_l_16_d96    60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-batch 96
-run pmv_l_16_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --decoder-window 256 --decoder-batch 32
-run pmv_l_16_tcpu   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --text-device cpu
-run pmv_l_32_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-window 256 --decoder-batch 12
+run pmv_l_16_d96    60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune decoder-batch=96
+run pmv_l_16_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune decoder-window=256 --tune decoder-batch=32
+run pmv_l_16_tcpu   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 --tune text-device=cpu
+run pmv_l_32_w256   60 $V --concurrency 256 --requests 1000 --warmup 8 --tune decoder-window=256 --tune decoder-batch=12
 run pmv_l_32        60 $V --concurrency 256 --requests 1000 --warmup 8
-run pmv_l_first16_tcpu 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16 --text-device cpu
+run pmv_l_first16_tcpu 40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 40 --warmup 4 --precision fp16 --tune text-device=cpu
 # Third call (commit 'WebGPU's decoder windows are 256 frames'): the new defaults against 128-frame windows.
-W128="--decoder-window 128"
+W128="--tune decoder-window=128"
 check dev_check_m 200 TestOnDevice
 run pmv_m_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
 run pmv_m_16_w128   60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16 $W128
@@ -493,14 +493,14 @@ PROBE_RUNS=1 probe probe_cpu_p 90 'MachineScaling'
 run cpu_p_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
 run cpu_p_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
 # Fourth call (commit: tiled decoder tails on the CPU): CPU scaling with tiles (the new default) and without
-# (--tail-tile -1), and the tile size; the default voice (masks itself) and the Piper medium graph (does not).
-NOTILE="--tail-tile -1"
+# (--tune tail-tile=-1), and the tile size; the default voice (masks itself) and the Piper medium graph (does not).
+NOTILE="--tune tail-tile=-1"
 run cpu_q_t1        40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
 run cpu_q_t1_whole  40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 $NOTILE
 run cpu_q_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2
 run cpu_q_t16_whole 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 $NOTILE
-run cpu_q_t16_128   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tail-tile 128
-run cpu_q_t16_512   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tail-tile 512
+run cpu_q_t16_128   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tune tail-tile=128
+run cpu_q_t16_512   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --tune tail-tile=512
 run cpu_q_t1_b      40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2
 run cpu_q_t1_whole_b 40 $B $DV --device cpu --threads 1 --concurrency 2 --requests 8 --warmup 2 $NOTILE
 run cpu_q_vs_seq    90 $B $DV --device cpu --threads 16 --concurrency 32 --requests 96 --warmup 2 --compare sequential
@@ -521,7 +521,7 @@ smoke smoke_cli_s 90
 run cpu_s_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
 run pmv_s_first32   40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 $(REQ pmv_s_first32)
 # Seventh call: 512-frame decoder windows (half the margin frames of 256) at the same frames per run.
-W512="--decoder-window 512"
+W512="--tune decoder-window=512"
 run pmv_t_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_t_32_w512   60 $V --concurrency 256 --requests 1000 --warmup 8 $W512
 run pmv_t_16        60 $V --concurrency 256 --requests 1000 --warmup 8 --precision fp16
@@ -533,14 +533,14 @@ run pmv_t_first32_w512 40 --texts samples/short.txt --voice $pmv --device webgpu
 # maxNumPendingDispatches (dispatches encoded before a submit, default 16) and more float32 windows per run (the
 # buffer cache's 160 MiB bucket allows 9 of 512 frames); where the CPU's 16 sessions lose speed, head against tail
 # (the stages "head" and "tail" of a tiled voice), and whether Go's garbage collector takes a share.
-PD="--provider-option ep.webgpuexecutionprovider.maxNumPendingDispatches"
+PD="--tune provider-option=ep.webgpuexecutionprovider.maxNumPendingDispatches"
 check dev_check_u 150 TestOnDevice
 run pmv_u_32        60 $V --concurrency 256 --requests 1000 --warmup 8
 run pmv_u_32_pd4    60 $V --concurrency 256 --requests 1000 --warmup 8 $PD=4
 run pmv_u_32_pd64   60 $V --concurrency 256 --requests 1000 --warmup 8 $PD=64
 run pmv_u_32_pd256  60 $V --concurrency 256 --requests 1000 --warmup 8 $PD=256
-run pmv_u_32_d8     60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-batch 8
-run pmv_u_32_d9     60 $V --concurrency 256 --requests 1000 --warmup 8 --decoder-batch 9
+run pmv_u_32_d8     60 $V --concurrency 256 --requests 1000 --warmup 8 --tune decoder-batch=8
+run pmv_u_32_d9     60 $V --concurrency 256 --requests 1000 --warmup 8 --tune decoder-batch=9
 run pmv_u_32b       60 $V --concurrency 256 --requests 1000 --warmup 8
 run cpu_u_t1        60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
 run cpu_u_t16       40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
@@ -555,7 +555,7 @@ done
 run cpu_v_t16_locked_b 40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --worker-threads locked
 run cpu_v_t16_free_b   40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --worker-threads free
 run pmv_v_32_3k        90 $V --concurrency 256 --requests 3000 --warmup 8
-run pmv_v_32_3k_d8     90 $V --concurrency 256 --requests 3000 --warmup 8 --decoder-batch 8
+run pmv_v_32_3k_d8     90 $V --concurrency 256 --requests 3000 --warmup 8 --tune decoder-batch=8
 run pmv_v_32_3k_locked 90 $V --concurrency 256 --requests 3000 --warmup 8 --worker-threads locked
 run pmv_v_16_3k        90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16
 # (Locked and pinned worker threads measured no different from free ones on the CPU: the option was reverted.)
@@ -587,35 +587,35 @@ run pmv_y_32_6k     150 $V --concurrency 256 --requests 6000 --warmup 8
 # Ninth session, first call: the Piper medium graph with Piper's own relative attention (pmv) against the graph
 # of the sessions before (pmvg); short decoder runs whenever the device is idle (--eager-windows, off by default)
 # against the defaults (8 float32 windows per run since commit 7a0f861); and a batch's text part run on the CPU a
-# piece at a time (--text-piece N sentences), the rest handed to the GPU once it idles.
+# piece at a time (--tune text-piece=N sentences), the rest handed to the GPU once it idles.
 run pmvg_z_32_3k         90 $B --voice $pmvg --device webgpu --concurrency 256 --requests 3000 --warmup 8
 for i in a b; do
   p=4 && [ $i = b ] && p=2
   run pmv_z_32_3k_$i       90 $V --concurrency 256 --requests 3000 --warmup 8
   run pmv_z_32_3k_eager_$i 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows
-  run pmv_z_32_3k_p${p}_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows --text-piece $p
+  run pmv_z_32_3k_p${p}_eager 90 $V --concurrency 256 --requests 3000 --warmup 8 --eager-windows --tune text-piece=$p
 done
-run pmv_z_32_3k_p4       90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece 4
+run pmv_z_32_3k_p4       90 $V --concurrency 256 --requests 3000 --warmup 8 --tune text-piece=4
 run pmv_z_16_3k_eager    90 $V --concurrency 256 --requests 3000 --warmup 8 --precision fp16 --eager-windows
 run pmv_z_first32_eager  40 --texts samples/short.txt --voice $pmv --device webgpu --concurrency 1 --requests 100 --warmup 4 --eager-windows
 # (--eager-windows, slower in both pairs, was removed after this call: those runs need commit eb6cd2d's binary.)
 # Second call (commit 39a48e4; pieces of 2 became the default after it): pieces of 2 and 4 sentences against whole batches (-1), twice each in turn; one CPU memory arena
-# shared by all CPU sessions (the default from this call's commit) against one per session (--session-arenas, as
+# shared by all CPU sessions (the default from this call's commit) against one per session (--tune session-arenas, as
 # before), on the GPU and on the CPU; memory over 6,000 requests; the default voice, which has a small text part.
 # First, the engine's device checks with the new Piper medium graph.
 check dev_check_z2 150 'TestOnDevice'
 for i in a b; do
   for p in -1 2 4; do
-    run pmv_z2_32_3k_p${p}_$i 90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece $p
+    run pmv_z2_32_3k_p${p}_$i 90 $V --concurrency 256 --requests 3000 --warmup 8 --tune text-piece=$p
   done
 done
-run pmv_z2_32_3k_p2_arenas 90 $V --concurrency 256 --requests 3000 --warmup 8 --text-piece 2 --session-arenas
-run pmv_z2_32_6k_p2       150 $V --concurrency 256 --requests 6000 --warmup 8 --text-piece 2
+run pmv_z2_32_3k_p2_arenas 90 $V --concurrency 256 --requests 3000 --warmup 8 --tune text-piece=2 --tune session-arenas
+run pmv_z2_32_6k_p2       150 $V --concurrency 256 --requests 6000 --warmup 8 --tune text-piece=2
 run cpu_z2_t1              60 $B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2
 run cpu_z2_t16             40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2
-run cpu_z2_t16_arenas      40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --session-arenas
-run wg_z2_def_p-1          60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece -1
-run wg_z2_def_p2           60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --text-piece 2
+run cpu_z2_t16_arenas      40 $B $DV --device cpu --threads 16 --concurrency 32 --requests 288 --warmup 2 --tune session-arenas
+run wg_z2_def_p-1          60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --tune text-piece=-1
+run wg_z2_def_p2           60 $B $DV --device webgpu --concurrency 256 --requests 2000 --warmup 8 --tune text-piece=2
 # Third call (commit 2177d88: pieces of 2 and the shared arena the defaults): memory over 6,000 requests.
 run pmv_z3_32_6k 110 $V --concurrency 256 --requests 6000 --warmup 8
 # Tenth session, first call: whether the shared CPU arena lifts 16 CPU sessions' scaling (ninth session, call 2:
@@ -658,7 +658,7 @@ T1="$B $DV --device cpu --threads 1 --concurrency 2 --requests 24 --warmup 2"
 run cpu_n2_t1 60 $T1
 for i in a b c; do
   run cpu_n_t16_$i        40 $T16
-  run cpu_n_t16_arenas_$i 40 $T16 --session-arenas
+  run cpu_n_t16_arenas_$i 40 $T16 --tune session-arenas
 done
 HUGE="env GLIBC_TUNABLES=glibc.malloc.hugetlb=1"
 PREFIX="$HUGE" run cpu_n_t1_huge  60 $T1

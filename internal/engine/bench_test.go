@@ -43,8 +43,7 @@ func BenchmarkEngine(b *testing.B) {
 			name += fmt.Sprintf("/window%dx%d", layout.window, layout.windows)
 		}
 		b.Run(name, func(b *testing.B) {
-			e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: threads, ThreadsPerSession: layout.perSession,
-				MaxBatch: layout.batch, QueueSize: 64, DecoderWindow: layout.window, DecoderBatch: layout.windows})
+			e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: threads, QueueSize: 64, Tuning: Tuning{ThreadsPerSession: layout.perSession, MaxBatch: layout.batch, DecoderWindow: layout.window, DecoderBatch: layout.windows}})
 			if err != nil {
 				b.Fatal(err)
 			}

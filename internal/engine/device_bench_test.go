@@ -41,7 +41,7 @@ func BenchmarkDeviceDecoder(b *testing.B) {
 	decoders := map[bool]vits.SplitVoice{}
 	var w windowing
 	for _, masked := range []bool{true, false} {
-		e, err := NewEngine(Options{Device: device, NoPaddingMasks: !masked})
+		e, err := NewEngine(Options{Device: device, Tuning: Tuning{NoPaddingMasks: !masked}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -177,10 +177,10 @@ func BenchmarkDeviceAcoustic(b *testing.B) {
 	for _, variant := range []string{"plain", "profile"} {
 		opts := Options{Device: device}
 		if variant == "profile" {
-			if opts.ProfilePrefix = os.Getenv("TTSGEN_PROBE_PROFILE"); opts.ProfilePrefix == "" {
+			if opts.Tuning.ProfilePrefix = os.Getenv("TTSGEN_PROBE_PROFILE"); opts.Tuning.ProfilePrefix == "" {
 				continue
 			}
-			opts.ProfilePrefix += "_acoustic"
+			opts.Tuning.ProfilePrefix += "_acoustic"
 		}
 		e, err := NewEngine(opts)
 		if err != nil {

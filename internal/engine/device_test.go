@@ -33,7 +33,7 @@ func TestOnDevice(t *testing.T) {
 		}
 		t.Run(v.name, func(t *testing.T) {
 			// One sentence at a time, whole, float32: the reference.
-			ref, refModel := voiceEngine(t, v.path, Options{Device: device, DecoderWindow: -1, MaxBatch: 1, InFlight: 1})
+			ref, refModel := voiceEngine(t, v.path, Options{Device: device, Tuning: Tuning{DecoderWindow: -1, MaxBatch: 1, InFlight: 1}})
 			sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(21, 22)), 8, func(i int) int { return 20 + 23*i })
 			for _, tt := range []struct {
 				name    string
@@ -41,8 +41,8 @@ func TestOnDevice(t *testing.T) {
 				maxDiff float64 // largest difference allowed at any sample
 				minSNR  float64 // dB of the reference's energy over the difference's
 			}{
-				{"windows and batches, fp32", Options{Device: device, TextDevice: device}, 1e-4, 60},
-				{"windows and batches, fp16", Options{Device: device, TextDevice: device, Precision: PrecisionFloat16}, 0.05, 30},
+				{"windows and batches, fp32", Options{Device: device, Tuning: Tuning{TextDevice: device}}, 1e-4, 60},
+				{"windows and batches, fp16", Options{Device: device, Precision: PrecisionFloat16, Tuning: Tuning{TextDevice: device}}, 0.05, 30},
 			} {
 				e, m := voiceEngine(t, v.path, tt.opts)
 				for i, got := range submitTogether(t, e, m, sentences) {

@@ -21,227 +21,6 @@ import (
 // ErrClosed is the error of requests submitted to, or still queued in, an engine that has been closed.
 var ErrClosed = errors.New("gpu: engine closed")
 
-// Options configure an Engine. Zero values pick the documented defaults for the device in use.
-type Options struct {
-	Device    ort.Device
-	Threads   int                              // CPU threads to use in total (0 = runtime.NumCPU())
-	MaxBatch  int                              // cap on items per device batch (0 = DefaultCPUMaxBatch on cpu, DefaultGPUMaxBatch on a GPU, DefaultSplitGPUMaxBatch there for split voices' acoustic batches run on the CPU)
-	QueueSize int                              // bounded queue; Submit blocks (backpressure) when full, until ctx is done (0 = 4 x workers x MaxBatch, at least 64)
-	Logf      func(format string, args ...any) // warnings (e.g. GPU fallback); nil = silent
-
-	// ThreadsPerSession is the intra-op thread count of each CPU session; the engine runs
-	// Threads/ThreadsPerSession sessions side by side (0 = DefaultThreadsPerSession).
-	ThreadsPerSession int
-	// InFlight is how many batches a GPU engine keeps running at once, so packing and unpacking one batch
-	// overlaps the device running another (0 = DefaultInFlight). Ignored on cpu.
-	InFlight int
-	// MaxBatchPhonemes caps batch size x longest phoneme sequence in a batch: the padded input, and so
-	// (roughly) the audio and activation memory one run needs (0 = DefaultCPUMaxBatchPhonemes,
-	// DefaultGPUMaxBatchPhonemes, or DefaultSplitGPUMaxBatchPhonemes on a GPU engine for split voices' acoustic
-	// batches run on the CPU).
-	// A single sentence longer than the cap still runs, alone.
-	MaxBatchPhonemes int
-
-	// DecoderWindow turns on continuous batching for voices that can be split at the decoder's latent (see
-	// doc.go): the decoder runs on windows of this many frames drawn from many sentences at once. 0 = the
-	// device's default (DefaultDecoderWindow: on for WebGPU, where it measured fastest; off on the CPU, where whole
-	// sentences did); < 0 = off.
-	DecoderWindow int
-	// DecoderMargin is the frames of context each window reads on either side, and the frames of silence between
-	// two sentences in a strip; it must cover the decoder's receptive field, or seams show and a sentence's end
-	// hears the next one's start (0 = each voice's own, worked out from its graph at Load (reach.go), or
-	// DefaultDecoderMargin when the graph has layers that cannot be read).
-	DecoderMargin int
-	// DecoderBatch is the most windows per decoder run (0 = DefaultDecoderFrames, or DefaultHalfDecoderFrames for
-	// Precision fp16, divided by the window; fewer for short windows, whose margins weigh more: see
-	// defaultDecoderBatch).
-	DecoderBatch int
-
-	// Upsampling chooses how the decoder's ConvTranspose layers run (see upsample.go): as they are, or rewritten
-	// at Load as polyphase Convs, the same sums through the provider's fast Conv kernel ("" = the device's default).
-	Upsampling Upsampling
-	// ProviderOptions are passed to the GPU execution provider on top of the engine's own (not to CPU sessions).
-	// Keys spelled as ONNX Runtime session configuration go there instead: "ep.webgpuexecutionprovider.*" (where
-	// ORT 1.30's WebGPU provider reads its options) for the GPU sessions, "session.*" (such as
-	// "session.set_denormal_as_zero") for every session, a CPU engine's included.
-	ProviderOptions map[string]string
-	// AcousticDevice is where split voices run their acoustic part: "cpu" on a GPU engine runs it on CPU sessions
-	// (one per worker, one thread each, with as many workers as Threads) and only the decoder windows on the GPU.
-	// The acoustic part is small, sequential work with shape computations that a GPU provider runs slowly and
-	// with round trips to the host, while the CPU cores would otherwise idle ("" = DefaultAcousticDevice).
-	AcousticDevice ort.Device
-	// TextDevice is where split voices with the acoustic part on the CPU run its token-rate part, the text encoder
-	// and duration predictor (text.go): "cpu" keeps the whole acoustic part on the CPU; the engine's GPU device
-	// cuts the acoustic part at the durations, runs the text part there on whole batches and the rest (expanding
-	// to frames) on the CPU; "auto" runs a batch's text part on the GPU when the GPU is free at that moment and on
-	// the worker's CPU session otherwise, so that whichever of the two has time to spare takes it ("" =
-	// DefaultTextDevice).
-	TextDevice ort.Device
-	// Precision is the arithmetic of split voices' frame-rate parts on a GPU, the flow and the decoder: "fp16"
-	// rewrites them at Load to compute in float16 (half.go; their inputs and outputs stay float32), for a GPU
-	// whose provider has float16 kernels, such as WebGPU with shader-f16 ("" = fp32). A graph the rewrite refuses
-	// stays float32, with a Logf note. Ignored on the CPU, whose provider lacks float16 kernels, and wherever
-	// voices run whole sentences (decoder windows off: DecoderWindow -1, or CUDA's default).
-	Precision Precision
-	// AcousticGPUWorkers, with the acoustic part on the CPU, adds this many workers that run it on the GPU
-	// (a session each), taking batches as the CPU workers do: for a voice whose acoustic part keeps every core
-	// busy while the GPU has time to spare (0 = none).
-	AcousticGPUWorkers int
-	// NoPaddingMasks runs voices' decoders as exported, without the padding masks that Load adds to decoders
-	// that do not mask themselves, such as Piper's (mask.go): in a batch or a window, what lies beyond a sentence
-	// then leaks into its first and last samples, as in Piper's own batches. For measuring what the masks cost,
-	// and for a baseline run the way Piper runs.
-	NoPaddingMasks bool
-	// TailTile is how a CPU engine running one sentence at a time (MaxBatch 1, whole sentences: its default) runs a
-	// voice's decoder: its last two upsampling stages on tiles of this many samples of their input, one tile
-	// after another, so that their tensors stay in the core's cache (tail.go; 0 = DefaultTailTile, -1 = the
-	// whole sentence in one run, as Piper runs it). Ignored elsewhere.
-	TailTile int
-	// NoStrips cuts decoder windows from each sentence alone rather than from strips of an acoustic batch's
-	// sentences laid end to end (window.go): for measuring what strips save.
-	NoStrips bool
-	// TextPiece, with TextDevice auto, is how many sentences a worker's CPU session runs of a batch's text part at
-	// a time when the GPU was busy: between pieces the worker hands the rest of the batch to the GPU if the GPU has
-	// gone idle meanwhile (text.go). A whole batch's text part takes a CPU core over a second with a Piper medium
-	// voice, long enough for the GPU to run dry while every worker is in one (0 = DefaultTextPiece; < 0 = the
-	// whole batch at once). A piece costs no more per sentence than the whole batch: the text part's work scales
-	// with its sentences (BENCHMARKS.md, ninth session).
-	TextPiece int
-	// SessionArenas gives each CPU session its own memory arena, as ONNX Runtime does by default, rather than one
-	// arena shared by all (see registerSharedArena): for measuring what sharing costs or saves.
-	SessionArenas bool
-	// ProfilePrefix, when set, turns on ONNX Runtime's profiler for every session: each writes a Chrome-trace
-	// JSON file named PREFIX_<date>.json, with every node's time and provider, when the engine closes.
-	ProfilePrefix string
-}
-
-// Precision is the arithmetic of a voice's frame-rate parts on a GPU; see Options.Precision.
-type Precision string
-
-const (
-	PrecisionFloat32 Precision = "fp32"
-	PrecisionFloat16 Precision = "fp16"
-)
-
-// Upsampling is how a voice's decoder upsamples; see Options.Upsampling.
-type Upsampling string
-
-const (
-	UpsamplingDefault       Upsampling = ""              // the device's default (DefaultUpsampling)
-	UpsamplingConvTranspose Upsampling = "convtranspose" // the voice's own ConvTranspose nodes
-	UpsamplingPolyphase     Upsampling = "polyphase"     // ConvTranspose rewritten as Conv + interleave
-)
-
-// DefaultDecoderWindow is the decoder window each device runs unless told otherwise; 0 = whole sentences.
-// WebGPU: decoder windows with the acoustic part on the CPU measured 876-1,093x real time on the H200 against
-// 733-760x for the best whole-sentence batches (BENCHMARKS.md). CPU: whole sentences measured faster. CUDA: not
-// measured, so the simplest path.
-func DefaultDecoderWindow(d ort.Device) int {
-	if d == ort.DeviceWebGPU {
-		return DefaultGPUDecoderWindow
-	}
-	return 0
-}
-
-// DefaultAcousticDevice is where split voices run their acoustic part on device d unless told otherwise: on the
-// CPU beside WebGPU (see Options.AcousticDevice), on d itself elsewhere.
-func DefaultAcousticDevice(d ort.Device) ort.Device {
-	if d == ort.DeviceWebGPU {
-		return ort.DeviceCPU
-	}
-	return d
-}
-
-// DefaultTextDevice is where split voices run their text part (see Options.TextDevice) on device d unless told
-// otherwise.
-func DefaultTextDevice(d ort.Device) ort.Device {
-	// auto measured fastest on the H200 for a Piper medium graph (float16, 32-sentence acoustic batches): 865x
-	// against 750x with the text part on the CPU and 836x on the GPU; for the default voice, whose text part is
-	// small, 1,317x against 1,347x on the CPU, within the noise of one run.
-	if d == ort.DeviceWebGPU {
-		return ort.DeviceAuto
-	}
-	return ort.DeviceCPU
-}
-
-// convChannelsLast says whether ONNX Runtime runs Conv on device d with channels last ([N,T,C]), the layout the
-// polyphase interleave is then written for (upsample.go): WebGPU does; the CPU, and CUDA unless told prefer_nhwc,
-// run [N,C,T].
-func convChannelsLast(d ort.Device) bool { return d == ort.DeviceWebGPU }
-
-// DefaultUpsampling is the upsampling each device runs unless told otherwise: polyphase everywhere, measured faster
-// with the default voice (BENCHMARKS.md): 2-core CPU 28.3x and 28.8x against 24.5x and 26.3x; H200, 16 CPU
-// sessions 123x against 111x; H200 WebGPU 504x against 479x.
-func DefaultUpsampling(ort.Device) Upsampling {
-	return UpsamplingPolyphase
-}
-
-// Defaults. The CPU ones were measured with BenchmarkEngine on a 2-core machine (see doc.go); the GPU ones on the
-// H200 through WebGPU (BENCHMARKS.md). ONNX Runtime's WebGPU provider keeps freed GPU buffers of at most 160 MiB
-// and allocates anything larger afresh for every layer of every run: a run whose largest tensor passes that
-// (the default voice: 32 KiB per latent frame, so about 5,000 frames) falls off a cliff (0.11 s per run became
-// 0.82 s). 2,048 phonemes is ~6 long sentences, ~4,100 frames: 733x, against 504x at 1,024 and 163x at 4,096.
-const (
-	DefaultThreadsPerSession   = 1
-	DefaultCPUMaxBatch         = 1
-	DefaultCPUMaxBatchPhonemes = 2048
-	DefaultGPUMaxBatch         = 16
-	DefaultGPUMaxBatchPhonemes = 2048
-	// A split voice's acoustic batches on a GPU engine hold no decoder, so they stay far from the provider's
-	// buffer limit at twice the whole-sentence budget, and fewer, larger batches mean fewer flow and text runs on
-	// the serialised device. Measured on the H200 (Piper medium graph, float16): 920-1,031x against 877x.
-	DefaultSplitGPUMaxBatch         = 32
-	DefaultSplitGPUMaxBatchPhonemes = 4096
-	// DefaultTextPiece: a batch's text part on the CPU two sentences at a time. H200, Piper medium graph, 3,000
-	// requests: 1,106x and 1,145x against 1,013x and 1,014x for whole batches (pieces of 4: 1,021x and 1,146x),
-	// the device held 97-98% of the time against 89-90%; default voice 1,528x against 1,483x.
-	DefaultTextPiece = 2
-	DefaultInFlight  = 2
-
-	// Continuous batching on WebGPU (H200): 24 windows of 128 frames, each reading 12 frames of margin on both
-	// sides, 3,648 frames per decoder run (114 MiB at the largest tensor, inside the provider's buffer cache):
-	// 974x and 934x real time at 64 concurrent requests, 1,093x at 256; 16 frames of margin 894x and 989x; 32
-	// windows of 64 frames with 16 of margin (a third of the work on margins) 876x; 64 and 128 such windows per
-	// run 837x and 766x. The margin a voice needs is worked out from its graph (the default voice: 13 frames, an
-	// upper bound: 10 measured enough, 5e-7 from the whole sentence; Piper's decoders about 15); the default
-	// margin is for a graph whose layers cannot be read. 256-frame windows, half the margin frames now that strips
-	// fill a sentence's last window, measured no faster at first (Piper medium graph: 843x against 865x in
-	// float16, 808x against 825x in float32, BENCHMARKS.md fifth session); once WebGPU's layout Transposes were
-	// gone from the decoder (upsample.go), faster: 1,001x and 1,048x against 914x and 968x in float16, 822x and
-	// 870x against 786x and 856x in float32 (two calls, sixth session). 512-frame windows (margins 5% of the
-	// work instead of 9%, and half the padding past a strip's end) against 256 in one call of the seventh session:
-	// 927x against 849x in float32 (decoder device time -5%), 1,019x against 1,016x in float16; first audio 31 / 40
-	// ms (p50 / p99).
-	DefaultGPUDecoderWindow = 512
-	DefaultDecoderMargin    = 12
-	// DefaultDecoderFrames is how many latent frames of windows (margins aside) a decoder run takes: 8 windows of
-	// 512 frames, 16 of 256. Against 6 of 512 (3,072 frames) on the H200, Piper medium graph, float32: 938x
-	// against 899x and 860x (1,000 requests), 985x against 957x (3,000), decoder device time -2%; 9 windows 903x
-	// (BENCHMARKS.md, eighth session). The largest tensor of a float32 Piper medium decoder, 32 KiB per frame
-	// with margins, then stays inside the provider's 160 MiB buffer cache (above); maxDecoderSpanFrames keeps
-	// it there for short windows, whose margins are a larger share.
-	DefaultDecoderFrames = 4096
-	// DefaultHalfDecoderFrames is DefaultDecoderFrames for a float16 decoder (Precision fp16), whose activations take
-	// half the bytes: 16 windows of 512 frames, 32 of 256 (near 141 MiB at the largest tensor). Measured on the
-	// H200 (Piper medium graph, float16, 128-frame windows): 64 per run 959x and 1,031x against 948x and 920x for
-	// 48; 48 against 24, 765x against 703x; 96 per run fell off the cliff (470x against 914x).
-	DefaultHalfDecoderFrames = 8192
-	// maxDecoderSpanFrames bounds a default decoder run's frames with the margins (DefaultDecoderMargin on each
-	// side of each window): 144 MiB at the largest tensor of a float32 Piper medium decoder, twice the frames in
-	// float16.
-	maxDecoderSpanFrames = 4608
-)
-
-// defaultDecoderBatch is the windows per decoder run unless told otherwise: DefaultDecoderFrames (or
-// DefaultHalfDecoderFrames) of windows, at most maxDecoderSpanFrames (twice that in float16) with their margins.
-func defaultDecoderBatch(window int, half bool) int {
-	frames, span := DefaultDecoderFrames, maxDecoderSpanFrames
-	if half {
-		frames, span = DefaultHalfDecoderFrames, 2*maxDecoderSpanFrames
-	}
-	return max(1, min(frames/window, span/(window+2*DefaultDecoderMargin)))
-}
-
 // ModelConfig is what the voice's JSON config says about the model.
 type ModelConfig struct {
 	SampleRate  int
@@ -409,46 +188,48 @@ func NewEngine(opts Options) (*Engine, error) {
 	if !ort.Ready() {
 		return nil, errors.New("engine: NewEngine before ort.Init: the ONNX Runtime library is not loaded")
 	}
-	return newEngine(opts, ortBackend{sessions: ort.Sessions{ProviderOptions: opts.ProviderOptions,
-		ProfilePrefix: opts.ProfilePrefix, OwnArenas: opts.SessionArenas}})
+	t := opts.Tuning
+	return newEngine(opts, ortBackend{sessions: ort.Sessions{ProviderOptions: t.ProviderOptions,
+		ProfilePrefix: t.ProfilePrefix, OwnArenas: t.SessionArenas}})
 }
 
 func newEngine(opts Options, b backend) (*Engine, error) {
+	t := opts.Tuning
 	logf := opts.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	for name, v := range map[string]int{"Threads": opts.Threads, "MaxBatch": opts.MaxBatch, "QueueSize": opts.QueueSize,
-		"ThreadsPerSession": opts.ThreadsPerSession, "InFlight": opts.InFlight, "MaxBatchPhonemes": opts.MaxBatchPhonemes,
-		"DecoderMargin": opts.DecoderMargin, "DecoderBatch": opts.DecoderBatch, "AcousticGPUWorkers": opts.AcousticGPUWorkers} {
+	for name, v := range map[string]int{"Threads": opts.Threads, "MaxBatch": t.MaxBatch, "QueueSize": opts.QueueSize,
+		"ThreadsPerSession": t.ThreadsPerSession, "InFlight": t.InFlight, "MaxBatchPhonemes": t.MaxBatchPhonemes,
+		"DecoderMargin": t.DecoderMargin, "DecoderBatch": t.DecoderBatch, "AcousticGPUWorkers": t.AcousticGPUWorkers} {
 		if v < 0 {
 			return nil, fmt.Errorf("gpu: option %s is %d; want 0 (default) or more", name, v)
 		}
 	}
 
-	if opts.TailTile < -1 || opts.TailTile > maxTailTile {
-		return nil, fmt.Errorf("gpu: option TailTile is %d; want -1 (off), 0 (default) or up to %d", opts.TailTile, maxTailTile)
+	if t.TailTile < -1 || t.TailTile > maxTailTile {
+		return nil, fmt.Errorf("gpu: option TailTile is %d; want -1 (off), 0 (default) or up to %d", t.TailTile, maxTailTile)
 	}
 	switch opts.Precision {
 	case "", PrecisionFloat32, PrecisionFloat16:
 	default:
 		return nil, fmt.Errorf("gpu: unknown precision %q (want %s or %s)", opts.Precision, PrecisionFloat32, PrecisionFloat16)
 	}
-	switch opts.Upsampling {
+	switch t.Upsampling {
 	case UpsamplingDefault, UpsamplingConvTranspose, UpsamplingPolyphase:
 	default:
-		return nil, fmt.Errorf("gpu: unknown upsampling %q (want %s or %s)", opts.Upsampling, UpsamplingConvTranspose, UpsamplingPolyphase)
+		return nil, fmt.Errorf("gpu: unknown upsampling %q (want %s or %s)", t.Upsampling, UpsamplingConvTranspose, UpsamplingPolyphase)
 	}
 	device, err := selectDevice(opts.Device, b, logf)
 	if err != nil {
 		return nil, err
 	}
 	// Compared with the device in use, so that "auto" that found WebGPU takes "webgpu" parts.
-	if opts.AcousticDevice != "" && opts.AcousticDevice != ort.DeviceCPU && opts.AcousticDevice != device {
-		return nil, fmt.Errorf("gpu: acoustic device %q: it runs on the engine's device (%s) or on cpu", opts.AcousticDevice, device)
+	if t.AcousticDevice != "" && t.AcousticDevice != ort.DeviceCPU && t.AcousticDevice != device {
+		return nil, fmt.Errorf("gpu: acoustic device %q: it runs on the engine's device (%s) or on cpu", t.AcousticDevice, device)
 	}
-	if opts.TextDevice != "" && opts.TextDevice != ort.DeviceCPU && opts.TextDevice != ort.DeviceAuto && opts.TextDevice != device {
-		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device (%s), on cpu, or auto", opts.TextDevice, device)
+	if t.TextDevice != "" && t.TextDevice != ort.DeviceCPU && t.TextDevice != ort.DeviceAuto && t.TextDevice != device {
+		return nil, fmt.Errorf("gpu: text device %q: it runs on the engine's device (%s), on cpu, or auto", t.TextDevice, device)
 	}
 	e := &Engine{
 		backend: b,
@@ -457,54 +238,51 @@ func newEngine(opts Options, b backend) (*Engine, error) {
 		now:     time.Now,
 		done:    make(chan struct{}),
 		// Masks are on unless turned off: an option's zero value is the default.
-		paddingMasks: !opts.NoPaddingMasks,
-		noStrips:     opts.NoStrips,
-		textPiece:    max(0, cmp.Or(opts.TextPiece, DefaultTextPiece)),
+		paddingMasks: !t.NoPaddingMasks,
+		noStrips:     t.NoStrips,
+		textPiece:    max(0, cmp.Or(t.TextPiece, DefaultTextPiece)),
 	}
 	e.work = sync.NewCond(&e.mu)
 	e.half = opts.Precision == PrecisionFloat16 && device != ort.DeviceCPU
-	e.upsampling = cmp.Or(opts.Upsampling, DefaultUpsampling(device))
+	e.upsampling = cmp.Or(t.Upsampling, DefaultUpsampling(device))
 	threads := cmp.Or(opts.Threads, runtime.NumCPU())
 	if device == ort.DeviceCPU {
-		e.threadsPerSession = min(cmp.Or(opts.ThreadsPerSession, DefaultThreadsPerSession), threads)
+		e.threadsPerSession = min(cmp.Or(t.ThreadsPerSession, DefaultThreadsPerSession), threads)
 		e.workers = max(1, threads/e.threadsPerSession)
 		e.sessionsPerModel = e.workers
-		e.maxBatch = cmp.Or(opts.MaxBatch, DefaultCPUMaxBatch)
-		e.maxBatchPhonemes = cmp.Or(opts.MaxBatchPhonemes, DefaultCPUMaxBatchPhonemes)
-		if e.maxBatch == 1 && opts.TailTile >= 0 {
-			e.tailTile = cmp.Or(opts.TailTile, DefaultTailTile)
+		e.maxBatch = cmp.Or(t.MaxBatch, DefaultCPUMaxBatch)
+		e.maxBatchPhonemes = cmp.Or(t.MaxBatchPhonemes, DefaultCPUMaxBatchPhonemes)
+		if e.maxBatch == 1 && t.TailTile >= 0 {
+			e.tailTile = cmp.Or(t.TailTile, DefaultTailTile)
 		}
 	} else {
 		// One session on the device, shared by InFlight workers: ORT sessions may be run concurrently, and a
 		// second copy of the weights on the device would buy nothing.
 		e.threadsPerSession = threads
-		e.workers = cmp.Or(opts.InFlight, DefaultInFlight)
+		e.workers = cmp.Or(t.InFlight, DefaultInFlight)
 		e.sessionsPerModel = 1
-		e.maxBatch = cmp.Or(opts.MaxBatch, DefaultGPUMaxBatch)
-		e.maxBatchPhonemes = cmp.Or(opts.MaxBatchPhonemes, DefaultGPUMaxBatchPhonemes)
+		e.maxBatch = cmp.Or(t.MaxBatch, DefaultGPUMaxBatch)
+		e.maxBatchPhonemes = cmp.Or(t.MaxBatchPhonemes, DefaultGPUMaxBatchPhonemes)
 	}
-	if window := cmp.Or(opts.DecoderWindow, DefaultDecoderWindow(device)); window > 0 {
-		e.window = windowing{frames: window, margin: cmp.Or(opts.DecoderMargin, DefaultDecoderMargin)}
-		e.marginSet = opts.DecoderMargin > 0
-		e.decoderBatch = cmp.Or(opts.DecoderBatch, defaultDecoderBatch(window, e.half))
-		if cmp.Or(opts.AcousticDevice, DefaultAcousticDevice(device)) == ort.DeviceCPU && device != ort.DeviceCPU {
+	if window := cmp.Or(t.DecoderWindow, DefaultDecoderWindow(device)); window > 0 {
+		e.window = windowing{frames: window, margin: cmp.Or(t.DecoderMargin, DefaultDecoderMargin)}
+		e.marginSet = t.DecoderMargin > 0
+		e.decoderBatch = cmp.Or(t.DecoderBatch, defaultDecoderBatch(window, e.half))
+		if cmp.Or(t.AcousticDevice, DefaultAcousticDevice(device)) == ort.DeviceCPU && device != ort.DeviceCPU {
 			e.acousticOnCPU = true
 			e.workers = max(e.workers, threads)
 			e.acousticCPU = e.workers
-			e.workers += opts.AcousticGPUWorkers
-			e.text = cmp.Or(opts.TextDevice, DefaultTextDevice(device))
-			e.splitMaxBatch = cmp.Or(opts.MaxBatch, DefaultSplitGPUMaxBatch)
-			e.splitMaxBatchPh = cmp.Or(opts.MaxBatchPhonemes, DefaultSplitGPUMaxBatchPhonemes)
+			e.workers += t.AcousticGPUWorkers
+			e.text = cmp.Or(t.TextDevice, DefaultTextDevice(device))
+			e.splitMaxBatch = cmp.Or(t.MaxBatch, DefaultSplitGPUMaxBatch)
+			e.splitMaxBatchPh = cmp.Or(t.MaxBatchPhonemes, DefaultSplitGPUMaxBatchPhonemes)
 		}
 	}
 	if e.splitMaxBatch == 0 {
 		e.splitMaxBatch, e.splitMaxBatchPh = e.maxBatch, e.maxBatchPhonemes
 	}
-	// Four batches for every worker (1,024 sentences on the H200 with a split voice), so that the batch each
-	// worker takes is picked from many lengths: measured there against 256, 512 and 2,048 (BENCHMARKS.md, eleventh
-	// session), short sentences padded 4% against 28% with just every worker's batch queued, and 5,000 prompts ran
-	// at 1,084x against 853x in 1.7 GiB against 1.4 GiB. (The 6.9 GiB such a prompt set once held was WAV
-	// encoders', not the engine's.) On a CPU, batch 1, it is the floor of 64.
+	// Four batches for every worker, so that the batch each worker takes is picked from many lengths, and short
+	// sentences are padded little; on a CPU, batch 1, it is the floor of 64.
 	e.slots = make(chan struct{}, cmp.Or(opts.QueueSize, max(64, 4*e.workers*e.maxBatch)))
 	e.workersDone.Add(e.workers)
 	for w := range e.workers {

@@ -215,7 +215,7 @@ func TestTakeBatch(t *testing.T) {
 
 func TestEngineDeliversEachItemItsOwnAudio(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 3}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, Tuning: Tuning{MaxBatch: 3}}, r)
 	plugged := plug(t, e, m, r)
 	lengths := []int{7, 3, 5, 9, 4}
 	var results []<-chan Result
@@ -260,7 +260,7 @@ func TestEngineDeliversEachItemItsOwnAudio(t *testing.T) {
 
 func TestSubmitBlocksWhenQueueIsFull(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 1, QueueSize: 2}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, QueueSize: 2, Tuning: Tuning{MaxBatch: 1}}, r)
 	plugged := plug(t, e, m, r)                                            // holds place 1 while it runs
 	waiting := e.Submit(context.Background(), m, Request{IDs: []int64{2}}) // place 2: the queue is now full
 
@@ -302,7 +302,7 @@ func TestSubmitBlocksWhenQueueIsFull(t *testing.T) {
 
 func TestCancelledRequestsLeaveTheQueue(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 4, QueueSize: 4}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, QueueSize: 4, Tuning: Tuning{MaxBatch: 4}}, r)
 	plugged := plug(t, e, m, r)
 	ctx, cancel := context.WithCancel(context.Background())
 	var cancelled []<-chan Result
@@ -337,7 +337,7 @@ func TestCancelledRequestsLeaveTheQueue(t *testing.T) {
 
 func TestCloseWhileBusy(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 1, QueueSize: 3}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, QueueSize: 3, Tuning: Tuning{MaxBatch: 1}}, r)
 	running := plug(t, e, m, r)
 	queued := e.Submit(context.Background(), m, Request{IDs: []int64{2}})
 	closed := make(chan error)
@@ -381,7 +381,7 @@ func TestFailingItemFailsAlone(t *testing.T) {
 			}
 			return nil
 		}}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 4}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, Tuning: Tuning{MaxBatch: 4}}, r)
 	plugged := plug(t, e, m, r)
 	good1 := e.Submit(context.Background(), m, Request{IDs: []int64{1, 1}})
 	bad := e.Submit(context.Background(), m, Request{IDs: []int64{99, 1}})
@@ -480,9 +480,9 @@ func TestWorkerLayout(t *testing.T) {
 	}{
 		// The queue holds four batches for every worker, and at least 64 sentences.
 		{"cpu: one single-thread session per thread", Options{Device: ort.DeviceCPU, Threads: 16}, 16, 16, DefaultCPUMaxBatch, 64},
-		{"cpu: threads per session", Options{Device: ort.DeviceCPU, Threads: 16, ThreadsPerSession: 4, MaxBatch: 2}, 4, 4, 2, 64},
-		{"cpu: large batches", Options{Device: ort.DeviceCPU, Threads: 8, MaxBatch: 16}, 8, 8, 16, 4 * 8 * 16},
-		{"gpu: one shared session, batches in flight", Options{Device: ort.DeviceCUDA, Threads: 4, DecoderWindow: -1}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
+		{"cpu: threads per session", Options{Device: ort.DeviceCPU, Threads: 16, Tuning: Tuning{ThreadsPerSession: 4, MaxBatch: 2}}, 4, 4, 2, 64},
+		{"cpu: large batches", Options{Device: ort.DeviceCPU, Threads: 8, Tuning: Tuning{MaxBatch: 16}}, 8, 8, 16, 4 * 8 * 16},
+		{"gpu: one shared session, batches in flight", Options{Device: ort.DeviceCUDA, Threads: 4, Tuning: Tuning{DecoderWindow: -1}}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
 		{"gpu, decoder windows: a CPU worker per thread", Options{Device: ort.DeviceWebGPU, Threads: 16}, 16, 1, DefaultGPUMaxBatch, 4 * 16 * DefaultGPUMaxBatch},
 		{"explicit queue size", Options{Device: ort.DeviceCPU, Threads: 2, QueueSize: 5}, 2, 2, DefaultCPUMaxBatch, 5},
 	}
@@ -499,17 +499,17 @@ func TestWorkerLayout(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newEngine(Options{MaxBatch: -1}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "MaxBatch is -1") {
+	if _, err := newEngine(Options{Tuning: Tuning{MaxBatch: -1}}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "MaxBatch is -1") {
 		t.Errorf("negative MaxBatch: err %v", err)
 	}
 	for _, tile := range []int{-2, maxTailTile + 1} {
-		if _, err := newEngine(Options{TailTile: tile}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("TailTile is %d", tile)) {
+		if _, err := newEngine(Options{Tuning: Tuning{TailTile: tile}}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("TailTile is %d", tile)) {
 			t.Errorf("TailTile %d: err %v", tile, err)
 		}
 	}
 	for _, opts := range []Options{
-		{Device: ort.DeviceCPU, AcousticDevice: ort.DeviceWebGPU},
-		{Device: ort.DeviceWebGPU, TextDevice: ort.DeviceCUDA},
+		{Device: ort.DeviceCPU, Tuning: Tuning{AcousticDevice: ort.DeviceWebGPU}},
+		{Device: ort.DeviceWebGPU, Tuning: Tuning{TextDevice: ort.DeviceCUDA}},
 	} {
 		if _, err := newEngine(opts, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "it runs on the engine's device") {
 			t.Errorf("%+v: err %v, want a part placed on a device the engine does not use refused", opts, err)
@@ -540,7 +540,7 @@ func TestLoadInspectsTheGraph(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs []string
 			logf := func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
-			e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 3, Logf: logf}, &fakeBackend{runner: &fakeRunner{}})
+			e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, Logf: logf, Tuning: Tuning{MaxBatch: 3}}, &fakeBackend{runner: &fakeRunner{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -646,7 +646,7 @@ func TestMemoryStaysBoundedOverAHundredThousandSentences(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100k requests")
 	}
-	e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 4, MaxBatch: 8, QueueSize: 256}, &echoBackend{})
+	e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 4, QueueSize: 256, Tuning: Tuning{MaxBatch: 8}}, &echoBackend{})
 	if err != nil {
 		t.Fatal(err)
 	}

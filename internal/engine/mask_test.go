@@ -38,13 +38,13 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 		leaks   bool
 		minDiff float64
 	}{
-		{"batched, masked", Options{Threads: 1, MaxBatch: 4}, false, 0},
-		{"batched, unmasked", Options{Threads: 1, MaxBatch: 4, NoPaddingMasks: true}, true, 1e-2},
-		{"windows, masked", Options{Threads: 1, MaxBatch: 4, DecoderWindow: 16}, false, 0},
-		{"windows, unmasked", Options{Threads: 1, MaxBatch: 4, DecoderWindow: 16, NoPaddingMasks: true}, true, 1e-2},
+		{"batched, masked", Options{Threads: 1, Tuning: Tuning{MaxBatch: 4}}, false, 0},
+		{"batched, unmasked", Options{Threads: 1, Tuning: Tuning{MaxBatch: 4, NoPaddingMasks: true}}, true, 1e-2},
+		{"windows, masked", Options{Threads: 1, Tuning: Tuning{MaxBatch: 4, DecoderWindow: 16}}, false, 0},
+		{"windows, unmasked", Options{Threads: 1, Tuning: Tuning{MaxBatch: 4, DecoderWindow: 16, NoPaddingMasks: true}}, true, 1e-2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			alone, aloneModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1, MaxBatch: 1, NoPaddingMasks: true})
+			alone, aloneModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1, Tuning: Tuning{MaxBatch: 1, NoPaddingMasks: true}})
 			e, m := voiceEngine(t, piperShapedVoicePath, tt.opts)
 			rng := rand.New(rand.NewPCG(21, 22))
 			var worst float64
@@ -124,7 +124,7 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		t.Helper()
 		return loadOn(t, e, err, path, cfg)
 	}
-	alone, aloneModel := load(NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true}))
+	alone, aloneModel := load(NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: 1, NoPaddingMasks: true}}))
 	rng := rand.New(rand.NewPCG(31, 32))
 	var reqs []Request
 	var want [][]float32
@@ -143,7 +143,7 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		t.Fatal("speakers 0 and 1 say the same sentence identically: the test cannot tell speakers apart")
 	}
 
-	batched, batchedModel := load(NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 6}))
+	batched, batchedModel := load(NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: 6}}))
 	var items []*item
 	for _, req := range reqs {
 		items = append(items, &item{model: batchedModel, req: req})
@@ -153,8 +153,7 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A GPU engine's layout (acoustic part on the CPU, flow and decoder windows on the "GPU"), run on the CPU.
-	split, splitModel := load(newEngine(Options{Device: ort.DeviceWebGPU, AcousticDevice: ort.DeviceCPU, Threads: 2,
-		DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{}))
+	split, splitModel := load(newEngine(Options{Device: ort.DeviceWebGPU, Threads: 2, Tuning: Tuning{AcousticDevice: ort.DeviceCPU, DecoderWindow: 16, DecoderBatch: 4}}, &deviceRecorder{}))
 	if splitModel.split == nil || splitModel.split.flow == nil || !splitModel.split.voice.DecoderSpeaker {
 		t.Fatalf("not split in three with a speaker-conditioned decoder: %+v", splitModel.split)
 	}
@@ -184,7 +183,7 @@ func TestNoMasksWithoutPadding(t *testing.T) {
 		want     string
 	}{{1, "[tail_in+w_ceil@cpu/1 output@cpu/1]"}, {2, "[output@cpu/1]"}} { // the probe's decoder session
 		b := &deviceRecorder{}
-		e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: tt.maxBatch}, b)
+		e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: tt.maxBatch}}, b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -159,7 +159,7 @@ func TestBatchedMatchesAlone(t *testing.T) {
 }
 
 func testBatchedMatchesAlone(t *testing.T, path string) {
-	e, m := voiceEngine(t, path, Options{Threads: 1, MaxBatch: 3})
+	e, m := voiceEngine(t, path, Options{Threads: 1, Tuning: Tuning{MaxBatch: 3}})
 	rng := rand.New(rand.NewPCG(1, 2))
 	var batch []*item
 	for _, n := range []int{9, 30, 17} {
@@ -210,7 +210,7 @@ func testBatchedMatchesAlone(t *testing.T, path string) {
 // TestConcurrentSubmit drives the real engine from many goroutines; with no noise every copy of a sentence must
 // come back as the sentence's batch-1 audio, whatever batch it ran in.
 func TestConcurrentSubmit(t *testing.T) {
-	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 4, QueueSize: 8})
+	e, m := tinyEngine(t, Options{Threads: 2, QueueSize: 8, Tuning: Tuning{MaxBatch: 4}})
 	sentences, reference := aloneReference(t, e, m, rand.New(rand.NewPCG(3, 4)), 6, func(i int) int { return 5 + 7*i })
 	const goroutines, each = 8, 6
 	var wg sync.WaitGroup
@@ -239,7 +239,7 @@ func TestConcurrentSubmit(t *testing.T) {
 }
 
 func TestPerRequestErrorsDoNotStopTheEngine(t *testing.T) {
-	e, m := tinyEngine(t, Options{Threads: 1, MaxBatch: 4})
+	e, m := tinyEngine(t, Options{Threads: 1, Tuning: Tuning{MaxBatch: 4}})
 	ctx := context.Background()
 	outOfRange := e.Submit(ctx, m, Request{IDs: []int64{1, 5000, 2}, Scales: deterministic})
 	wrongSpeaker := e.Submit(ctx, m, Request{IDs: []int64{1, 20, 2}, Speaker: 1, Scales: deterministic})
@@ -260,8 +260,8 @@ func TestCancelAndCloseWithORT(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"whole sentences", Options{Threads: 2, MaxBatch: 2, QueueSize: 64}},
-		{"decoder windows", Options{Threads: 2, MaxBatch: 2, QueueSize: 64, DecoderWindow: 16, DecoderBatch: 4}},
+		{"whole sentences", Options{Threads: 2, QueueSize: 64, Tuning: Tuning{MaxBatch: 2}}},
+		{"decoder windows", Options{Threads: 2, QueueSize: 64, Tuning: Tuning{MaxBatch: 2, DecoderWindow: 16, DecoderBatch: 4}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { testCancelAndClose(t, tt.opts) })
 	}

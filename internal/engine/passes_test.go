@@ -21,7 +21,7 @@ import (
 // TestPolyphaseVoiceMatches: the tiny voice rewritten has no ConvTranspose left, and an engine that loads it with
 // polyphase upsampling (the default) gives each sentence the audio of the voice as it is.
 func TestPolyphaseVoiceMatches(t *testing.T) {
-	asIs, asIsModel := tinyEngine(t, Options{Threads: 1, Upsampling: UpsamplingConvTranspose})
+	asIs, asIsModel := tinyEngine(t, Options{Threads: 1, Tuning: Tuning{Upsampling: UpsamplingConvTranspose}})
 	e, m := tinyEngine(t, Options{Threads: 1})
 	if e.upsampling != UpsamplingPolyphase {
 		t.Fatalf("default upsampling on cpu is %q, want polyphase", e.upsampling)
@@ -75,8 +75,7 @@ func TestUpsamplingFormFollowsDevice(t *testing.T) {
 // graphs (their weights float16) and its audio stays that of the float32 voice; a CPU engine ignores it.
 func TestHalfPrecisionEngine(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: ort.DeviceWebGPU, Precision: PrecisionFloat16})
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, Precision: PrecisionFloat16, Tuning: Tuning{DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceWebGPU}})
 	for name, model := range map[string]*onnx.ModelProto{"flow": m.split.voice.Flow, "decoder": m.split.voice.Decoder} {
 		types := map[int32]int{}
 		for _, init := range model.GetGraph().GetInitializer() {

@@ -53,7 +53,7 @@ func TestStripsCarrySeveralSentences(t *testing.T) {
 		ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 		sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(5, 6)), 9, func(i int) int { return 2 + 5*i })
 		for _, noStrips := range []bool{false, true} {
-			e, m := voiceEngine(t, path, Options{Threads: 2, MaxBatch: 4, DecoderWindow: 16, DecoderBatch: 4, NoStrips: noStrips})
+			e, m := voiceEngine(t, path, Options{Threads: 2, Tuning: Tuning{MaxBatch: 4, DecoderWindow: 16, DecoderBatch: 4, NoStrips: noStrips}})
 			var multi atomic.Int64
 			for i, d := range m.split.decoder {
 				m.split.decoder[i] = &hookRunner{graphRunner: d, before: func(in []ort.Tensor) error {
@@ -81,7 +81,7 @@ func TestCancelInsideStrip(t *testing.T) {
 	path := tinyVoicePath
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 	sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(7, 8)), 4, func(i int) int { return 10 + 7*i })
-	e, m := voiceEngine(t, path, Options{Threads: 1, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 1})
+	e, m := voiceEngine(t, path, Options{Threads: 1, Tuning: Tuning{MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 1}})
 	gate := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	var decRuns atomic.Int64
@@ -152,7 +152,7 @@ func TestDecoderFailureInStrip(t *testing.T) {
 	path := tinyVoicePath
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 	sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(9, 8)), 6, func(i int) int { return 3 + 5*i })
-	e, m := voiceEngine(t, path, Options{Threads: 2, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 2})
+	e, m := voiceEngine(t, path, Options{Threads: 2, Tuning: Tuning{MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 2}})
 	var runs atomic.Int64
 	for i, d := range m.split.decoder {
 		m.split.decoder[i] = &hookRunner{graphRunner: d, before: func([]ort.Tensor) error {
@@ -186,9 +186,9 @@ func TestDecoderFailureInStrip(t *testing.T) {
 // each comes back as that speaker's audio alone.
 func TestSameSpeakerStrips(t *testing.T) {
 	cfg := ModelConfig{SampleRate: 22050, NumSpeakers: 3}
-	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true})
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: 1, NoPaddingMasks: true}})
 	alone, am := loadOn(t, e, err, piperShaped3VoicePath, cfg)
-	e, err = newEngine(Options{Device: ort.DeviceWebGPU, AcousticDevice: ort.DeviceCPU, Threads: 1, DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{})
+	e, err = newEngine(Options{Device: ort.DeviceWebGPU, Threads: 1, Tuning: Tuning{AcousticDevice: ort.DeviceCPU, DecoderWindow: 16, DecoderBatch: 4}}, &deviceRecorder{})
 	split, sm := loadOn(t, e, err, piperShaped3VoicePath, cfg)
 	var multi atomic.Int64
 	for i, d := range sm.split.decoder {
@@ -229,7 +229,7 @@ func TestSameSpeakerStrips(t *testing.T) {
 func TestStreamedAudio(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
 	sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(13, 14)), 3, func(i int) int { return 40 + 30*i })
-	e, m := voiceEngine(t, piperShapedVoicePath, Options{Threads: 2, DecoderWindow: 8, DecoderBatch: 2})
+	e, m := voiceEngine(t, piperShapedVoicePath, Options{Threads: 2, Tuning: Tuning{DecoderWindow: 8, DecoderBatch: 2}})
 	streams := []chan []float32{make(chan []float32, 64), make(chan []float32), make(chan []float32, 64)} // the second has no room
 	results := make([]<-chan Result, len(sentences))
 	for i, ids := range sentences {

@@ -96,8 +96,8 @@ func TestTailTilesWhereTheyApply(t *testing.T) {
 		tiled bool
 	}{
 		{"cpu default", Options{Device: ort.DeviceCPU, Threads: 1}, true},
-		{"cpu, tail tiles off", Options{Device: ort.DeviceCPU, Threads: 1, TailTile: -1}, false},
-		{"cpu, batches", Options{Device: ort.DeviceCPU, Threads: 1, MaxBatch: 4}, false},
+		{"cpu, tail tiles off", Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{TailTile: -1}}, false},
+		{"cpu, batches", Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: 4}}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e, m := voiceEngine(t, piperShapedVoicePath, tt.opts)
@@ -178,9 +178,9 @@ func TestEngineTilesMatchWholeSentences(t *testing.T) {
 	orttest.Need(t)
 	for _, path := range []string{tinyVoicePath, piperShapedVoicePath} {
 		t.Run(path, func(t *testing.T) {
-			ref, refModel := voiceEngine(t, path, Options{Threads: 1, TailTile: -1, Upsampling: UpsamplingConvTranspose})
+			ref, refModel := voiceEngine(t, path, Options{Threads: 1, Tuning: Tuning{TailTile: -1, Upsampling: UpsamplingConvTranspose}})
 			sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(17, 18)), 5, func(i int) int { return 2 + 19*i })
-			e, m := voiceEngine(t, path, Options{Threads: 2, TailTile: 8})
+			e, m := voiceEngine(t, path, Options{Threads: 2, Tuning: Tuning{TailTile: 8}})
 			if _, tiled := m.runners[0].(*tiledRunner); !tiled {
 				t.Fatal("the engine runs whole sentences")
 			}

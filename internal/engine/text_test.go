@@ -191,8 +191,7 @@ func ceilWritesFrames(t *testing.T, voice []byte) []byte {
 // worker's CPU session when it is busy, with the same audio either way.
 func TestTextDeviceAuto(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, b := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: ort.DeviceAuto})
+	e, m, b := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, Tuning: Tuning{DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceAuto}})
 	if got := strings.Count(fmt.Sprint(b.sessions), "text:/Ceil_output_0"); got != 3 || len(m.split.textCPU) != 2 {
 		t.Fatalf("sessions %v: want the text part on the GPU and on one CPU session per worker (2)", b.sessions)
 	}
@@ -250,8 +249,7 @@ func TestTextDeviceAuto(t *testing.T) {
 // time (one sentence here), each piece counted as a run, with the same audio.
 func TestTextPiecesInEngine(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: ort.DeviceAuto, TextPiece: 1})
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, Tuning: Tuning{DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceAuto, TextPiece: 1}})
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(11, 12)), 4, func(i int) int { return 5 + 8*i })
 	stage := func(name string) StageStats {
 		for _, st := range e.Stats() {
@@ -298,8 +296,7 @@ func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string
 func TestTextSessionFails(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
 	var notes []string
-	e, err := newEngine(Options{Device: ort.DeviceWebGPU, Threads: 2, DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceAuto,
-		Logf: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }}, &textSessionFails{})
+	e, err := newEngine(Options{Device: ort.DeviceWebGPU, Threads: 2, Logf: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }, Tuning: Tuning{DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceAuto}}, &textSessionFails{})
 	if err != nil {
 		t.Fatal(err)
 	}

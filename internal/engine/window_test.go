@@ -106,7 +106,7 @@ func TestWindowedDecoderMatchesWholeSentence(t *testing.T) {
 
 func testWindowedDecoderMatchesWholeSentence(t *testing.T, path string) {
 	e, m := voiceEngine(t, path, Options{Threads: 1})
-	_, split := voiceEngine(t, path, Options{Threads: 1, DecoderWindow: 32})
+	_, split := voiceEngine(t, path, Options{Threads: 1, Tuning: Tuning{DecoderWindow: 32}})
 	if !split.Windowed() {
 		t.Fatal("voice not split")
 	}
@@ -174,7 +174,7 @@ func TestContinuousBatching(t *testing.T) {
 
 func testContinuousBatching(t *testing.T, path string) {
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
-	e, m := voiceEngine(t, path, Options{Threads: 2, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 6, QueueSize: 6})
+	e, m := voiceEngine(t, path, Options{Threads: 2, QueueSize: 6, Tuning: Tuning{MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 6}})
 	if !m.Windowed() {
 		t.Fatal("voice not split for continuous batching")
 	}
@@ -247,8 +247,7 @@ func (r *recordingRunner) Run(inputs []ort.Tensor) ([]ort.Tensor, error) {
 func TestContinuousBatchingFallsBackToWholeSentences(t *testing.T) {
 	orttest.Need(t)
 	var logs []string
-	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, DecoderWindow: 16,
-		Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }, Tuning: Tuning{DecoderWindow: 16}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,8 +364,7 @@ func TestAcousticOnCPU(t *testing.T) {
 
 func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text ort.Device, sessions string) {
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
-	e, m, b := gpuLayoutEngine(t, path, Options{Device: ort.DeviceWebGPU, AcousticDevice: ort.DeviceCPU, Threads: 3, DecoderWindow: 16,
-		DecoderBatch: 4, AcousticGPUWorkers: gpuWorkers, TextDevice: text})
+	e, m, b := gpuLayoutEngine(t, path, Options{Device: ort.DeviceWebGPU, Threads: 3, Tuning: Tuning{AcousticDevice: ort.DeviceCPU, DecoderWindow: 16, DecoderBatch: 4, AcousticGPUWorkers: gpuWorkers, TextDevice: text}})
 	if got := fmt.Sprint(b.sessions); got != sessions || e.Workers() != 3+gpuWorkers {
 		t.Errorf("sessions %s with %d workers, want %s with %d", got, e.Workers(), sessions, 3+gpuWorkers)
 	}
@@ -440,16 +438,16 @@ func TestDeviceDefaults(t *testing.T) {
 	}{
 		{Options{Device: ort.DeviceWebGPU, Threads: 4}, 512, 12, 8, true, ort.DeviceAuto},
 		{Options{Device: ort.DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 512, 12, 16, true, ort.DeviceAuto},
-		{Options{Device: ort.DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, DecoderBatch: 8}, 512, 12, 8, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, Tuning: Tuning{DecoderBatch: 8}}, 512, 12, 8, true, ort.DeviceAuto},
 		// Windows per run follow the window: the same frames per run, unless their margins would take the
 		// largest tensor past maxDecoderSpanFrames (4,608 frames; 9,216 in float16).
-		{Options{Device: ort.DeviceWebGPU, Threads: 4, DecoderWindow: 256}, 256, 12, 16, true, ort.DeviceAuto},
-		{Options{Device: ort.DeviceWebGPU, Threads: 4, DecoderWindow: 128}, 128, 12, 30, true, ort.DeviceAuto},
-		{Options{Device: ort.DeviceWebGPU, Threads: 4, DecoderWindow: 128, Precision: PrecisionFloat16}, 128, 12, 60, true, ort.DeviceAuto},
-		{Options{Device: ort.DeviceWebGPU, Threads: 4, DecoderWindow: 64}, 64, 12, 52, true, ort.DeviceAuto},
-		{Options{Device: ort.DeviceWebGPU, Threads: 4, DecoderWindow: 5000}, 5000, 12, 1, true, ort.DeviceAuto},
-		{Options{Device: ort.DeviceWebGPU, Threads: 4, DecoderWindow: -1}, 0, 0, 0, false, ""},
-		{Options{Device: ort.DeviceWebGPU, Threads: 4, AcousticDevice: ort.DeviceWebGPU}, 512, 12, 8, false, ""},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: 256}}, 256, 12, 16, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: 128}}, 128, 12, 30, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, Tuning: Tuning{DecoderWindow: 128}}, 128, 12, 60, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: 64}}, 64, 12, 52, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: 5000}}, 5000, 12, 1, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: -1}}, 0, 0, 0, false, ""},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{AcousticDevice: ort.DeviceWebGPU}}, 512, 12, 8, false, ""},
 		{Options{Device: ort.DeviceCPU, Threads: 4}, 0, 0, 0, false, ""},
 	} {
 		e, err := newEngine(tt.opts, &deviceRecorder{})
@@ -469,7 +467,7 @@ func TestDeviceDefaults(t *testing.T) {
 	}
 	// A batch's text part on the CPU: two sentences at a time unless told otherwise; < 0 the whole batch (0).
 	for _, tt := range []struct{ opt, want int }{{0, 2}, {5, 5}, {-1, 0}} {
-		e, err := newEngine(Options{Device: ort.DeviceWebGPU, Threads: 4, TextPiece: tt.opt}, &deviceRecorder{})
+		e, err := newEngine(Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{TextPiece: tt.opt}}, &deviceRecorder{})
 		if err != nil {
 			t.Fatal(err)
 		}
