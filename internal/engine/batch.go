@@ -24,7 +24,7 @@ type backend interface {
 // engine shares one runner between its in-flight workers).
 type runner interface {
 	run(in batchInput) (batchOutput, error)
-	close() error
+	Close() error
 }
 
 // ortBackend makes ONNX Runtime sessions (package ort).
@@ -77,7 +77,7 @@ func (r *wholeRunner) run(in batchInput) (batchOutput, error) {
 	return out, nil
 }
 
-func (r *wholeRunner) close() error { return r.session.Close() }
+func (r *wholeRunner) Close() error { return r.session.Close() }
 
 // batchInput is one device batch: size sequences of phoneme ids, zero-padded to width.
 type batchInput struct {

@@ -91,7 +91,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	e.work.Broadcast()
 }
 
-// runText runs the text part of a voice whose acoustic part was cut at the durations (text.go) on the voice's
+// runText runs the text part of a voice whose acoustic part was cut at the durations (vits.CutText) on the voice's
 // inputs, and returns the inputs of the rest of the acoustic part: the text part's outputs, then the voice inputs
 // that the rest reads itself; and where its runs went. With TextDevice auto a CPU worker runs it on the GPU if no
 // run holds or waits for the device, else on its own CPU session, piece by piece (piece sentences at a time, 0 =
@@ -309,7 +309,7 @@ func (e *Engine) runWindows(worker int, run []window) {
 				placeErr = w.placeWindow(it.audio, out[i*perWindow:(i+1)*perWindow], s.strip, j, hop, win.k)
 			}
 			if placeErr != nil {
-				e.finishLocked(it, Result{Err: fmt.Errorf("gpu: voice %q on %s: decoder: %w", m.name, e.device, placeErr)}, it.started)
+				e.finishLocked(it, Result{Err: fmt.Errorf("engine: voice %q on %s: decoder: %w", m.name, e.device, placeErr)}, it.started)
 				continue
 			}
 			it.remaining--
@@ -370,12 +370,11 @@ func (e *Engine) decode(m *Model, worker int, latent, mask []float32, speakers [
 }
 
 // warmUp runs a split voice once at every decoder run size on a GPU, so that the provider compiles its kernels for
-// those shapes at Load rather than during the first requests (first audio measured 47 ms p99 for unseen shapes,
-// 22 ms for seen ones on the H200). The provider's programs depend on a few properties of a shape, not its sizes:
-// a dimension of 1 or more (broadcasting; a request's first batch of two sentences took 87-227 ms more on the H200
-// while they compiled), and a matrix dimension's divisibility by 4 (vector loads) and by 32 (whole tiles). So the
-// parts before the decoder run on batches of one and two sentences of 3, 4 and 32 ids; the latent's channel count
-// comes from those runs.
+// those shapes at Load rather than during the first requests, whose first audio would wait for it. The provider's
+// programs depend on a few properties of a shape, not its sizes: a dimension of 1 or more (broadcasting: a
+// request's first batch of two sentences would compile anew), and a matrix dimension's divisibility by 4 (vector
+// loads) and by 32 (whole tiles). So the parts before the decoder run on batches of one and two sentences of 3, 4
+// and 32 ids; the latent's channel count comes from those runs.
 func (e *Engine) warmUp(m *Model) error {
 	var channels int
 	for size := 1; size <= 2; size++ {

@@ -62,7 +62,7 @@ func (r *fakeRunner) run(in batchInput) (batchOutput, error) {
 	return out, nil
 }
 
-func (r *fakeRunner) close() error {
+func (r *fakeRunner) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closed = true
@@ -482,7 +482,7 @@ func TestWorkerLayout(t *testing.T) {
 		{"cpu: one single-thread session per thread", Options{Device: ort.DeviceCPU, Threads: 16}, 16, 16, DefaultCPUMaxBatch, 64},
 		{"cpu: threads per session", Options{Device: ort.DeviceCPU, Threads: 16, Tuning: Tuning{ThreadsPerSession: 4, MaxBatch: 2}}, 4, 4, 2, 64},
 		{"cpu: large batches", Options{Device: ort.DeviceCPU, Threads: 8, Tuning: Tuning{MaxBatch: 16}}, 8, 8, 16, 4 * 8 * 16},
-		{"gpu: one shared session, batches in flight", Options{Device: ort.DeviceCUDA, Threads: 4, Tuning: Tuning{DecoderWindow: -1}}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
+		{"engine: one shared session, batches in flight", Options{Device: ort.DeviceCUDA, Threads: 4, Tuning: Tuning{DecoderWindow: -1}}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
 		{"gpu, decoder windows: a CPU worker per thread", Options{Device: ort.DeviceWebGPU, Threads: 16}, 16, 1, DefaultGPUMaxBatch, 4 * 16 * DefaultGPUMaxBatch},
 		{"explicit queue size", Options{Device: ort.DeviceCPU, Threads: 2, QueueSize: 5}, 2, 2, DefaultCPUMaxBatch, 5},
 	}

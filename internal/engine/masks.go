@@ -12,6 +12,9 @@ import (
 	"github.com/ttsgen/ttsgen/internal/vits"
 )
 
+// Padding masks (vits.MaskWholeGraph, vits.MaskDecoderGraph) only cost time on a decoder that masks its own
+// padding, as ttsgen's voices do: Load probes each decoder first (needsPaddingMasks).
+
 // Probe sizes for decoderMasksItself: a short sentence, with more padding on each side than any decoder's reach.
 const (
 	probeFrames  = 24
@@ -19,10 +22,10 @@ const (
 )
 
 // decoderMasksItself reports whether a voice's decoder already keeps padding out of a sentence's samples, as
-// ttsgen's own voices do: then the masks would only cost time. It runs the
-// decoder on the CPU twice, on a random latent alone and on the same latent with zero frames on both sides (what a
-// padded batch or a window gives it), and compares the sentence's samples. vits.ErrNoDecoder: there is no decoder to
-// mask; another error: the probe could not run, and the caller masks to be safe.
+// ttsgen's own voices do. It runs the decoder on the CPU twice, on a random latent alone and on the same latent
+// with zero frames on both sides (what a padded batch or a window gives it), and compares the sentence's samples.
+// vits.ErrNoDecoder: there is no decoder to mask; another error: the probe could not run, and the caller masks to
+// be safe.
 func (e *Engine) decoderMasksItself(graph *onnx.ModelProto) (bool, error) {
 	voice, err := vits.SplitGraph(graph, false)
 	if err != nil {

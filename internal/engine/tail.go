@@ -9,7 +9,12 @@ import (
 	"github.com/ttsgen/ttsgen/internal/vits"
 )
 
-// maxTailTile bounds Options.TailTile (a tile of it is hours of audio: one tile for any sentence).
+// A CPU engine running one sentence at a time runs a VITS voice's decoder tail (its last two upsampling stages,
+// vits.CutTail) on tiles of their input, one after another, so that their tensors stay in a core's cache while
+// every core is busy; each tile reads the tail's receptive field as margin, so the tiles' middles are the whole
+// sentence's audio.
+
+// maxTailTile bounds Tuning.TailTile (a tile of it is hours of audio: one tile for any sentence).
 const maxTailTile = 1 << 24
 
 // DefaultTailTile is the cut tensor's samples per tile (Piper medium: 32 frames, 8,192 output samples, 1 MiB at the
@@ -100,6 +105,6 @@ func sliceLastAxis(t ort.Tensor, lo, hi int) ort.Tensor {
 	return ort.Tensor{Shape: shape, F32: data}
 }
 
-func (r *tiledRunner) close() error {
+func (r *tiledRunner) Close() error {
 	return errors.Join(r.head.Close(), r.tail.Close())
 }

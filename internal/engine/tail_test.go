@@ -39,7 +39,7 @@ func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, ru
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { whole.close() })
+	t.Cleanup(func() { whole.Close() })
 	tiled := &tiledRunner{head: head, tail: tail, io: io, cut: tc, tile: tile}
 	return tiled, whole, tc
 }

@@ -40,12 +40,11 @@ func (w windowing) count(frames int) int {
 
 // strip lays several sentences' latents end to end on one frame axis, with margin frames of silence (frame mask
 // off) between two sentences, and the decoder's windows are cut from the strip rather than from each sentence. A
-// sentence's last window is then filled by the next sentence's first frames instead of by padding: cut one by one,
-// the sentences of the H200 benchmark wasted 9% of the decoder's window frames on padding past their ends
-// (BENCHMARKS.md, fifth session); in strips, each wastes its gap, ~2%.
+// sentence's last window is then filled by the next sentence's first frames instead of by padding, of which a
+// sentence cut alone leaves up to a window's worth past its end; in a strip each wastes only its gap.
 //
 // The gap keeps sentences apart exactly: an output sample reads latent frames at most margin away (the decoder's
-// reach, reach.go), so a sentence's samples never read the next sentence's frames, and the gap frames they do read
+// reach, vits.DecoderReach), so a sentence's samples never read the next sentence's frames, and the gap frames they do read
 // are zero with the mask off, as the padding past a sentence's end is when it is cut alone.
 type strip struct {
 	latent   []float32 // channels x length, row-major

@@ -427,8 +427,8 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text ort.Devic
 }
 
 // TestDeviceDefaults: a WebGPU engine runs decoder windows with the acoustic part on the CPU and its text part
-// wherever has time (auto) unless told otherwise (what measured fastest on the H200), twice the windows per run in
-// float16; a CPU engine runs whole sentences; -1 turns windows off.
+// wherever has time (auto) unless told otherwise, twice the windows per run in float16; a CPU engine runs whole
+// sentences; -1 turns windows off.
 func TestDeviceDefaults(t *testing.T) {
 	for _, tt := range []struct {
 		opts                 Options

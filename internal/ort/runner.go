@@ -20,7 +20,6 @@ type Tensor struct {
 	I64   []int64
 }
 
-// runSession runs session, holding serial (if any) for the device's sake.
 // runSession runs session, holding serial (if any) for the device's sake; with try, only if the device is idle (see
 // TryLockIdle), else it returns ErrDeviceBusy. held, when not nil, adds the nanoseconds serial was held.
 func runSession(session *onnxrt.DynamicAdvancedSession, serial *DeviceLock, try bool, held *atomic.Int64, inputs, outputs []onnxrt.Value) error {

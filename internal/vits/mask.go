@@ -16,18 +16,18 @@ import (
 // the sentence's last (and, in a window, first) samples. Piper's decoders are not masked, so their batched audio
 // differs from their batch-1 audio near the ends, by up to a third of full scale in a Piper-shaped random voice.
 //
-// The fix is a graph edit made at Load: the input of every convolution of the decoder is multiplied by the
+// The fix is a graph edit made when a voice is loaded: the input of every convolution of the decoder is multiplied by the
 // sentence's mask at that layer's rate (samples per latent frame), so each convolution sees zeros where it would
 // have padded. Elementwise layers need nothing: they do not mix positions. Batched and windowed audio then equal
 // batch-1 audio up to rounding (the tests hold them to 1e-4).
 //
-// ttsgen's own voices mask every layer themselves, and there the masks would only cost time. So Load first probes
-// the decoder (decoderMasksItself) and masks only a decoder whose padding leaks.
+// ttsgen's own voices mask every layer themselves, and there the masks would only cost time: the engine probes a
+// decoder first and masks only one whose padding leaks.
 
 // Names of the tensors that maskConvolutions adds.
 const (
 	InputFrameMask = "frame_mask" // [B, 1, frames] float: 1 on a sentence's frames, 0 elsewhere
-	MaskPrefix     = "ttsgen_mask"
+	maskPrefix     = "ttsgen_mask"
 )
 
 // maskConvolutions edits graph so that every Conv and ConvTranspose computed from latent reads its input multiplied
@@ -74,7 +74,7 @@ func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked 
 	maskedInput := map[string]string{}
 	haveShapes := false // the initializers every rate's mask shares
 	add := func(op, name string, inputs []string, attrs ...*onnx.AttributeProto) string {
-		out := MaskPrefix + "/" + name
+		out := maskPrefix + "/" + name
 		nodes = append(nodes, &onnx.NodeProto{Name: out, OpType: op, Input: inputs, Output: []string{out}, Attribute: attrs})
 		return out
 	}
@@ -87,15 +87,15 @@ func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked 
 			return frameMask
 		}
 		if !haveShapes {
-			graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(MaskPrefix+"/axis3", 3), onnxgraph.IntInit(MaskPrefix+"/flat", 0, 1, -1))
+			graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(maskPrefix+"/axis3", 3), onnxgraph.IntInit(maskPrefix+"/flat", 0, 1, -1))
 			haveShapes = true
 		}
 		// [B,1,T] -> [B,1,T,1] -> broadcast to [B,1,T,rate] -> [B,1,T*rate]: each frame's value repeated rate times.
 		r := fmt.Sprint(rate)
-		graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(MaskPrefix+"/repeat"+r, 1, 1, 1, int64(rate)))
-		column := add("Unsqueeze", "column"+r, []string{frameMask, MaskPrefix + "/axis3"})
-		repeated := add("Expand", "repeated"+r, []string{column, MaskPrefix + "/repeat" + r})
-		maskAt[rate] = add("Reshape", "rate"+r, []string{repeated, MaskPrefix + "/flat"})
+		graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(maskPrefix+"/repeat"+r, 1, 1, 1, int64(rate)))
+		column := add("Unsqueeze", "column"+r, []string{frameMask, maskPrefix + "/axis3"})
+		repeated := add("Expand", "repeated"+r, []string{column, maskPrefix + "/repeat" + r})
+		maskAt[rate] = add("Reshape", "rate"+r, []string{repeated, maskPrefix + "/flat"})
 		return maskAt[rate]
 	}
 	for _, node := range graph.GetNode() {
@@ -133,7 +133,7 @@ func hasOutputPadding(node *onnx.NodeProto) bool {
 }
 
 // MaskWholeGraph returns a copy of a whole voice graph with padding masks (model is unchanged): the frame mask is
-// worked out inside the graph from each item's frame count (the sum of its rounded durations, as splitAudio
+// worked out inside the graph from each item's frame count (the sum of its rounded durations, as a runner
 // counts them) and the latent's length.
 func MaskWholeGraph(model *onnx.ModelProto) (*onnx.ModelProto, int, error) {
 	if err := maskable(model); err != nil {
@@ -149,7 +149,7 @@ func MaskWholeGraph(model *onnx.ModelProto) (*onnx.ModelProto, int, error) {
 	if ceil == "" {
 		return nil, 0, fmt.Errorf("no duration Ceil node")
 	}
-	p := MaskPrefix + "/frames/"
+	p := maskPrefix + "/frames/"
 	scalar := func(name string, v int64) *onnx.TensorProto { // rank 0, as Range wants
 		return &onnx.TensorProto{Name: name, DataType: int32(onnx.TensorProto_INT64), Int64Data: []int64{v}}
 	}

@@ -54,7 +54,7 @@ func TestPaddingMasksStructure(t *testing.T) {
 	if inputs["/dec/r1"] != inputs["/dec/r2"] {
 		t.Errorf("two masks for one tensor: %q and %q", inputs["/dec/r1"], inputs["/dec/r2"])
 	}
-	if m := producers[inputs["/dec/r1"]]; m.GetInput()[1] != MaskPrefix+"/rate2" {
+	if m := producers[inputs["/dec/r1"]]; m.GetInput()[1] != maskPrefix+"/rate2" {
 		t.Errorf("rate-2 layer masked with %q", m.GetInput()[1])
 	}
 	if m := producers[inputs[DecoderEntry]]; m.GetInput()[1] != InputFrameMask {

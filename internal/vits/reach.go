@@ -98,7 +98,7 @@ func convGeometry(node *onnx.NodeProto) (k, stride, dilation, padLeft int, err e
 }
 
 // reachFrom works out how many samples of start, on either side, can change an output sample of the graph: the
-// margin a tile of start needs (decoderReach's rule, from any tensor of the decoder).
+// margin a tile of start needs (DecoderReach's rule, from any tensor of the decoder).
 func reachFrom(graph *onnx.GraphProto, start string) (int, error) {
 	reach := map[string]float64{start: 0} // samples of start, one side
 	err := walkDecoder(graph, start, func(node *onnx.NodeProto, rate int) error {

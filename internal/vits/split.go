@@ -35,16 +35,16 @@ const (
 // SplitVoice is a voice graph cut at the latent: the acoustic part (text encoder, durations, frame decoder) runs once
 // per sentence; the decoder part can run on fixed windows of frames drawn from many sentences.
 type SplitVoice struct {
-	Acoustic *onnx.ModelProto // inputs as the voice; outputs acousticOutputs(): "latent" [B,C,F] (or the flow's inputs) and "w_ceil" [B,1,L]
+	Acoustic *onnx.ModelProto // inputs as the voice; outputs AcousticOutputs(): "latent" [B,C,F] (or the flow's inputs) and "w_ceil" [B,1,L]
 	Decoder  *onnx.ModelProto // input "latent" [B,C,F] (plus "sid" when the decoder is speaker-conditioned); output "output"
 	IO       ModelIO
-	// Flow, when the voice was cut before its normalising flow too (splitGraph's withFlow): inputs flowInputs
+	// Flow, when the voice was cut before its normalising flow too (SplitGraph's withFlow): inputs FlowInputs
 	// (what the acoustic part computes for it: Piper's z_p [B,C,F] and frame mask [B,1,F]), output "latent". It
 	// runs on whole sentences, like the acoustic part, but at the frame rate: the part worth a GPU.
 	Flow       *onnx.ModelProto
 	FlowInputs []string
 	// Text, when the acoustic graph was cut at the durations too (text.go): acoustic is then the expansion, whose
-	// inputs are text.expandInput.
+	// inputs are Text.ExpandInput.
 	Text *TextCut
 	// DecoderSpeaker: the decoder graph also reads "sid" (Piper's multi-speaker VITS conditions its decoder).
 	DecoderSpeaker bool

@@ -14,19 +14,19 @@ import (
 // the predicted durations: expanding the text encoder's statistics to frames and drawing the latent. The first is
 // most of the arithmetic and has shapes a GPU provider knows before it starts; the second is cheap but its
 // shapes come from the durations, which a GPU provider would have to read back mid-run. So, with the acoustic
-// part on the CPU, the engine can cut it once more, at the durations (cutText): the text part runs on the GPU,
+// part on the CPU, the engine can cut it once more, at the durations (CutText): the text part runs on the GPU,
 // and the expansion, on the CPU, reads what the text part gives it.
 
 // TextCut is a split voice's acoustic graph cut at the durations.
 type TextCut struct {
-	Text        *onnx.ModelProto // the token-rate part: the voice's inputs (those it reads, textInputs) -> boundary
+	Text        *onnx.ModelProto // the token-rate part: the voice's inputs (those it reads, TextInputs) -> boundary
 	TextInputs  []string         // graph inputs the text part reads, in the voice's order
 	Boundary    []string         // tensors the text part hands the expansion, in order
-	Expand      *onnx.ModelProto // the frame-rate part: expandInput -> the acoustic graph's outputs
+	Expand      *onnx.ModelProto // the frame-rate part: ExpandInput -> the acoustic graph's outputs
 	ExpandInput []string         // boundary, then the voice's inputs that the expansion reads itself
 }
 
-// CutText cuts an acoustic graph (see splitGraph) at the output of its duration Ceil node: the expansion is every
+// CutText cuts an acoustic graph (see SplitGraph) at the output of its duration Ceil node: the expansion is every
 // node that depends on the rounded durations, and the text part everything else the outputs need. The tensors
 // the expansion reads from the text part (the encoder's statistics, the masks, the durations, the scales as
 // gathered) become the text part's outputs. Such a tensor must be float32 or int64, the types a run hands
@@ -132,7 +132,7 @@ func CutText(acoustic *onnx.ModelProto) (*TextCut, error) {
 // TextBoundaryPrefix names a boundary tensor as it crosses from the text part to the expansion.
 const TextBoundaryPrefix = "text:"
 
-// addLeadingAxis edits a part cut by cutText where the tensors named in crossing cross the cut. In the text part
+// addLeadingAxis edits a part cut by CutText where the tensors named in crossing cross the cut. In the text part
 // (textPart) each such output X becomes "text:X", X with a leading axis of 1 (Unsqueeze); in the expansion each
 // such input X becomes "text:X", with a Squeeze giving X back. Only that side is edited: a crossing tensor may also
 // be one of the expansion's own outputs (a voice whose Ceil writes "w_ceil" itself), which stays as it is.
