@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
@@ -258,7 +259,13 @@ func TestEngineDeliversEachItemItsOwnAudio(t *testing.T) {
 	}
 }
 
+// TestSubmitBlocksWhenQueueIsFull runs in a synctest bubble: time is virtual, and synctest.Wait says when every
+// goroutine of the engine and the test is blocked, so a Submit still blocked then is blocked for good.
 func TestSubmitBlocksWhenQueueIsFull(t *testing.T) {
+	synctest.Test(t, testSubmitBlocksWhenQueueIsFull)
+}
+
+func testSubmitBlocksWhenQueueIsFull(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
 	e, m := fakeEngine(t, Options{Threads: 1, QueueSize: 2, Tuning: Tuning{MaxBatch: 1}}, r)
 	plugged := plug(t, e, m, r)                                            // holds place 1 while it runs
@@ -274,10 +281,11 @@ func TestSubmitBlocksWhenQueueIsFull(t *testing.T) {
 	// A Submit without one waits until a place frees up.
 	admitted := make(chan (<-chan Result))
 	go func() { admitted <- e.Submit(context.Background(), m, Request{IDs: []int64{4}}) }()
+	synctest.Wait()
 	select {
 	case <-admitted:
 		t.Fatal("Submit returned while the queue was full")
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	r.gate <- struct{}{} // the plug finishes and frees its place
 	await(t, plugged)
@@ -335,7 +343,12 @@ func TestCancelledRequestsLeaveTheQueue(t *testing.T) {
 	}
 }
 
+// TestCloseWhileBusy runs in a synctest bubble (see TestSubmitBlocksWhenQueueIsFull).
 func TestCloseWhileBusy(t *testing.T) {
+	synctest.Test(t, testCloseWhileBusy)
+}
+
+func testCloseWhileBusy(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
 	e, m := fakeEngine(t, Options{Threads: 1, QueueSize: 3, Tuning: Tuning{MaxBatch: 1}}, r)
 	running := plug(t, e, m, r)
@@ -347,10 +360,11 @@ func TestCloseWhileBusy(t *testing.T) {
 	if res := await(t, queued); !errors.Is(res.Err, ErrClosed) {
 		t.Errorf("queued request: err %v, want ErrClosed", res.Err)
 	}
+	synctest.Wait()
 	select {
 	case <-closed:
 		t.Fatal("Close returned while a batch was still running")
-	case <-time.After(30 * time.Millisecond):
+	default:
 	}
 	close(r.gate)
 	if res := await(t, running); res.Err != nil || len(res.Audio) != fakeHop {

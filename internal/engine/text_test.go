@@ -213,14 +213,13 @@ func TestTextDeviceAuto(t *testing.T) {
 
 	// The GPU busy (its lock held) while the sentences' text parts run: they all go to the CPU sessions; the flow
 	// and decoder then wait for the GPU.
+	flows := flowStarts(m)
 	ort.RunLock(ort.DeviceWebGPU).Lock()
 	done := make(chan [][]float32)
 	go func() { done <- submitTogether(t, e, m, sentences) }()
-	for deadline := time.Now().Add(10 * time.Second); items()[stageAcoustic] < len(sentences); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			ort.RunLock(ort.DeviceWebGPU).Unlock()
-			t.Fatalf("acoustic part not done with the GPU busy: stages %v", items())
-		}
+	if !awaitSentences(flows, len(sentences)) {
+		ort.RunLock(ort.DeviceWebGPU).Unlock()
+		t.Fatalf("acoustic part not done with the GPU busy: stages %v", items())
 	}
 	ort.RunLock(ort.DeviceWebGPU).Unlock()
 	for i, got := range <-done {
@@ -245,6 +244,32 @@ func TestTextDeviceAuto(t *testing.T) {
 	}
 }
 
+// flowStarts makes m's flow runners say, as each run starts, how many sentences it holds. A batch's flow runs after
+// its text and acoustic parts, and after their runs are counted in Stats.
+func flowStarts(m *Model) <-chan int {
+	started := make(chan int, 256)
+	for i, f := range m.split.flow {
+		m.split.flow[i] = &hookRunner{graphRunner: f, before: func(in []ort.Tensor) error {
+			started <- int(in[0].Shape[0])
+			return nil
+		}}
+	}
+	return started
+}
+
+// awaitSentences waits until flow runs of n sentences in all have started; false after 10 s without them.
+func awaitSentences(started <-chan int, n int) bool {
+	for seen := 0; seen < n; {
+		select {
+		case k := <-started:
+			seen += k
+		case <-time.After(10 * time.Second):
+			return false
+		}
+	}
+	return true
+}
+
 // TestTextPiecesInEngine: with the GPU busy, a worker runs a batch's text part on its CPU session a piece at a
 // time (one sentence here), each piece counted as a run, with the same audio.
 func TestTextPiecesInEngine(t *testing.T) {
@@ -260,14 +285,13 @@ func TestTextPiecesInEngine(t *testing.T) {
 		return StageStats{}
 	}
 	textCPU := func() StageStats { return stage(stageTextCPU) }
+	flows := flowStarts(m)
 	ort.RunLock(ort.DeviceWebGPU).Lock()
 	done := make(chan [][]float32)
 	go func() { done <- submitTogether(t, e, m, sentences) }()
-	for deadline := time.Now().Add(10 * time.Second); textCPU().Items < len(sentences); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			ort.RunLock(ort.DeviceWebGPU).Unlock()
-			t.Fatalf("text parts not done on the CPU with the GPU busy: %+v", textCPU())
-		}
+	if !awaitSentences(flows, len(sentences)) {
+		ort.RunLock(ort.DeviceWebGPU).Unlock()
+		t.Fatalf("text parts not done on the CPU with the GPU busy: %+v", textCPU())
 	}
 	ort.RunLock(ort.DeviceWebGPU).Unlock()
 	sameAudio(t, "text part in pieces", <-done, audio, 1e-4)
