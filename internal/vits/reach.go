@@ -1,4 +1,4 @@
-package engine
+package vits
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/advancedclimatesystems/gonnx/onnx"
 )
 
-// decoderReach works out from a voice graph how many latent frames on either side of a frame can change that
+// DecoderReach works out from a voice graph how many latent frames on either side of a frame can change that
 // frame's decoded samples: the margin a decoder window needs for its middle to equal the whole-sentence decoder's.
 // It follows every tensor computed from the decoder's latent input, keeping two numbers per tensor: its rate
 // (samples per latent frame) and its reach (in latent frames). A Conv adds its kernel's one-sided span at the
@@ -15,11 +15,7 @@ import (
 // largest rate and reach of its inputs (elementwise arithmetic, activations, masks). The result is an upper
 // bound: it assumes every tap matters. A graph with a strided Conv or a layer it cannot read is an error, and the
 // caller keeps its default margin.
-func decoderReach(onnxModel []byte) (int, error) {
-	model, err := parseModel(onnxModel)
-	if err != nil {
-		return 0, err
-	}
+func DecoderReach(model *onnx.ModelProto) (int, error) {
 	latent, err := decoderLatent(model.GetGraph())
 	if err != nil {
 		return 0, err
@@ -102,7 +98,7 @@ func convGeometry(node *onnx.NodeProto) (k, stride, dilation, padLeft int, err e
 }
 
 // reachFrom works out how many samples of start, on either side, can change an output sample of the graph: the
-// margin a tile of start needs (decoderReach's rule, from any tensor of the decoder).
+// margin a tile of start needs (DecoderReach's rule, from any tensor of the decoder).
 func reachFrom(graph *onnx.GraphProto, start string) (int, error) {
 	reach := map[string]float64{start: 0} // samples of start, one side
 	err := walkDecoder(graph, start, func(node *onnx.NodeProto, rate int) error {
@@ -135,9 +131,9 @@ func reachFrom(graph *onnx.GraphProto, start string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	final, ok := reach[outputAudio]
+	final, ok := reach[OutputAudio]
 	if !ok {
-		return 0, fmt.Errorf("the output %q does not depend on %q", outputAudio, start)
+		return 0, fmt.Errorf("the output %q does not depend on %q", OutputAudio, start)
 	}
 	return int(math.Ceil(final - 1e-9)), nil
 }

@@ -1,4 +1,4 @@
-package engine
+package ort
 
 import (
 	"errors"
@@ -6,12 +6,88 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/advancedclimatesystems/gonnx/onnx"
+	onnxrt "github.com/yalue/onnxruntime_go"
+	"google.golang.org/protobuf/proto"
 )
 
-// errProviderMissing marks a GPU provider whose prerequisites are absent: not in this ONNX Runtime build, or no
+// Probe checks that device d's provider starts: it builds a session for a tiny graph and runs it once. auto: d is
+// a candidate of device auto, which wants a real GPU (not one emulated on the CPU) or nothing.
+func (s Sessions) Probe(d Device, auto bool) error {
+	if err := providerPrerequisites(d, libraryPath()); err != nil {
+		return err
+	}
+	if auto && d == DeviceWebGPU {
+		if err := gpuDevicePresent(); err != nil {
+			return err
+		}
+		hideSoftwareVulkan()
+	}
+	graph, err := probeGraph()
+	if err != nil {
+		return fmt.Errorf("building the probe graph: %w", err)
+	}
+	opts, err := s.options(d, 1)
+	if err != nil {
+		return err
+	}
+	defer opts.Destroy()
+	session, err := onnxrt.NewDynamicAdvancedSessionWithONNXData(graph, []string{"x"}, []string{"y"}, opts)
+	if err != nil {
+		return fmt.Errorf("creating a probe session: %w", err)
+	}
+	defer session.Destroy()
+	x, err := onnxrt.NewTensor(onnxrt.NewShape(1, 1, 16), make([]float32, 16))
+	if err != nil {
+		return fmt.Errorf("creating the probe input: %w", err)
+	}
+	defer x.Destroy()
+	y, err := onnxrt.NewEmptyTensor[float32](onnxrt.NewShape(1, 1, 14))
+	if err != nil {
+		return fmt.Errorf("creating the probe output: %w", err)
+	}
+	defer y.Destroy()
+	if err := session.Run([]onnxrt.Value{x}, []onnxrt.Value{y}); err != nil {
+		return fmt.Errorf("running the probe: %w", err)
+	}
+	return nil
+}
+
+// probeGraph is a tiny graph (y = Conv(x, w)) that a GPU provider must be able to build and run before ttsgen
+// trusts it; Conv is the operator voices spend their time in.
+func probeGraph() ([]byte, error) {
+	weights := &onnx.TensorProto{Name: "w", Dims: []int64{1, 1, 3}, DataType: int32(onnx.TensorProto_FLOAT),
+		FloatData: []float32{0.25, 0.5, 0.25}}
+	tensor := func(name string, dims ...int64) *onnx.ValueInfoProto {
+		shape := &onnx.TensorShapeProto{}
+		for _, d := range dims {
+			shape.Dim = append(shape.Dim, &onnx.TensorShapeProto_Dimension{
+				Value: &onnx.TensorShapeProto_Dimension_DimValue{DimValue: d},
+			})
+		}
+		return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
+			TensorType: &onnx.TypeProto_Tensor{ElemType: int32(onnx.TensorProto_FLOAT), Shape: shape},
+		}}}
+	}
+	model := &onnx.ModelProto{
+		IrVersion:   8,
+		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
+		Graph: &onnx.GraphProto{
+			Name:        "ttsgen_probe",
+			Node:        []*onnx.NodeProto{{Name: "conv", OpType: "Conv", Input: []string{"x", "w"}, Output: []string{"y"}}},
+			Initializer: []*onnx.TensorProto{weights},
+			Input:       []*onnx.ValueInfoProto{tensor("x", 1, 1, 16)},
+			Output:      []*onnx.ValueInfoProto{tensor("y", 1, 1, 14)},
+		},
+	}
+	return proto.Marshal(model)
+}
+
+// ErrProviderMissing marks a GPU provider whose prerequisites are absent: not in this ONNX Runtime build, or no
 // driver loader on the machine. `auto` skips such providers quietly (CPU is then simply the machine's device); a
 // provider that is present but fails to start is worth a warning.
-var errProviderMissing = errors.New("not available here")
+var ErrProviderMissing = errors.New("not available here")
 
 // providerPrerequisites checks, without loading anything, what a GPU provider needs. Trying a provider that cannot
 // work is not free: the WebGPU provider prints Dawn's own warnings on stderr when Vulkan is missing.
@@ -21,15 +97,15 @@ func providerPrerequisites(d Device, ortLib string) error {
 		// ONNX Runtime ships its CUDA provider as a library beside the main one; builds without CUDA have none.
 		lib := filepath.Join(filepath.Dir(ortLib), "libonnxruntime_providers_cuda.so")
 		if _, err := os.Stat(lib); err != nil {
-			return fmt.Errorf("%w: this ONNX Runtime build has no CUDA provider (no %s)", errProviderMissing, lib)
+			return fmt.Errorf("%w: this ONNX Runtime build has no CUDA provider (no %s)", ErrProviderMissing, lib)
 		}
 	case DeviceWebGPU:
 		if !libraryFindable("libvulkan.so.1") {
-			return fmt.Errorf("%w: no Vulkan loader (libvulkan.so.1), which ONNX Runtime's WebGPU provider uses on Linux", errProviderMissing)
+			return fmt.Errorf("%w: no Vulkan loader (libvulkan.so.1), which ONNX Runtime's WebGPU provider uses on Linux", ErrProviderMissing)
 		}
 		if !vulkanDriverListed() {
 			return fmt.Errorf("%w: no Vulkan driver (no ICD file in %s, and VK_DRIVER_FILES / VK_ICD_FILENAMES unset)",
-				errProviderMissing, strings.Join(vulkanICDDirs, ", "))
+				ErrProviderMissing, strings.Join(vulkanICDDirs, ", "))
 		}
 	}
 	return nil
@@ -82,13 +158,12 @@ func gpuDevicePresent() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: no GPU device (%s)", errProviderMissing, strings.Join(gpuDeviceNodes, ", "))
+	return fmt.Errorf("%w: no GPU device (%s)", ErrProviderMissing, strings.Join(gpuDeviceNodes, ", "))
 }
 
 // softwareVulkanDrivers are the Vulkan loader's globs for the manifests of drivers that emulate a GPU on the CPU:
 // Mesa's lavapipe (installed with Mesa on most Linux desktops, GPU or not) and Google's SwiftShader. WebGPU runs
-// on them, slowly: with lavapipe present, `auto` took 82 s to speak two sentences through it on the 2-core
-// development machine, against 0.6 s on ttsgen's CPU path.
+// on them, but far slower than ttsgen's CPU path.
 const softwareVulkanDrivers = "*lvp_icd*,*swiftshader*"
 
 // hideSoftwareVulkan tells the Vulkan loader, for this process, to skip the drivers that emulate a GPU, so that

@@ -1,4 +1,4 @@
-package engine
+package onnxgraph
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 // maxHalf is the largest finite float16 value.
 const maxHalf = 65504
 
-// halfOps are the operators halfPrecision lets through: each is type-generic over float16 in ONNX and may appear in
+// halfOps are the operators HalfPrecision lets through: each is type-generic over float16 in ONNX and may appear in
 // a VITS decoder (HiFi-GAN) or flow. Range (never defined for float16) and CumSum (float16 only from opset 14) are
 // listed too: when they compute on floats they keep running in float32 between casts (halfIslands).
 var halfOps = map[string]bool{
@@ -33,8 +33,8 @@ var randomOps = map[string]bool{
 	"RandomNormal": true, "RandomNormalLike": true, "RandomUniform": true, "RandomUniformLike": true, "EyeLike": true,
 }
 
-// halfPrecision returns graph (a serialized ONNX model) rewritten to compute in float16: every float32 initializer
-// and Constant becomes float16, Casts to float32 cast to float16 instead, and ConstantOfShape fills with float16. On
+// HalfPrecision returns a copy of model rewritten to compute in float16 (model is unchanged): every float32
+// initializer and Constant becomes float16, Casts to float32 cast to float16 instead, and ConstantOfShape fills with float16. On
 // a GPU with float16 arithmetic (WebGPU's shader-f16) a VITS decoder or flow then moves half the bytes through
 // memory, which is what its convolutions are bound by.
 //
@@ -49,23 +49,20 @@ var randomOps = map[string]bool{
 // known to be float16-generic (the caller then keeps the float32 graph), a node with a subgraph, random or EyeLike
 // nodes, weights stored outside the model, and any finite weight or constant beyond float16's range (±65504), which
 // would silently become infinite.
-func halfPrecision(graph []byte) ([]byte, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(graph, &model); err != nil {
-		return nil, fmt.Errorf("half precision: not an ONNX model: %w", err)
+func HalfPrecision(model *onnx.ModelProto) (*onnx.ModelProto, error) {
+	if len(model.GetGraph().GetNode()) == 0 {
+		return nil, fmt.Errorf("half precision: graph %q has no nodes", model.GetGraph().GetName())
 	}
+	model = proto.Clone(model).(*onnx.ModelProto) // the rewrite can fail half way: the caller keeps the float32 graph
 	g := model.GetGraph()
-	if g == nil || len(g.GetNode()) == 0 {
-		return nil, fmt.Errorf("half precision: no graph nodes in %d bytes", len(graph))
-	}
-	opset := defaultOpset(&model)
+	opset := DefaultOpset(model)
 	if err := checkHalfOps(g); err != nil {
 		return nil, err
 	}
 	if len(g.GetSparseInitializer()) > 0 {
 		return nil, fmt.Errorf("half precision: sparse initializer %q is not supported", g.GetSparseInitializer()[0].GetValues().GetName())
 	}
-	types := elemTypes(g) // the float32 graph's element types, read before any edit
+	types := ElemTypes(g) // the float32 graph's element types, read before any edit
 	names := newNameSet(g)
 
 	// Islands first: the float32 constants they read are copied before the originals turn float16.
@@ -132,14 +129,10 @@ func halfPrecision(graph []byte) ([]byte, error) {
 
 	g.Node = append(append(head, nodes...), tail...)
 	g.ValueInfo = nil
-	out, err := proto.Marshal(&model)
-	if err != nil {
-		return nil, fmt.Errorf("half precision: re-encoding graph: %w", err)
-	}
-	return out, nil
+	return model, nil
 }
 
-// checkHalfOps refuses a graph with a node halfPrecision cannot convert.
+// checkHalfOps refuses a graph with a node HalfPrecision cannot convert.
 func checkHalfOps(g *onnx.GraphProto) error {
 	for i, node := range g.GetNode() {
 		op := node.GetOpType()

@@ -1,12 +1,7 @@
-package engine
+package onnxgraph
 
 import (
-	"encoding/binary"
-	"fmt"
-	"math"
-
 	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
 )
 
 // Polyphase upsampling: a VITS/HiFi-GAN decoder upsamples with 1-D ConvTranspose (Piper: kernel 16 stride 8, kernel
@@ -27,18 +22,12 @@ import (
 // that run Conv on [N,T,C] (WebGPU): ONNX Runtime wraps each of their Convs in Transposes to and from [N,T,C], and
 // its transpose optimizer cancels the first of ours against the one after the Conv and carries the second down
 // through the Slice, LeakyRelu and mask Mul to cancel against the one before the next Conv. Channels first, four
-// Transposes of the upsampled activations stayed in the graph per upsampling layer (14% of a Piper medium
-// decoder's GPU time on the H200).
+// Transposes of the upsampled activations would stay in the graph per upsampling layer.
 
-// rewriteUpsampling replaces every ConvTranspose of the model that the identity above covers (1-D, one group, no
+// RewriteUpsampling replaces every ConvTranspose of model that the identity above covers (1-D, one group, no
 // dilation or output padding, kernel a multiple of the stride, symmetric padding below the stride, constant weight)
-// and returns the re-encoded model, how many it replaced and how many it left as they are. channelsLast picks the
-// interleave's form (above).
-func rewriteUpsampling(onnxModel []byte, channelsLast bool) (rewritten []byte, replaced, left int, err error) {
-	model, err := parseModel(onnxModel)
-	if err != nil {
-		return nil, 0, 0, err
-	}
+// and says how many it replaced and how many it left as they are. channelsLast picks the interleave's form (above).
+func RewriteUpsampling(model *onnx.ModelProto, channelsLast bool) (replaced, left int) {
 	graph := model.GetGraph()
 	inits := map[string]*onnx.TensorProto{}
 	for _, init := range graph.GetInitializer() {
@@ -60,16 +49,11 @@ func rewriteUpsampling(onnxModel []byte, channelsLast bool) (rewritten []byte, r
 		graph.Initializer = append(graph.Initializer, newInits...)
 		replaced++
 	}
-	if replaced == 0 {
-		return onnxModel, 0, left, nil
+	if replaced > 0 {
+		// The original weights may now be unread; ONNX Runtime drops unused initializers itself.
+		graph.Node = nodes
 	}
-	graph.Node = nodes
-	// The original weights may now be unread; ONNX Runtime drops unused initializers itself.
-	out, err := proto.Marshal(model)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("re-encoding graph with polyphase upsampling: %w", err)
-	}
-	return out, replaced, left, nil
+	return replaced, left
 }
 
 // polyphaseConv returns the nodes and initializers that compute node (a ConvTranspose) as a Conv, or ok=false when
@@ -84,7 +68,7 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, cha
 		return nil, nil, false
 	}
 	cin, cout, k := int(w.GetDims()[0]), int(w.GetDims()[1]), int(w.GetDims()[2])
-	weights, ok := floatData(w)
+	weights, ok := FloatData(w)
 	if !ok || len(weights) != cin*cout*k {
 		return nil, nil, false
 	}
@@ -94,7 +78,7 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, cha
 		if b == nil || b.GetDataType() != int32(onnx.TensorProto_FLOAT) {
 			return nil, nil, false
 		}
-		if bias, ok = floatData(b); !ok || len(bias) != cout {
+		if bias, ok = FloatData(b); !ok || len(bias) != cout {
 			return nil, nil, false
 		}
 	}
@@ -160,7 +144,7 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, cha
 		}
 	}
 	base := "ttsgen_poly" + node.GetName()
-	newInits := []*onnx.TensorProto{floatInit(base+"/W", polyW, int64(cout*stride), int64(cin), int64(j))}
+	newInits := []*onnx.TensorProto{FloatInit(base+"/W", polyW, int64(cout*stride), int64(cin), int64(j))}
 	convIn := []string{in[0], base + "/W"}
 	if bias != nil {
 		polyB := make([]float32, cout*stride)
@@ -169,7 +153,7 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, cha
 				polyB[channel(o, r)] = bias[o]
 			}
 		}
-		newInits = append(newInits, floatInit(base+"/B", polyB, int64(cout*stride)))
+		newInits = append(newInits, FloatInit(base+"/B", polyB, int64(cout*stride)))
 		convIn = append(convIn, base+"/B")
 	}
 	out := node.GetOutput()[0]
@@ -179,60 +163,32 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, cha
 	}
 	nodes := []*onnx.NodeProto{
 		{Name: base + "/Conv", OpType: "Conv", Input: convIn, Output: []string{base + "/conv_out"}, Attribute: []*onnx.AttributeProto{
-			intsAttr("kernel_shape", int64(j)), intsAttr("pads", int64(j-1), int64(j-1)), intsAttr("strides", 1)}},
+			IntsAttr("kernel_shape", int64(j)), IntsAttr("pads", int64(j-1), int64(j-1)), IntsAttr("strides", 1)}},
 	}
 	transpose := func(name, in, out string, perm ...int64) *onnx.NodeProto {
 		return &onnx.NodeProto{Name: base + "/" + name, OpType: "Transpose", Input: []string{in}, Output: []string{out},
-			Attribute: []*onnx.AttributeProto{intsAttr("perm", perm...)}}
+			Attribute: []*onnx.AttributeProto{IntsAttr("perm", perm...)}}
 	}
 	reshape := func(name, in, shape, out string) *onnx.NodeProto {
 		return &onnx.NodeProto{Name: base + "/" + name, OpType: "Reshape", Input: []string{in, shape}, Output: []string{out}}
 	}
 	if channelsLast {
-		newInits = append(newInits, intInit(base+"/frames", 0, -1, int64(cout)))
+		newInits = append(newInits, IntInit(base+"/frames", 0, -1, int64(cout)))
 		nodes = append(nodes,
 			transpose("ChannelsLast", base+"/conv_out", base+"/channels_last", 0, 2, 1),
 			reshape("Interleave", base+"/channels_last", base+"/frames", base+"/interleaved"),
 			transpose("ChannelsFirst", base+"/interleaved", flat, 0, 2, 1))
 	} else {
-		newInits = append(newInits, intInit(base+"/phases", 0, int64(cout), int64(stride), -1), intInit(base+"/flat", 0, int64(cout), -1))
+		newInits = append(newInits, IntInit(base+"/phases", 0, int64(cout), int64(stride), -1), IntInit(base+"/flat", 0, int64(cout), -1))
 		nodes = append(nodes,
 			reshape("Reshape", base+"/conv_out", base+"/phases", base+"/phases_out"),
 			transpose("Transpose", base+"/phases_out", base+"/interleaved", 0, 1, 3, 2),
 			reshape("Flatten", base+"/interleaved", base+"/flat", flat))
 	}
 	if pad > 0 {
-		newInits = append(newInits, intInit(base+"/starts", int64(pad)), intInit(base+"/ends", int64(-pad)), intInit(base+"/axes", 2))
+		newInits = append(newInits, IntInit(base+"/starts", int64(pad)), IntInit(base+"/ends", int64(-pad)), IntInit(base+"/axes", 2))
 		nodes = append(nodes, &onnx.NodeProto{Name: base + "/Slice", OpType: "Slice",
 			Input: []string{flat, base + "/starts", base + "/ends", base + "/axes"}, Output: []string{out}})
 	}
 	return nodes, newInits, true
-}
-
-// floatData reads a float tensor's values, stored either as float_data or as little-endian raw_data.
-func floatData(t *onnx.TensorProto) ([]float32, bool) {
-	if len(t.GetFloatData()) > 0 {
-		return t.GetFloatData(), true
-	}
-	raw := t.GetRawData()
-	if len(raw)%4 != 0 || t.GetDataLocation() == onnx.TensorProto_EXTERNAL {
-		return nil, false
-	}
-	v := make([]float32, len(raw)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return v, true
-}
-
-func floatInit(name string, data []float32, dims ...int64) *onnx.TensorProto {
-	return &onnx.TensorProto{Name: name, Dims: dims, DataType: int32(onnx.TensorProto_FLOAT), FloatData: data}
-}
-
-func intInit(name string, data ...int64) *onnx.TensorProto {
-	return &onnx.TensorProto{Name: name, Dims: []int64{int64(len(data))}, DataType: int32(onnx.TensorProto_INT64), Int64Data: data}
-}
-
-func intsAttr(name string, v ...int64) *onnx.AttributeProto {
-	return &onnx.AttributeProto{Name: name, Type: onnx.AttributeProto_INTS, Ints: v}
 }

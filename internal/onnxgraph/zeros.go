@@ -1,28 +1,22 @@
-package engine
+package onnxgraph
 
 import (
 	"encoding/binary"
-	"fmt"
 	"slices"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
 )
 
 // Zero accumulators on a GPU. A VITS flow's WaveNet starts its skip sum from zeros (PyTorch's zeros_like, exported
 // as ConstantOfShape(Shape(x)) added to the first layer's skip output). ONNX Runtime runs ConstantOfShape on the
-// CPU, so each of a Piper voice's four WaveNets uploads a zero tensor of the whole batch ([B, 192, frames]: ~3.5
-// MB for a typical flow batch) on every flow run, with the device held. Adding zeros changes nothing: the sum is
+// CPU, so each of a Piper voice's four WaveNets uploads a zero tensor of the whole batch ([B, 192, frames]) on every
+// flow run, with the device held. Adding zeros changes nothing: the sum is
 // the other operand, broadcast to the zeros' shape, which is what Expand gives, on the device, with no upload.
 
-// dropZeroAdds replaces every Add of a ConstantOfShape of zeros and another tensor by an Expand of that tensor to
-// the zeros' shape, drops the ConstantOfShape nodes nothing reads any more, and returns the re-encoded model and
-// how many it replaced.
-func dropZeroAdds(onnxModel []byte) ([]byte, int, error) {
-	model, err := parseModel(onnxModel)
-	if err != nil {
-		return nil, 0, err
-	}
+// DropZeroAdds replaces every Add of a ConstantOfShape of zeros and another tensor in model by an Expand of that
+// tensor to the zeros' shape, drops the ConstantOfShape nodes nothing reads any more, and says how many it
+// replaced.
+func DropZeroAdds(model *onnx.ModelProto) int {
 	g := model.GetGraph()
 	zerosOfShape := map[string]string{} // a ConstantOfShape's output of zeros -> its shape input
 	for _, n := range g.GetNode() {
@@ -48,7 +42,7 @@ func dropZeroAdds(onnxModel []byte) ([]byte, int, error) {
 		}
 	}
 	if replaced == 0 {
-		return onnxModel, 0, nil
+		return 0
 	}
 	// ONNX Runtime keeps a node nothing reads, and would still make the zeros on the CPU every run.
 	read := map[string]bool{}
@@ -67,11 +61,7 @@ func dropZeroAdds(onnxModel []byte) ([]byte, int, error) {
 		_, zeros := zerosOfShape[n.GetOutput()[0]]
 		return zeros && !read[n.GetOutput()[0]]
 	})
-	out, err := proto.Marshal(model)
-	if err != nil {
-		return nil, 0, fmt.Errorf("re-encoding graph without its zero additions: %w", err)
-	}
-	return out, replaced, nil
+	return replaced
 }
 
 // fillsZeros says whether a ConstantOfShape node fills with a float or float16 zero (its default when it has no
@@ -86,7 +76,7 @@ func fillsZeros(n *onnx.NodeProto) bool {
 		case t == nil:
 			return false
 		case t.GetDataType() == int32(onnx.TensorProto_FLOAT):
-			v, ok := floatData(t)
+			v, ok := FloatData(t)
 			return ok && len(v) == 1 && v[0] == 0
 		case t.GetDataType() == int32(onnx.TensorProto_FLOAT16):
 			if raw := t.GetRawData(); len(raw) == 2 {

@@ -1,14 +1,15 @@
-package engine
+package onnxgraph
 
 import (
 	"encoding/binary"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"github.com/x448/float16"
 	"google.golang.org/protobuf/proto"
 )
@@ -72,25 +73,11 @@ func halfTestAttr(name string, v any) *onnx.AttributeProto {
 	panic("halfTestAttr: unsupported value")
 }
 
-func halfTestModel(t *testing.T, opset int64, g *onnx.GraphProto) []byte {
-	t.Helper()
+func halfTestModel(opset int64, g *onnx.GraphProto) *onnx.ModelProto {
 	if g.Name == "" {
 		g.Name = "half_test"
 	}
-	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: opset}}, Graph: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-func halfTestDecode(t *testing.T, data []byte) *onnx.GraphProto {
-	t.Helper()
-	var m onnx.ModelProto
-	if err := proto.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetGraph()
+	return &onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: opset}}, Graph: g}
 }
 
 // halfTestInput is one float32 or int64 input of a test run.
@@ -101,28 +88,19 @@ type halfTestInput struct {
 	shape  []int64
 }
 
-// runHalfTestGraph runs graph on ONNX Runtime's CPU provider (the engine's runner) and returns its float32 output
-// named output.
-func runHalfTestGraph(t *testing.T, graph []byte, inputs []halfTestInput, output string) []float32 {
+// runHalfTestGraph runs graph on ONNX Runtime's CPU provider and returns its float32 output named output.
+func runHalfTestGraph(t *testing.T, graph *onnx.ModelProto, inputs []halfTestInput, output string) []float32 {
 	t.Helper()
 	names := make([]string, len(inputs))
-	tensors := make([]tensor, len(inputs))
+	tensors := make([]ort.Tensor, len(inputs))
 	for i, in := range inputs {
-		names[i], tensors[i] = in.name, tensor{shape: in.shape, f32: in.floats, i64: in.ints}
+		names[i], tensors[i] = in.name, ort.Tensor{Shape: in.shape, F32: in.floats, I64: in.ints}
 	}
-	r, err := ortBackend{}.newGraphRunner(graph, names, []string{output}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatalf("creating a session: %v", err)
-	}
-	defer r.close()
-	out, err := r.runGraph(tensors)
-	if err != nil {
-		t.Fatalf("running: %v", err)
-	}
-	if out[0].f32 == nil {
+	out := orttest.Run(t, graph, names, []string{output}, ort.DeviceCPU, tensors)
+	if out[0].F32 == nil {
 		t.Fatalf("output %q is not float32", output)
 	}
-	return out[0].f32
+	return out[0].F32
 }
 
 // halfRound is v rounded to float16 and back.
@@ -160,13 +138,13 @@ func TestHalfBits(t *testing.T) {
 
 	// Beyond 65504 halfPrecision refuses, even where rounding would give 65504 back (65519), and on either side.
 	for _, v := range []float32{65519, 70000, -1e5, 3e38} {
-		graph := halfTestModel(t, 17, &onnx.GraphProto{
+		graph := halfTestModel(17, &onnx.GraphProto{
 			Node:        []*onnx.NodeProto{halfTestNode("Mul", []string{"x", "big"}, "y")},
 			Initializer: []*onnx.TensorProto{halfTestRaw("big", []float32{1, v}, 2)},
 			Input:       []*onnx.ValueInfoProto{halfTestValue("x", onnx.TensorProto_FLOAT, 2)},
 			Output:      []*onnx.ValueInfoProto{halfTestValue("y", onnx.TensorProto_FLOAT, 2)},
 		})
-		if _, err := halfPrecision(graph); err == nil || !strings.Contains(err.Error(), `initializer "big"`) {
+		if _, err := HalfPrecision(graph); err == nil || !strings.Contains(err.Error(), `initializer "big"`) {
 			t.Errorf("initializer holding %g: err = %v, want one naming the initializer", v, err)
 		}
 	}
@@ -174,8 +152,7 @@ func TestHalfBits(t *testing.T) {
 
 // decoderLikeGraph is a small HiFi-GAN-shaped graph: Conv, LeakyRelu, Add of a Constant and of an int64 input cast
 // to float, Conv, and a Shape/Reshape pair; latent [1, 4, 8] in, output of the same shape and its int64 shape out.
-func decoderLikeGraph(t *testing.T) (graph []byte, w1, b1, w2 []float32) {
-	t.Helper()
+func decoderLikeGraph() (graph *onnx.ModelProto, w1, b1, w2 []float32) {
 	w1 = make([]float32, 4*4*3)
 	w2 = make([]float32, 4*4*3)
 	for i := range w1 {
@@ -187,7 +164,7 @@ func decoderLikeGraph(t *testing.T) (graph []byte, w1, b1, w2 []float32) {
 	w2[9] = -1000.5 // large, exact in float16
 	b1 = []float32{0.1, -0.2, 0.3, 1.0 / 3}
 	pads := halfTestAttr("pads", []int64{1, 1})
-	graph = halfTestModel(t, 17, &onnx.GraphProto{
+	graph = halfTestModel(17, &onnx.GraphProto{
 		Node: []*onnx.NodeProto{
 			halfTestNode("Shape", []string{"latent"}, "shape"),
 			halfTestNode("Conv", []string{"latent", "w1", "b1"}, "h1", pads),
@@ -263,12 +240,16 @@ func castTo(node *onnx.NodeProto) int64 {
 }
 
 func TestHalfPrecisionStructure(t *testing.T) {
-	graph, w1, b1, w2 := decoderLikeGraph(t)
-	half, err := halfPrecision(graph)
+	graph, w1, b1, w2 := decoderLikeGraph()
+	float32Graph := proto.Clone(graph)
+	half, err := HalfPrecision(graph)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := halfTestDecode(t, half)
+	if !proto.Equal(graph, float32Graph) {
+		t.Error("HalfPrecision changed the float32 graph it was given")
+	}
+	g := half.GetGraph()
 
 	want := map[string][]float32{"w1": w1, "b1": b1, "w2": w2}
 	if len(g.GetInitializer()) != len(want) {
@@ -351,7 +332,7 @@ func TestHalfPrecisionStructure(t *testing.T) {
 	checkTopological(t, g)
 
 	// ORT accepts it (it type-checks every node) and it computes the same, to float16's precision.
-	needORT(t)
+	orttest.Need(t)
 	latent := make([]float32, 32)
 	for i := range latent {
 		latent[i] = float32(math.Sin(float64(i))) * 0.8
@@ -383,7 +364,7 @@ func checkClose(t *testing.T, got, want []float32, rel float64) {
 }
 
 func TestHalfPrecisionNumerics(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	x := make([]float32, 2*4*6)
 	for i := range x {
 		x[i] = float32(math.Sin(float64(i)*0.37))*1.7 + 0.01 // no value exactly a float16
@@ -400,7 +381,7 @@ func TestHalfPrecisionNumerics(t *testing.T) {
 	// graph's output for the input rounded to float16, and must differ from its output for the input itself (else
 	// the values did not go through float16 at all).
 	t.Run("data movement in float16", func(t *testing.T) {
-		graph := halfTestModel(t, 17, &onnx.GraphProto{
+		graph := halfTestModel(17, &onnx.GraphProto{
 			Node: []*onnx.NodeProto{
 				halfTestNode("Transpose", []string{"x"}, "t", halfTestAttr("perm", []int64{0, 2, 1})), // [2,6,4]
 				halfTestNode("Slice", []string{"t", "s0", "s1", "s2"}, "s"),                           // [2,5,4]
@@ -421,7 +402,7 @@ func TestHalfPrecisionNumerics(t *testing.T) {
 			Input:  []*onnx.ValueInfoProto{halfTestValue("x", onnx.TensorProto_FLOAT, 2, 4, 6)},
 			Output: []*onnx.ValueInfoProto{halfTestValue("y", onnx.TensorProto_FLOAT)},
 		})
-		half, err := halfPrecision(graph)
+		half, err := HalfPrecision(graph)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -439,7 +420,7 @@ func TestHalfPrecisionNumerics(t *testing.T) {
 	// halfPrecision edits: Constant value/value_float/value_floats, ConstantOfShape with and without a value, Cast to
 	// float (of Size), Range on floats and CumSum before opset 14 (both kept in float32), Pow with an initializer exponent.
 	t.Run("arithmetic", func(t *testing.T) {
-		graph := halfTestModel(t, 13, &onnx.GraphProto{
+		graph := halfTestModel(13, &onnx.GraphProto{
 			Node: []*onnx.NodeProto{
 				halfTestNode("Constant", nil, "two", halfTestAttr("value_float", float32(2))),
 				halfTestNode("Constant", nil, "row", halfTestAttr("value_floats", []float32{0.1, 0.2, 0.3, 0.4, 0.5, 0.6})),
@@ -471,18 +452,18 @@ func TestHalfPrecisionNumerics(t *testing.T) {
 			Input:  []*onnx.ValueInfoProto{halfTestValue("x", onnx.TensorProto_FLOAT, 2, 4, 6)},
 			Output: []*onnx.ValueInfoProto{halfTestValue("y", onnx.TensorProto_FLOAT, 2, 6, 4)},
 		})
-		half, err := halfPrecision(graph)
+		half, err := HalfPrecision(graph)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkTopological(t, halfTestDecode(t, half))
+		checkTopological(t, half.GetGraph())
 		checkClose(t, runHalfTestGraph(t, half, in(x), "y"), runHalfTestGraph(t, graph, in(x), "y"), 2e-3)
 	})
 }
 
 func TestHalfPrecisionRefuses(t *testing.T) {
-	graph := func(nodes []*onnx.NodeProto, inits ...*onnx.TensorProto) []byte {
-		return halfTestModel(t, 17, &onnx.GraphProto{
+	graph := func(nodes []*onnx.NodeProto, inits ...*onnx.TensorProto) *onnx.ModelProto {
+		return halfTestModel(17, &onnx.GraphProto{
 			Node: nodes, Initializer: inits,
 			Input:  []*onnx.ValueInfoProto{halfTestValue("x", onnx.TensorProto_FLOAT, 1, 4, 8)},
 			Output: []*onnx.ValueInfoProto{halfTestValue("y", onnx.TensorProto_FLOAT)},
@@ -491,7 +472,7 @@ func TestHalfPrecisionRefuses(t *testing.T) {
 	relu := halfTestNode("Relu", []string{"x"}, "r")
 	for _, c := range []struct {
 		name  string
-		graph []byte
+		graph *onnx.ModelProto
 		want  []string
 	}{
 		{"an op outside the list", graph([]*onnx.NodeProto{relu,
@@ -521,7 +502,7 @@ func TestHalfPrecisionRefuses(t *testing.T) {
 			halfTestNode("Add", []string{"x", "mask_value"}, "y")}),
 			[]string{`"Constant_mask_value"`, "-1e+09"}},
 	} {
-		_, err := halfPrecision(c.graph)
+		_, err := HalfPrecision(c.graph)
 		if err == nil {
 			t.Errorf("%s: converted, want an error", c.name)
 			continue
@@ -531,36 +512,5 @@ func TestHalfPrecisionRefuses(t *testing.T) {
 				t.Errorf("%s: error %q does not mention %s", c.name, err, w)
 			}
 		}
-	}
-}
-
-// TestHalfPrecisionEngine: with Precision fp16 a GPU engine loads a split voice's flow and decoder as float16
-// graphs (their weights float16) and its audio stays that of the float32 voice; a CPU engine ignores it.
-func TestHalfPrecisionEngine(t *testing.T) {
-	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: DeviceWebGPU, Precision: PrecisionFloat16})
-	for name, graph := range map[string][]byte{"flow": m.split.voice.flow, "decoder": m.split.voice.decoder} {
-		model := decodeModel(t, graph)
-		types := map[int32]int{}
-		for _, init := range model.GetGraph().GetInitializer() {
-			types[init.GetDataType()]++
-		}
-		if types[int32(onnx.TensorProto_FLOAT)] != 0 || types[int32(onnx.TensorProto_FLOAT16)] == 0 {
-			t.Errorf("%s weights by type %v, want float16 only", name, types)
-		}
-	}
-	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(3, 4)), 4, func(i int) int { return 6 + 9*i })
-	sameAudio(t, "the float32 voice", submitTogether(t, e, m, sentences), audio, 5e-3)
-	cpu, err := newEngine(Options{Device: DeviceCPU, Threads: 1, Precision: PrecisionFloat16}, &deviceRecorder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cpu.Close()
-	if cpu.half {
-		t.Error("a CPU engine computes in float16; its provider lacks the kernels")
-	}
-	if _, err := newEngine(Options{Precision: "fp8"}, &deviceRecorder{}); err == nil || !strings.Contains(err.Error(), `unknown precision "fp8"`) {
-		t.Errorf("precision fp8: err %v", err)
 	}
 }

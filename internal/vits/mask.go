@@ -1,11 +1,10 @@
-package engine
+package vits
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -15,19 +14,19 @@ import (
 // batch, or in a decoder window that reaches past the sentence, the frames beyond the end are zero only at the
 // decoder's input: the first convolution's bias makes them non-zero, and each later convolution spreads them into
 // the sentence's last (and, in a window, first) samples. Piper's decoders are not masked, so their batched audio
-// differed from their batch-1 audio by up to a third of full scale near the ends (a Piper-shaped random voice).
+// differs from their batch-1 audio near the ends, by up to a third of full scale in a Piper-shaped random voice.
 //
-// The fix is a graph edit made at Load: the input of every convolution of the decoder is multiplied by the
+// The fix is a graph edit made when a voice is loaded: the input of every convolution of the decoder is multiplied by the
 // sentence's mask at that layer's rate (samples per latent frame), so each convolution sees zeros where it would
 // have padded. Elementwise layers need nothing: they do not mix positions. Batched and windowed audio then equal
 // batch-1 audio up to rounding (the tests hold them to 1e-4).
 //
-// ttsgen's own voices mask every layer themselves, and there the masks only cost time (5-8% of CPU throughput). So
-// Load first probes the decoder (decoderMasksItself) and masks only a decoder whose padding leaks.
+// ttsgen's own voices mask every layer themselves, and there the masks would only cost time: the engine probes a
+// decoder first and masks only one whose padding leaks.
 
 // Names of the tensors that maskConvolutions adds.
 const (
-	inputFrameMask = "frame_mask" // [B, 1, frames] float: 1 on a sentence's frames, 0 elsewhere
+	InputFrameMask = "frame_mask" // [B, 1, frames] float: 1 on a sentence's frames, 0 elsewhere
 	maskPrefix     = "ttsgen_mask"
 )
 
@@ -88,12 +87,12 @@ func maskConvolutions(graph *onnx.GraphProto, latent, frameMask string) (masked 
 			return frameMask
 		}
 		if !haveShapes {
-			graph.Initializer = append(graph.Initializer, intInit(maskPrefix+"/axis3", 3), intInit(maskPrefix+"/flat", 0, 1, -1))
+			graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(maskPrefix+"/axis3", 3), onnxgraph.IntInit(maskPrefix+"/flat", 0, 1, -1))
 			haveShapes = true
 		}
 		// [B,1,T] -> [B,1,T,1] -> broadcast to [B,1,T,rate] -> [B,1,T*rate]: each frame's value repeated rate times.
 		r := fmt.Sprint(rate)
-		graph.Initializer = append(graph.Initializer, intInit(maskPrefix+"/repeat"+r, 1, 1, 1, int64(rate)))
+		graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(maskPrefix+"/repeat"+r, 1, 1, 1, int64(rate)))
 		column := add("Unsqueeze", "column"+r, []string{frameMask, maskPrefix + "/axis3"})
 		repeated := add("Expand", "repeated"+r, []string{column, maskPrefix + "/repeat" + r})
 		maskAt[rate] = add("Reshape", "rate"+r, []string{repeated, maskPrefix + "/flat"})
@@ -133,20 +132,20 @@ func hasOutputPadding(node *onnx.NodeProto) bool {
 	return false
 }
 
-// maskWholeGraph adds padding masks to a whole voice graph: the frame mask is worked out inside the graph from each
-// item's frame count (the sum of its rounded durations, as splitAudio counts them) and the latent's length. It
-// returns the edited graph, or an error.
-func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
-	model, err := maskableModel(onnxModel)
-	if err != nil {
+// MaskWholeGraph returns a copy of a whole voice graph with padding masks (model is unchanged): the frame mask is
+// worked out inside the graph from each item's frame count (the sum of its rounded durations, as a runner
+// counts them) and the latent's length.
+func MaskWholeGraph(model *onnx.ModelProto) (*onnx.ModelProto, int, error) {
+	if err := maskable(model); err != nil {
 		return nil, 0, err
 	}
+	model = proto.Clone(model).(*onnx.ModelProto) // edited before maskConvolutions can refuse it
 	graph := model.GetGraph()
 	latent, err := decoderLatent(graph)
 	if err != nil {
 		return nil, 0, err
 	}
-	ceil := durationCeil(graph)
+	ceil := DurationCeil(graph)
 	if ceil == "" {
 		return nil, 0, fmt.Errorf("no duration Ceil node")
 	}
@@ -154,8 +153,8 @@ func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
 	scalar := func(name string, v int64) *onnx.TensorProto { // rank 0, as Range wants
 		return &onnx.TensorProto{Name: name, DataType: int32(onnx.TensorProto_INT64), Int64Data: []int64{v}}
 	}
-	graph.Initializer = append(graph.Initializer, intInit(p+"axes12", 1, 2), intInit(p+"axis0", 0),
-		intInit(p+"axis1", 1), scalar(p+"index2", 2), scalar(p+"zero", 0), scalar(p+"one", 1))
+	graph.Initializer = append(graph.Initializer, onnxgraph.IntInit(p+"axes12", 1, 2), onnxgraph.IntInit(p+"axis0", 0),
+		onnxgraph.IntInit(p+"axis1", 1), scalar(p+"index2", 2), scalar(p+"zero", 0), scalar(p+"one", 1))
 	var added []*onnx.NodeProto
 	node := func(op, name string, inputs []string, attrs ...*onnx.AttributeProto) string {
 		out := p + name
@@ -180,7 +179,7 @@ func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
 	// both: the node list stays in topological order.
 	var ordered []*onnx.NodeProto
 	for _, n := range graph.GetNode() {
-		if n.GetName() == decoderEntry {
+		if n.GetName() == DecoderEntry {
 			ordered = append(ordered, added...)
 		}
 		ordered = append(ordered, n)
@@ -190,120 +189,45 @@ func maskWholeGraph(onnxModel []byte) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	out, err := proto.Marshal(model)
-	if err != nil {
-		return nil, 0, fmt.Errorf("re-encoding graph with padding masks: %w", err)
-	}
-	return out, masked, nil
+	return model, masked, nil
 }
 
-// maskDecoderGraph adds padding masks to a split voice's decoder graph, which gets a second input, "frame_mask"
-// [B, 1, frames], that the caller fills for each window.
-func maskDecoderGraph(decoder []byte) ([]byte, int, error) {
-	model, err := maskableModel(decoder)
-	if err != nil {
-		return nil, 0, err
+// MaskDecoderGraph adds padding masks to a split voice's decoder graph, which gets a second input, "frame_mask"
+// [B, 1, frames], that the caller fills for each window. A decoder it refuses is left as it was.
+func MaskDecoderGraph(decoder *onnx.ModelProto) (int, error) {
+	if err := maskable(decoder); err != nil {
+		return 0, err
 	}
-	graph := model.GetGraph()
-	masked, err := maskConvolutions(graph, outputLatent, inputFrameMask)
+	graph := decoder.GetGraph()
+	masked, err := maskConvolutions(graph, OutputLatent, InputFrameMask)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	graph.Input = append(graph.Input, withRank(floatTensor(inputFrameMask), 3)) // [B, 1, frames], as the engine fills it; see withRank
-	out, err := proto.Marshal(model)
-	if err != nil {
-		return nil, 0, fmt.Errorf("re-encoding decoder with padding masks: %w", err)
-	}
-	return out, masked, nil
+	graph.Input = append(graph.Input, onnxgraph.WithRank(onnxgraph.FloatTensor(InputFrameMask), 3)) // [B, 1, frames], as the engine fills it; see WithRank
+	return masked, nil
 }
 
-// maskableModel decodes a graph for the mask edits, which need opset 13 or later (Unsqueeze with an axes input).
-func maskableModel(data []byte) (*onnx.ModelProto, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(data, &model); err != nil {
-		return nil, fmt.Errorf("not an ONNX model: %w", err)
+// maskable says why the mask edits cannot edit model, if they cannot: they need opset 13 or later (Unsqueeze with
+// an axes input).
+func maskable(model *onnx.ModelProto) error {
+	if opset := onnxgraph.DefaultOpset(model); opset != 0 && opset < 13 { // none (0): left to ONNX Runtime to refuse
+		return fmt.Errorf("opset %d is older than 13", opset)
 	}
-	if opset := defaultOpset(&model); opset != 0 && opset < 13 { // none (0): left to ONNX Runtime to refuse
-		return nil, fmt.Errorf("opset %d is older than 13", opset)
-	}
-	return &model, nil
+	return nil
 }
 
-// Probe sizes for decoderMasksItself: a short sentence, with more padding on each side than any decoder's reach.
-const (
-	probeFrames  = 24
-	probePadding = 32
-)
-
-// decoderMasksItself reports whether a voice's decoder already keeps padding out of a sentence's samples, as
-// ttsgen's own voices do: then the masks would only cost time (5-8% of CPU throughput, measured). It runs the
-// decoder on the CPU twice, on a random latent alone and on the same latent with zero frames on both sides (what a
-// padded batch or a window gives it), and compares the sentence's samples. errNoDecoder: there is no decoder to
-// mask; another error: the probe could not run, and the caller masks to be safe.
-func (e *Engine) decoderMasksItself(graph []byte) (bool, error) {
-	voice, err := splitGraph(graph, false)
-	if err != nil {
-		return false, err
-	}
-	channels, err := latentChannels(voice.decoder)
-	if err != nil {
-		return false, err
-	}
-	decoder, err := e.backend.newGraphRunner(voice.decoder, voice.decoderInputNames(), []string{outputAudio}, DeviceCPU, 1)
-	if err != nil {
-		return false, fmt.Errorf("probe session: %w", err)
-	}
-	defer decoder.close()
-	rng := rand.New(rand.NewPCG(1, 2))
-	alone := make([]float32, channels*probeFrames)
-	for i := range alone {
-		alone[i] = float32(rng.NormFloat64())
-	}
-	span := probeFrames + 2*probePadding
-	padded := make([]float32, channels*span)
-	for c := range channels {
-		copy(padded[c*span+probePadding:], alone[c*probeFrames:(c+1)*probeFrames])
-	}
-	speaker := []int64{0} // a multi-speaker decoder reads the speaker too: the first will do
-	a, err := decoder.runGraph(voice.decoderInputs(alone, nil, speaker, 1, channels, probeFrames))
-	if err != nil {
-		return false, fmt.Errorf("probe run: %w", err)
-	}
-	p, err := decoder.runGraph(voice.decoderInputs(padded, nil, speaker, 1, channels, span))
-	if err != nil {
-		return false, fmt.Errorf("probe run: %w", err)
-	}
-	hop := len(a[0].f32) / probeFrames
-	if hop == 0 || len(p[0].f32) != span*hop {
-		return false, fmt.Errorf("probe: the decoder gave %d and %d samples for %d and %d frames", len(a[0].f32), len(p[0].f32), probeFrames, span)
-	}
-	return maxAbsDiff(a[0].f32, p[0].f32[probePadding*hop:(probePadding+probeFrames)*hop]) <= 1e-5, nil
-}
-
-// latentChannels reads the decoder's input channel count from its first convolution's weight.
-func latentChannels(decoder []byte) (int, error) {
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(decoder, &model); err != nil {
-		return 0, fmt.Errorf("not an ONNX model: %w", err)
-	}
+// LatentChannels reads the decoder's input channel count from its first convolution's weight.
+func LatentChannels(decoder *onnx.ModelProto) (int, error) {
 	var weight string
-	for _, node := range model.GetGraph().GetNode() {
-		if node.GetName() == decoderEntry && len(node.GetInput()) > 1 {
+	for _, node := range decoder.GetGraph().GetNode() {
+		if node.GetName() == DecoderEntry && len(node.GetInput()) > 1 {
 			weight = node.GetInput()[1]
 		}
 	}
-	for _, init := range model.GetGraph().GetInitializer() {
+	for _, init := range decoder.GetGraph().GetInitializer() {
 		if init.GetName() == weight && len(init.GetDims()) == 3 {
 			return int(init.GetDims()[1]), nil
 		}
 	}
-	return 0, fmt.Errorf("%s's weight %q is not a constant of 3 dimensions", decoderEntry, weight)
-}
-
-func maxAbsDiff(a, b []float32) float64 {
-	var worst float64
-	for i := range a {
-		worst = max(worst, math.Abs(float64(a[i]-b[i])))
-	}
-	return worst
+	return 0, fmt.Errorf("%s's weight %q is not a constant of 3 dimensions", DecoderEntry, weight)
 }

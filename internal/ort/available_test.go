@@ -1,4 +1,4 @@
-package engine
+package ort
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 func TestProviderPrerequisites(t *testing.T) {
 	dir := t.TempDir()
 	ortLib := filepath.Join(dir, "libonnxruntime.so.1")
-	if err := providerPrerequisites(DeviceCUDA, ortLib); !errors.Is(err, errProviderMissing) || !strings.Contains(err.Error(), "no CUDA provider") {
+	if err := providerPrerequisites(DeviceCUDA, ortLib); !errors.Is(err, ErrProviderMissing) || !strings.Contains(err.Error(), "no CUDA provider") {
 		t.Errorf("cuda without its provider library: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "libonnxruntime_providers_cuda.so"), nil, 0o644); err != nil {
@@ -27,7 +27,7 @@ func TestProviderPrerequisites(t *testing.T) {
 	t.Setenv("LD_LIBRARY_PATH", dir)
 	t.Setenv("VK_DRIVER_FILES", "")
 	t.Setenv("VK_ICD_FILENAMES", "")
-	if err := providerPrerequisites(DeviceWebGPU, ortLib); !errors.Is(err, errProviderMissing) || !strings.Contains(err.Error(), "no Vulkan loader") {
+	if err := providerPrerequisites(DeviceWebGPU, ortLib); !errors.Is(err, ErrProviderMissing) || !strings.Contains(err.Error(), "no Vulkan loader") {
 		t.Errorf("webgpu without libvulkan: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "libvulkan.so.1"), nil, 0o644); err != nil {
@@ -39,22 +39,6 @@ func TestProviderPrerequisites(t *testing.T) {
 	}
 }
 
-func TestAutoIsQuietWhenNoGPUProviderExists(t *testing.T) {
-	var warnings []string
-	logf := func(format string, args ...any) { warnings = append(warnings, format) }
-	missing := &fakeBackend{probeErr: map[Device]error{DeviceCUDA: errProviderMissing, DeviceWebGPU: errProviderMissing}}
-	if d, err := selectDevice(DeviceAuto, missing, logf); err != nil || d != DeviceCPU || len(warnings) != 0 {
-		t.Errorf("no GPU provider at all: device %s, err %v, warnings %q; want cpu and silence", d, err, warnings)
-	}
-	broken := &fakeBackend{probeErr: map[Device]error{DeviceCUDA: errProviderMissing, DeviceWebGPU: errors.New("adapter lost")}}
-	if d, err := selectDevice(DeviceAuto, broken, logf); err != nil || d != DeviceCPU || len(warnings) != 1 {
-		t.Errorf("a GPU provider that fails: device %s, err %v, warnings %q; want cpu and one warning", d, err, warnings)
-	}
-	if _, err := selectDevice(DeviceWebGPU, broken, logf); err == nil || !strings.Contains(err.Error(), "adapter lost") {
-		t.Errorf("explicit webgpu that fails: %v, want the reason", err)
-	}
-}
-
 // TestAutoWantsARealGPU: without a GPU device node, auto's WebGPU candidate is missing (quietly skipped), with one
 // it is not; and the Vulkan drivers that emulate a GPU on the CPU are hidden from it unless the user chose drivers.
 // (A GPU device without a Vulkan adapter then fails the probe: auto warns, as for any GPU that does not start.)
@@ -63,7 +47,7 @@ func TestAutoWantsARealGPU(t *testing.T) {
 	saved := gpuDeviceNodes
 	t.Cleanup(func() { gpuDeviceNodes = saved })
 	gpuDeviceNodes = []string{filepath.Join(dir, "renderD*")}
-	if err := gpuDevicePresent(); !errors.Is(err, errProviderMissing) || !strings.Contains(err.Error(), "no GPU device") {
+	if err := gpuDevicePresent(); !errors.Is(err, ErrProviderMissing) || !strings.Contains(err.Error(), "no GPU device") {
 		t.Errorf("no device node: %v, want a missing provider", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "renderD128"), nil, 0o644); err != nil {

@@ -1,4 +1,4 @@
-package engine
+package ort_test
 
 import (
 	"fmt"
@@ -9,18 +9,77 @@ import (
 	"time"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
-	ort "github.com/yalue/onnxruntime_go"
+	onnxrt "github.com/yalue/onnxruntime_go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 )
 
-// BenchmarkMachineScaling measures how this machine's cores slow each other down, as the CPU engine's sessions do
-// (16 single-thread sessions on the H200 machine ran at 62-77% of 16 x one session): each workload runs on one
-// locked thread alone, then on one per core at once, and reports the per-thread rate with every core busy as a
+// What moving a decoder run's worth of bytes to and from a GPU costs on its own, and how this machine's cores slow
+// each other down: measurements of the machine under the engine, run by hand (-test.bench, -test.benchtime 1x).
+
+// transferGraph is one of: "both" (y = x*2, x and y n floats), "up" (y = ReduceSum(x): n floats up, one down),
+// "down" (y = Expand(x, [n]): one float up, n down).
+func transferGraph(kind string, n int64) ([]byte, int64, int64) {
+	in, out := n, n
+	var nodes []*onnx.NodeProto
+	inits := []*onnx.TensorProto{onnxgraph.FloatInit("two", []float32{2})}
+	switch kind {
+	case "both":
+		nodes = []*onnx.NodeProto{{Name: "mul", OpType: "Mul", Input: []string{"x", "two"}, Output: []string{"y"}}}
+	case "up":
+		out = 1
+		nodes = []*onnx.NodeProto{{Name: "sum", OpType: "ReduceSum", Input: []string{"x"}, Output: []string{"y"},
+			Attribute: []*onnx.AttributeProto{{Name: "keepdims", Type: onnx.AttributeProto_INT, I: 1}}}}
+	case "down":
+		in = 1
+		inits = append(inits, onnxgraph.IntInit("shape", n))
+		nodes = []*onnx.NodeProto{{Name: "expand", OpType: "Expand", Input: []string{"x", "shape"}, Output: []string{"y"}}}
+	}
+	model := &onnx.ModelProto{
+		IrVersion:   8,
+		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
+		Graph: &onnx.GraphProto{Name: "transfer_" + kind, Node: nodes, Initializer: inits,
+			Input: []*onnx.ValueInfoProto{onnxgraph.FloatTensor("x")}, Output: []*onnx.ValueInfoProto{onnxgraph.FloatTensor("y")}},
+	}
+	data, err := proto.Marshal(model)
+	if err != nil {
+		panic(err)
+	}
+	return data, in, out
+}
+
+func BenchmarkDeviceTransfers(b *testing.B) {
+	device := orttest.Device(b)
+	for _, n := range []int64{16, 1 << 18, 64 * 160 * 256} {
+		for _, kind := range []string{"both", "up", "down"} {
+			b.Run(fmt.Sprintf("%s/%dKiB", kind, n*4/1024), func(b *testing.B) {
+				graph, in, out := transferGraph(kind, n)
+				r, err := ort.Sessions{}.NewRunner(graph, []string{"x"}, []string{"y"}, device, 1, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				x := ort.Tensor{Shape: []int64{in}, F32: make([]float32, in)}
+				for i := range x.F32 {
+					x.F32[i] = float32(i % 7)
+				}
+				b.SetBytes(4 * (in + out))
+				orttest.TimeRuns(b, func() error { _, err := r.Run([]ort.Tensor{x}); return err })
+			})
+		}
+	}
+}
+
+// BenchmarkMachineScaling measures how this machine's cores slow each other down, as the CPU engine's side-by-side
+// sessions do: each workload runs on one locked thread alone, then on one per core at once, and reports the per-thread rate with every core busy as a
 // fraction of the rate alone. "arith" is register arithmetic (what clock speed alone does); "stream" reads a
 // private 64 MiB buffer (memory bandwidth); "conv-l2", "conv-cache" and "conv-dram" are one ONNX Runtime Conv of
 // a HiFi-GAN's last stage (32 channels, kernel 7), single-threaded, on 1,024 samples (128 KiB in, 128 out: within
-// a core's L2), 8,192 (1 MiB each) and 176,400 (8 s of audio, 22 MiB each: as the engine's whole-sentence CPU runs). Run with -test.bench MachineScaling
-// -test.benchtime 1x (scripts/gpu-bench.sh's probe).
+// a core's L2), 8,192 (1 MiB each) and 176,400 (8 s of audio, 22 MiB each: as the engine's whole-sentence CPU
+// runs). Run with -test.bench MachineScaling -test.benchtime 1x.
 func BenchmarkMachineScaling(b *testing.B) {
 	threads := runtime.NumCPU()
 	workloads := []struct {
@@ -44,9 +103,7 @@ func BenchmarkMachineScaling(b *testing.B) {
 	for _, w := range workloads {
 		b.Run(w.name, func(b *testing.B) {
 			if w.name[:4] == "conv" {
-				if err := Init(testLibPath()); err != nil {
-					b.Skip(err)
-				}
+				orttest.Need(b)
 			}
 			alone := scalingRate(b, 1, w.newUnit)
 			together := scalingRate(b, threads, w.newUnit)
@@ -126,40 +183,40 @@ func convUnit(b *testing.B, samples, reps int) (func() float64, func()) {
 	model := &onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
 		Graph: &onnx.GraphProto{Name: "conv",
 			Node: []*onnx.NodeProto{{Name: "conv", OpType: "Conv", Input: []string{"x", "w"}, Output: []string{"y"},
-				Attribute: []*onnx.AttributeProto{intsAttr("kernel_shape", 7), intsAttr("pads", 3, 3)}}},
-			Initializer: []*onnx.TensorProto{floatInit("w", w, 32, 32, 7)},
-			Input:       []*onnx.ValueInfoProto{floatTensor("x")},
-			Output:      []*onnx.ValueInfoProto{floatTensor("y")},
+				Attribute: []*onnx.AttributeProto{onnxgraph.IntsAttr("kernel_shape", 7), onnxgraph.IntsAttr("pads", 3, 3)}}},
+			Initializer: []*onnx.TensorProto{onnxgraph.FloatInit("w", w, 32, 32, 7)},
+			Input:       []*onnx.ValueInfoProto{onnxgraph.FloatTensor("x")},
+			Output:      []*onnx.ValueInfoProto{onnxgraph.FloatTensor("y")},
 		}}
 	graph, err := proto.Marshal(model)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := ortBackend{}.newGraphRunner(graph, []string{"x"}, []string{"y"}, DeviceCPU, 1)
+	r, err := ort.Sessions{}.NewRunner(graph, []string{"x"}, []string{"y"}, ort.DeviceCPU, 1, false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	x := tensor{shape: []int64{1, 32, int64(samples)}, f32: make([]float32, 32*samples)}
-	for i := range x.f32 {
-		x.f32[i] = float32(rng.NormFloat64())
+	x := ort.Tensor{Shape: []int64{1, 32, int64(samples)}, F32: make([]float32, 32*samples)}
+	for i := range x.F32 {
+		x.F32[i] = float32(rng.NormFloat64())
 	}
 	// Tensors made once, run after run (as the engine's planned outputs are): the Go heap stays out of it.
-	in, err := inputValue(x)
+	in, err := ort.InputValue(x)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out, err := ort.NewEmptyTensor[float32](ort.NewShape(x.shape...))
+	out, err := onnxrt.NewEmptyTensor[float32](onnxrt.NewShape(x.Shape...))
 	if err != nil {
 		b.Fatal(err)
 	}
-	session := r.(*ortGraphRunner).session
+	session := r.Session()
 	unit := func() float64 {
 		for range reps {
-			if err := session.Run([]ort.Value{in}, []ort.Value{out}); err != nil {
+			if err := session.Run([]onnxrt.Value{in}, []onnxrt.Value{out}); err != nil {
 				panic(fmt.Sprintf("conv run: %v", err))
 			}
 		}
 		return float64(samples * reps)
 	}
-	return unit, func() { in.Destroy(); out.Destroy(); r.close() }
+	return unit, func() { in.Destroy(); out.Destroy(); r.Close() }
 }

@@ -1,11 +1,9 @@
-package engine
+package onnxgraph
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
 )
 
 // LayerNorm fusion for GPU sessions. Piper's exporter writes each LayerNorm of a VITS text encoder and duration
@@ -16,28 +14,24 @@ import (
 //
 // ONNX Runtime fuses that pattern back into one LayerNormalization for its CPU and CUDA providers, not for WebGPU,
 // where each operator is a dispatch of its own: a Piper voice's text part has ~34 LayerNorms, 300 of its ~660
-// dispatches, and a short sentence's text part is a GPU run bound by its dispatch count (~20 ms on the H200, most
-// of the first audio). fuseLayerNorms does the fusion in the graph, as opset 17's LayerNormalization (the version
+// dispatches, and a short sentence's text part is a GPU run bound by its dispatch count (most of its first
+// audio's wait). FuseLayerNorms does the fusion in the graph, as opset 17's LayerNormalization (the version
 // the WebGPU provider implements); the arithmetic is LayerNormalization's definition, the same as the nine
 // operators'.
 
 // layerNormOpset is the first ONNX opset with LayerNormalization.
 const layerNormOpset = 17
 
-// fuseLayerNorms replaces every decomposed LayerNorm of the model (above; over the last axis, with constant
-// exponent 2, epsilon, and a rank-1 gamma and beta) by a LayerNormalization node, raising the model's opset to 17
-// if it is lower, and returns the re-encoded model and how many it fused. A model it cannot raise (opset before
-// 13, where Squeeze, Unsqueeze, Split and ReduceSum took attributes that later became inputs, or with an operator
-// whose meaning changed up to 17: changesMeaningBy17) is returned as it is, with 0.
-func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
-	model, err := parseModel(onnxModel)
-	if err != nil {
-		return nil, 0, err
-	}
+// FuseLayerNorms replaces every decomposed LayerNorm of model (above; over the last axis, with constant exponent
+// 2, epsilon, and a rank-1 gamma and beta) by a LayerNormalization node, raising the model's opset to 17 if it is
+// lower, and says how many it fused. A model it cannot raise (opset before 13, where Squeeze, Unsqueeze, Split and
+// ReduceSum took attributes that later became inputs, or with an operator whose meaning changed up to 17:
+// changesMeaningBy17) is left as it is, with 0.
+func FuseLayerNorms(model *onnx.ModelProto) int {
 	g := model.GetGraph()
-	opset := defaultOpset(model)
+	opset := DefaultOpset(model)
 	if opset < 13 || slices.ContainsFunc(g.GetNode(), changesMeaningBy17) {
-		return onnxModel, 0, nil
+		return 0
 	}
 	consts := constantTensors(g)
 	consumers := map[string][]*onnx.NodeProto{}
@@ -126,7 +120,7 @@ func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
 			}}
 	}
 	if len(fused) == 0 {
-		return onnxModel, 0, nil
+		return 0
 	}
 	var nodes []*onnx.NodeProto
 	for _, n := range g.GetNode() {
@@ -144,11 +138,7 @@ func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
 			}
 		}
 	}
-	out, err := proto.Marshal(model)
-	if err != nil {
-		return nil, 0, fmt.Errorf("re-encoding graph with fused LayerNorms: %w", err)
-	}
-	return out, len(fused), nil
+	return len(fused)
 }
 
 // changesMeaningBy17 says whether node means something else, or is invalid, once its model's opset is raised from
@@ -156,16 +146,6 @@ func fuseLayerNorms(onnxModel []byte) ([]byte, int, error) {
 // outputs that opset 14 removed.
 func changesMeaningBy17(n *onnx.NodeProto) bool {
 	return n.GetOpType() == "RoiAlign" || n.GetOpType() == "BatchNormalization" && len(n.GetOutput()) > 1
-}
-
-// defaultOpset is the model's version of the default (ai.onnx) operator set.
-func defaultOpset(model *onnx.ModelProto) int64 {
-	for _, o := range model.GetOpsetImport() {
-		if o.GetDomain() == "" || o.GetDomain() == "ai.onnx" {
-			return o.GetVersion()
-		}
-	}
-	return 0
 }
 
 // lastAxisMean says whether node (a ReduceMean) averages over the last axis only, keeping it: axes [-1] as an
@@ -206,7 +186,7 @@ func constantTensors(g *onnx.GraphProto) map[string]constTensor {
 		if t.GetDataType() != int32(onnx.TensorProto_FLOAT) {
 			return
 		}
-		if v, ok := floatData(t); ok {
+		if v, ok := FloatData(t); ok {
 			consts[name] = constTensor{dims: t.GetDims(), values: v}
 		}
 	}
