@@ -39,7 +39,7 @@ func (s *SpeakerRef) UnmarshalJSON(data []byte) error {
 	}
 	var str string
 	if err := json.Unmarshal(data, &str); err != nil {
-		return &json.UnmarshalTypeError{Value: jsonValueKind(data), Type: reflect.TypeFor[string](), Field: "speaker"}
+		return NotAString(data)
 	}
 	*s = SpeakerRef(str)
 	return nil
@@ -192,17 +192,29 @@ func checkFormat(name string) (Format, *Error) {
 	return f, nil
 }
 
+// NotAString is the error of a custom UnmarshalJSON given data where it wants a string (the decoder adds the
+// field's name).
+func NotAString(data []byte) error {
+	return &json.UnmarshalTypeError{Value: jsonValueKind(data), Type: reflect.TypeFor[string]()}
+}
+
 // jsonValueKind names the kind of a JSON value, as json.UnmarshalTypeError does.
 func jsonValueKind(data []byte) string {
-	switch b := bytes.TrimSpace(data); {
-	case len(b) == 0:
+	b := bytes.TrimSpace(data)
+	if len(b) == 0 {
 		return "value"
-	case b[0] == '{':
-		return "object"
-	case b[0] == '[':
-		return "array"
-	case b[0] == 't' || b[0] == 'f':
-		return "bool"
 	}
-	return "value"
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case '"':
+		return "string"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -45,7 +44,7 @@ func (v *VoiceRef) UnmarshalJSON(data []byte) error {
 		ID string `json:"id"`
 	}
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[string](), Field: "voice"}
+		return server.NotAString(data)
 	}
 	*v = VoiceRef(obj.ID)
 	return nil

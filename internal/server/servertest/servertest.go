@@ -70,9 +70,9 @@ func (e *Engine) Submit(ctx context.Context, _ *engine.Model, req engine.Request
 		out <- engine.Result{Err: ctx.Err()}
 		return out
 	}
-	notify(e.Submitted, req)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	notify(e.Submitted, req) // under the lock: a test that hears of a sentence finds it held
 	if !e.hold {
 		out <- engine.Result{Audio: Audio(req.IDs)}
 		return out
