@@ -20,7 +20,8 @@ import (
 var Models = []string{"tts-1", "tts-1-hd", "gpt-4o-mini-tts"}
 
 // Routes adds OpenAI's routes to a server's mux (server.Handler's mount): POST /v1/audio/speech over native's
-// speech handler, GET /v1/models, GET /v1/audio/models and GET /v1/audio/voices.
+// speech handler, GET /v1/models, GET /v1/audio/models and GET /v1/audio/voices. voices may be filled in until the
+// server is ready: the routes read it only once it is.
 func Routes(native *server.Server, voices Voices) func(*http.ServeMux) {
 	return func(mux *http.ServeMux) {
 		mux.Handle("POST /v1/audio/speech", Speech(native, voices, http.HandlerFunc(native.Speech)))
@@ -94,12 +95,17 @@ func writeJSON(w http.ResponseWriter, v any) {
 // it into the native one and hands it on, with a response writer that turns the native answer into OpenAI's.
 func Speech(native *server.Server, voices Voices, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served := native.Voices()
+		if served == nil {
+			next.ServeHTTP(w, r) // not ready: the native handler says so
+			return
+		}
 		body, e := native.ReadBody(w, r)
 		if e != nil {
 			server.WriteError(w, e)
 			return
 		}
-		t, e := decode(body, voices, native.Voices())
+		t, e := decode(body, voices, served)
 		if e != nil {
 			server.WriteError(w, e)
 			return

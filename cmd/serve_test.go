@@ -1,0 +1,164 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ttsgen/ttsgen/internal/audio"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// served is a `ttsgen serve` running in this process.
+type served struct {
+	url  string
+	stop func() int // SIGINT, as Execute delivers it; returns the exit status
+}
+
+// startServe runs `ttsgen serve --addr 127.0.0.1:0 args...` and waits until it says it is ready, reading its log
+// as a user would.
+func startServe(t *testing.T, args ...string) served {
+	t.Helper()
+	logR, logW := io.Pipe()
+	streams := IO{In: strings.NewReader(""), Out: io.Discard, ErrOut: logW}
+	root := NewRootCmd(streams)
+	root.SetArgs(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...))
+	ctx, interrupt := context.WithCancelCause(context.Background())
+	code := make(chan int, 1)
+	go func() {
+		err := root.ExecuteContext(ctx)
+		code <- exitCode(ctx, logW, err)
+		logW.Close()
+	}()
+	lines := bufio.NewScanner(logR)
+	url := ""
+	for url == "" || !strings.Contains(lines.Text(), "msg=ready") {
+		if !lines.Scan() {
+			t.Fatalf("serve stopped before it was ready (exit %d)", <-code)
+		}
+		if m := regexp.MustCompile(` url=(\S+)`).FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	go io.Copy(io.Discard, logR) // the rest of the log
+	s := served{url: url, stop: func() int { interrupt(errInterrupted); return <-code }}
+	t.Cleanup(func() { interrupt(errInterrupted) })
+	return s
+}
+
+func (s served) client() sdk.Client {
+	return sdk.NewClient(option.WithBaseURL(s.url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+}
+
+func readBody(t *testing.T, resp *http.Response, err error) []byte {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestServeSpeaksAsSynthDoes: through OpenAI's client, a request's audio is byte for byte what `ttsgen synth -o -`
+// writes for the same text and settings (no noise: deterministic), as wav, as pcm, and streamed as events.
+func TestServeSpeaksAsSynthDoes(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	const text = "Hello there. The server speaks as synth does, 3 times over!"
+	want := run(t, "", "synth", "--voice", tinyVoice, "--noise-scale", "0", "--noise-w", "0", "-o", "-", text)
+	if want.code != 0 || len(want.out) < 10000 {
+		t.Fatalf("synth: exit %d, %d bytes: %s", want.code, len(want.out), want.errOut)
+	}
+	srv := startServe(t, "--voice", tinyVoice)
+	client := srv.client()
+	noNoise := []option.RequestOption{option.WithJSONSet("noise_scale", 0), option.WithJSONSet("noise_w", 0)}
+	params := func(format sdk.AudioSpeechNewParamsResponseFormat) sdk.AudioSpeechNewParams {
+		return sdk.AudioSpeechNewParams{Model: sdk.SpeechModelTTS1, Input: text, ResponseFormat: format,
+			Voice: sdk.AudioSpeechNewParamsVoiceUnion{OfString: sdk.String("alloy")}}
+	}
+	resp, err := client.Audio.Speech.New(t.Context(), params("wav"), noNoise...)
+	if got := readBody(t, resp, err); !bytes.Equal(got, []byte(want.out)) {
+		t.Errorf("wav: %d bytes from the server, %d from synth; want the same bytes", len(got), len(want.out))
+	}
+	resp, err = client.Audio.Speech.New(t.Context(), params("pcm"), noNoise...)
+	if got := readBody(t, resp, err); !bytes.Equal(got, []byte(want.out[44:])) {
+		t.Errorf("pcm: %d bytes; want synth's %d samples' bytes", len(got), len(want.out)-44)
+	}
+	sse := params("pcm")
+	sse.StreamFormat = sdk.AudioSpeechNewParamsStreamFormatSSE
+	resp, err = client.Audio.Speech.New(t.Context(), sse, noNoise...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := ssestream.NewStream[struct{ Type, Audio string }](ssestream.NewDecoder(resp), nil)
+	var got []byte
+	for stream.Next() {
+		chunk, _ := base64.StdEncoding.DecodeString(stream.Current().Audio)
+		got = append(got, chunk...)
+	}
+	if err := stream.Err(); err != nil || !bytes.Equal(got, []byte(want.out[44:])) {
+		t.Errorf("sse: %d bytes of deltas, %v", len(got), err)
+	}
+	if code := srv.stop(); code != ExitOK {
+		t.Errorf("exit %d after SIGINT; want %d", code, ExitOK)
+	}
+}
+
+// TestServeTheBuiltInVoiceUnderOpenAINames: with no --voice, OpenAI's names speak with the built-in voice.
+func TestServeTheBuiltInVoiceUnderOpenAINames(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	srv := startServe(t)
+	client := srv.client()
+	resp, err := client.Audio.Speech.New(t.Context(), sdk.AudioSpeechNewParams{Model: sdk.SpeechModelTTS1HD,
+		Input: "Good morning.", ResponseFormat: "wav", Voice: sdk.AudioSpeechNewParamsVoiceUnion{OfString: sdk.String("shimmer")}})
+	samples, rate, err := audio.ReadWAV(bytes.NewReader(readBody(t, resp, err)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate != 22050 || len(samples) < rate/2 || rms(samples) < 100 {
+		t.Errorf("%d samples at %d Hz, rms %.0f: not speech", len(samples), rate, rms(samples))
+	}
+	resp, err = http.Get(srv.url + "/v1/audio/voices")
+	if list := string(readBody(t, resp, err)); !strings.Contains(list, `"id":"en_US-ttsgen-medium"`) {
+		t.Errorf("voices: %s", list)
+	}
+	if code := srv.stop(); code != ExitOK {
+		t.Errorf("exit %d after SIGINT; want %d", code, ExitOK)
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	isolate(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--addr", "8880"}, "want HOST:PORT"},
+		{[]string{"serve", "--max-queue", "0"}, "--max-queue must be positive"},
+		{[]string{"serve", "--grace", "0s"}, "--grace must be positive"},
+		{[]string{"serve", "--openai-voice", "robot=tiny"}, "robot is not one of OpenAI's voice names"},
+		{[]string{"serve", "--openai-voice", "alloy=:3"}, "want NAME=VOICE"},
+		{[]string{"serve", "extra"}, "serve takes no arguments"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := run(t, "", tt.args...)
+			if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.errOut, ExitUsage, tt.want)
+			}
+		})
+	}
+}
