@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -160,5 +161,39 @@ func TestServeUsageErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.errOut, ExitUsage, tt.want)
 			}
 		})
+	}
+}
+
+// bench --url drives a running server: here 3 of the three-sentence requests, 0.3 s apart, as the vLLM-style
+// load test sends 80, and a voice the server does not have, whose 400s are counted by status.
+func TestBenchDrivesAServer(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	srv := startServe(t, "--voice", tinyVoice)
+	r := run(t, "", "bench", "--url", srv.url, "--texts", "../samples/three-sentences.txt", "--rate", "3.333",
+		"--requests", "3", "--warmup", "0", "--json")
+	var report struct {
+		Mode           string
+		Requests       int
+		Errors         int
+		AudioSeconds   float64               `json:"audio_seconds"`
+		FirstAudio     struct{ P50 float64 } `json:"first_audio_ms"`
+		Latency        struct{ P50 float64 } `json:"latency_ms"`
+		ErrorsByStatus map[string]int        `json:"errors_by_status"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &report); err != nil || r.code != 0 {
+		t.Fatalf("exit %d, %v: %s %s", r.code, err, r.out, r.errOut)
+	}
+	if report.Mode != "open-loop" || report.Requests != 3 || report.Errors != 0 || report.AudioSeconds < 3 ||
+		report.FirstAudio.P50 <= 0 || report.FirstAudio.P50 >= report.Latency.P50 {
+		t.Errorf("report %+v", report)
+	}
+	r = run(t, "", "bench", "--url", srv.url, "--texts", "../samples/three-sentences.txt", "--voice", "nobody",
+		"--requests", "2", "--warmup", "0")
+	if r.code != ExitFailure || !strings.Contains(r.errOut, `HTTP 400: voice "nobody" is neither`) {
+		t.Errorf("exit %d: %s", r.code, r.errOut)
+	}
+	if r := run(t, "", "bench", "--url", srv.url, "--texts", "x", "--compare", "sequential"); r.code != ExitUsage {
+		t.Errorf("--url with --compare: exit %d", r.code)
 	}
 }
