@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/server/servertest"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -60,19 +61,6 @@ func (s served) client() sdk.Client {
 	return sdk.NewClient(option.WithBaseURL(s.url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
 }
 
-func readBody(t *testing.T, resp *http.Response, err error) []byte {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestServeSpeaksAsSynthDoes: through OpenAI's client, a request's audio is byte for byte what `ttsgen synth -o -`
 // writes for the same text and settings (no noise: deterministic), as wav, as pcm, and streamed as events.
 func TestServeSpeaksAsSynthDoes(t *testing.T) {
@@ -91,11 +79,11 @@ func TestServeSpeaksAsSynthDoes(t *testing.T) {
 			Voice: sdk.AudioSpeechNewParamsVoiceUnion{OfString: sdk.String("alloy")}}
 	}
 	resp, err := client.Audio.Speech.New(t.Context(), params("wav"), noNoise...)
-	if got := readBody(t, resp, err); !bytes.Equal(got, []byte(want.out)) {
+	if got := servertest.ReadBody(t, resp, err); !bytes.Equal(got, []byte(want.out)) {
 		t.Errorf("wav: %d bytes from the server, %d from synth; want the same bytes", len(got), len(want.out))
 	}
 	resp, err = client.Audio.Speech.New(t.Context(), params("pcm"), noNoise...)
-	if got := readBody(t, resp, err); !bytes.Equal(got, []byte(want.out[44:])) {
+	if got := servertest.ReadBody(t, resp, err); !bytes.Equal(got, []byte(want.out[44:])) {
 		t.Errorf("pcm: %d bytes; want synth's %d samples' bytes", len(got), len(want.out)-44)
 	}
 	sse := params("pcm")
@@ -126,7 +114,7 @@ func TestServeTheBuiltInVoiceUnderOpenAINames(t *testing.T) {
 	client := srv.client()
 	resp, err := client.Audio.Speech.New(t.Context(), sdk.AudioSpeechNewParams{Model: sdk.SpeechModelTTS1HD,
 		Input: "Good morning.", ResponseFormat: "wav", Voice: sdk.AudioSpeechNewParamsVoiceUnion{OfString: sdk.String("shimmer")}})
-	samples, rate, err := audio.ReadWAV(bytes.NewReader(readBody(t, resp, err)))
+	samples, rate, err := audio.ReadWAV(bytes.NewReader(servertest.ReadBody(t, resp, err)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,33 +122,11 @@ func TestServeTheBuiltInVoiceUnderOpenAINames(t *testing.T) {
 		t.Errorf("%d samples at %d Hz, rms %.0f: not speech", len(samples), rate, rms(samples))
 	}
 	resp, err = http.Get(srv.url + "/v1/audio/voices")
-	if list := string(readBody(t, resp, err)); !strings.Contains(list, `"id":"en_US-ttsgen-medium"`) {
+	if list := string(servertest.ReadBody(t, resp, err)); !strings.Contains(list, `"id":"en_US-ttsgen-medium"`) {
 		t.Errorf("voices: %s", list)
 	}
 	if code := srv.stop(); code != ExitOK {
 		t.Errorf("exit %d after SIGINT; want %d", code, ExitOK)
-	}
-}
-
-func TestServeUsageErrors(t *testing.T) {
-	isolate(t)
-	for _, tt := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"serve", "--addr", "8880"}, "want HOST:PORT"},
-		{[]string{"serve", "--max-queue", "0"}, "--max-queue must be positive"},
-		{[]string{"serve", "--grace", "0s"}, "--grace must be positive"},
-		{[]string{"serve", "--openai-voice", "robot=tiny"}, "robot is not one of OpenAI's voice names"},
-		{[]string{"serve", "--openai-voice", "alloy=:3"}, "want NAME=VOICE"},
-		{[]string{"serve", "extra"}, "serve takes no arguments"},
-	} {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			r := run(t, "", tt.args...)
-			if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.errOut, ExitUsage, tt.want)
-			}
-		})
 	}
 }
 

@@ -133,9 +133,6 @@ func (s *Server) Ready(b Backend) error {
 	return nil
 }
 
-// MaxInput is the most characters of text a request may have.
-func (s *Server) MaxInput() int { return s.opts.MaxInput }
-
 // health answers 200 when the server takes speech requests, 503 (with why) while it loads or drains.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	switch {

@@ -48,17 +48,6 @@ func post(t *testing.T, ctx context.Context, url, body string) *http.Response {
 	return resp
 }
 
-// readAll reads a whole response body and closes it.
-func readAll(t *testing.T, resp *http.Response) []byte {
-	t.Helper()
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // expectedPCM is what the server must send for the fake engine's sentences: each peak-normalised as synth does,
 // with silence samples between them.
 func expectedPCM(t *testing.T, sentences [][]int64, silence int) []int16 {
@@ -90,7 +79,7 @@ func TestSpeechIsEverySentenceInOrderWithSilence(t *testing.T) {
 	eng := servertest.NewEngine(16, false)
 	_, ts := start(t, server.Options{}, eng)
 	resp := post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Hello there. This is the second sentence.", "sentence_silence": 0.1}`)
-	body := readAll(t, resp)
+	body := servertest.ReadBody(t, resp, nil)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "audio/wav" {
 		t.Fatalf("status %d, content type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
@@ -110,9 +99,9 @@ func TestSpeechIsEverySentenceInOrderWithSilence(t *testing.T) {
 func TestPCMIsTheWAVStreamWithoutItsHeader(t *testing.T) {
 	_, ts := start(t, server.Options{}, servertest.NewEngine(16, false))
 	const text = `"text": "One sentence. And another one."`
-	wav := readAll(t, post(t, t.Context(), ts.URL+"/api/speech", `{`+text+`}`))
+	wav := servertest.ReadBody(t, post(t, t.Context(), ts.URL+"/api/speech", `{`+text+`}`), nil)
 	resp := post(t, t.Context(), ts.URL+"/api/speech", `{`+text+`, "format": "pcm"}`)
-	pcm := readAll(t, resp)
+	pcm := servertest.ReadBody(t, resp, nil)
 	if resp.Header.Get("Content-Type") != "audio/pcm" || resp.Header.Get("X-Sample-Rate") != "22050" {
 		t.Errorf("headers %v", resp.Header)
 	}
@@ -138,13 +127,13 @@ func TestSettingsReachTheEngine(t *testing.T) {
 	_, ts := start(t, server.Options{}, eng)
 	resp := post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Hi.", "voice": "tiny-vits-3speakers", "speaker": "speaker2",
 		"speed": 2, "length_scale": 1.5, "noise_scale": 0, "noise_w": 0.25}`)
-	readAll(t, resp)
+	servertest.ReadBody(t, resp, nil)
 	req := <-eng.Submitted
 	if want := (engine.Scales{Noise: 0, Length: 0.75, NoiseW: 0.25}); req.Scales != want || req.Speaker != 2 {
 		t.Errorf("engine got speaker %d, scales %+v; want speaker 2, %+v", req.Speaker, req.Scales, want)
 	}
 	resp = post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Hi.", "speed": 0.5}`)
-	readAll(t, resp)
+	servertest.ReadBody(t, resp, nil)
 	if req := <-eng.Submitted; req.Scales != (engine.Scales{Noise: 0.667, Length: 2, NoiseW: 0.8}) {
 		t.Errorf("speed 0.5 with the voice's own scales: %+v", req.Scales)
 	}
@@ -198,7 +187,7 @@ func TestBadRequestsGetActionableErrors(t *testing.T) {
 // checkError checks that resp is an error in the OpenAI shape with these status, code, param and message.
 func checkError(t *testing.T, resp *http.Response, status int, code string, param any, message string) {
 	t.Helper()
-	body := readAll(t, resp)
+	body := servertest.ReadBody(t, resp, nil)
 	var got struct {
 		Error map[string]any `json:"error"`
 	}
@@ -321,7 +310,7 @@ func TestQueueFullIs429AtOnce(t *testing.T) {
 	checkError(t, resp, 429, "queue_full", nil, "--max-queue")
 	eng.Release()
 	// Its whole body read, the admitted request has left: the end of a stream is sent after its handler returns.
-	if resp := <-first; resp.StatusCode != 200 || len(readAll(t, resp)) == 0 {
+	if resp := <-first; resp.StatusCode != 200 || len(servertest.ReadBody(t, resp, nil)) == 0 {
 		t.Errorf("the admitted request: status %d", resp.StatusCode)
 	}
 	if resp := post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Room again."}`); resp.StatusCode != 200 {
@@ -375,13 +364,13 @@ func TestRequestTimeout(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	_, ts := start(t, server.Options{}, servertest.NewEngine(16, false))
-	readAll(t, post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Counted. Twice over.", "sentence_silence": 0}`))
-	readAll(t, post(t, t.Context(), ts.URL+"/api/speech", `{"text": ""}`))
+	servertest.ReadBody(t, post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Counted. Twice over.", "sentence_silence": 0}`), nil)
+	servertest.ReadBody(t, post(t, t.Context(), ts.URL+"/api/speech", `{"text": ""}`), nil)
 	resp, err := http.Get(ts.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := string(readAll(t, resp))
+	body := string(servertest.ReadBody(t, resp, nil))
 	for _, want := range []string{
 		`ttsgen_http_requests_total{code="200",route="POST /api/speech"} 1`,
 		`ttsgen_http_requests_total{code="400",route="POST /api/speech"} 1`,
@@ -405,7 +394,7 @@ func TestVoices(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct{ Voices []server.VoiceInfo }
-	if err := json.Unmarshal(readAll(t, resp), &got); err != nil {
+	if err := json.Unmarshal(servertest.ReadBody(t, resp, nil), &got); err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Voices) != 2 || !got.Voices[0].Default || got.Voices[1].NumSpeakers != 3 || got.Voices[1].SampleRate != 22050 {
@@ -466,7 +455,7 @@ func TestDrainFinishesAdmittedRequestsAndTurnsNewOnesAway(t *testing.T) {
 	checkError(t, post(t, t.Context(), url+"/api/speech", `{"text": "Too late."}`), 503, "shutting_down", nil, "another instance")
 	eng.Release()
 	resp = <-inFlight
-	if body := readAll(t, resp); resp.StatusCode != 200 || len(body) < 44 {
+	if body := servertest.ReadBody(t, resp, nil); resp.StatusCode != 200 || len(body) < 44 {
 		t.Errorf("the admitted request: status %d, %d bytes", resp.StatusCode, len(body))
 	}
 	if err := <-served; err != nil {

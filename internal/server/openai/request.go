@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -146,18 +145,4 @@ func (v Voices) resolve(voice, model string, served []server.VoiceInfo) (Target,
 	return Target{}, server.BadRequest("voice", "unknown_voice", "voice %q is neither a voice served here (%s) nor "+
 		"one of OpenAI's (%s, which speak with the default voice unless the server maps them)", voice,
 		strings.Join(server.VoiceNames(served), ", "), strings.Join(Names, ", "))
-}
-
-// Check reports a mapping to a voice that is not served.
-func (v Voices) Check(served []server.VoiceInfo) error {
-	names := server.VoiceNames(served)
-	for name, t := range v {
-		if !slices.Contains(Names, name) {
-			return fmt.Errorf("OpenAI voice %q: not one of OpenAI's voice names (%s)", name, strings.Join(Names, ", "))
-		}
-		if !slices.Contains(names, t.Voice) {
-			return fmt.Errorf("OpenAI voice %s: it maps to voice %q, which is not served", name, t.Voice)
-		}
-	}
-	return nil
 }

@@ -5,7 +5,9 @@ package servertest
 
 import (
 	"context"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -150,6 +152,20 @@ func Backend(t testing.TB, eng pipeline.Engine, voicePaths ...string) server.Bac
 			t.Fatal(err)
 		}
 		b.Voices = append(b.Voices, &pipeline.LoadedVoice{Voice: v})
+	}
+	return b
+}
+
+// ReadBody reads a response's whole body and closes it; err is the request's, failing the test when set.
+func ReadBody(t testing.TB, resp *http.Response, err error) []byte {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return b
 }
