@@ -41,8 +41,8 @@ func Audio(ids []int64) []float32 {
 
 // Engine is a fake engine (pipeline.Engine). Each sentence's result is Audio(its ids), at once, or, while held,
 // when Release lets it go; a held sentence whose request ends leaves at once with its context's error, as from
-// the real engine's queue. Every submission it takes (its request still live) is sent to Submitted and every departure of a held sentence to
-// Left, when those channels are set (buffer them: the engine does not wait for a reader).
+// the real engine's queue. Every sentence it takes (its request still live) is sent to Submitted, and every held
+// one that leaves to Left, when those channels are set (buffer them: the engine does not wait for a reader).
 type Engine struct {
 	Submitted chan engine.Request
 	Left      chan error
