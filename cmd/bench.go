@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 type benchOptions struct {
 	texts       string
+	url         string // a speech server to drive instead of the engine in this process
 	voice       string
 	concurrency int
 	rate        float64
@@ -45,12 +47,20 @@ Loads: closed loop (--concurrency N submitters, each sending its next text when 
 also runs the texts the way Piper does (the voice's own graph, one at a time, one session with every thread);
 "speedup" is speed over that baseline's, measured in the same run. --json adds the process's CPU time and, per
 engine stage, runs, items, padding and seconds in device runs. --tune KEY=VALUE changes one of the engine's
-defaults, to measure something else (--tune help lists the keys).`,
+defaults, to measure something else (--tune help lists the keys).
+
+With --url the same loads drive a speech server over HTTP instead: any OpenAI-compatible POST /v1/audio/speech
+(ttsgen serve, Kokoro-FastAPI, openedai-speech), asking for WAV with --voice (default alloy) and the key in
+$TTSGEN_API_KEY or $OPENAI_API_KEY. First audio is then when a response's first samples arrive; failed requests
+are counted by their HTTP status. The load test used for LLM-based speech served by vLLM, 80 requests of three
+sentences each arriving 0.3 s apart, is the last example.`,
 		Example: `  ttsgen bench --texts samples/bench.txt --compare sequential
   ttsgen bench --texts samples/bench.txt --concurrency 16 --device webgpu --json
   ttsgen bench --texts samples/bench.txt --rate 3.3 --requests 80
   ttsgen bench --texts samples/short.txt --concurrency 1 --per-request requests.jsonl   # which requests were slow
-  ttsgen bench --texts samples/bench.txt --device webgpu --tune decoder-window=256 --tune no-strips`,
+  ttsgen bench --texts samples/bench.txt --device webgpu --tune decoder-window=256 --tune no-strips
+  ttsgen bench --url http://127.0.0.1:8880 --texts samples/three-sentences.txt --concurrency 8
+  ttsgen bench --url http://127.0.0.1:8880 --texts samples/three-sentences.txt --rate 3.333 --requests 80`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.tuneHelp {
@@ -58,6 +68,9 @@ defaults, to measure something else (--tune help lists the keys).`,
 			}
 			if o.texts == "" {
 				return usageErrorf("--texts FILE is required")
+			}
+			if o.url != "" && o.compare != "" {
+				return usageErrorf("--compare runs the engine in this process; it does not go with --url")
 			}
 			if o.compare != "" && o.compare != "sequential" {
 				return usageErrorf("--compare %q: the only comparison is \"sequential\"", o.compare)
@@ -70,7 +83,8 @@ defaults, to measure something else (--tune help lists the keys).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.texts, "texts", "", "file of texts, one per line, or an LJSpeech-style metadata.csv (ID|text|normalized)")
-	f.StringVar(&o.voice, "voice", "", "voice name or path (default: the built-in voice)")
+	f.StringVar(&o.url, "url", "", "drive the speech server at `URL` (http://HOST:PORT) over OpenAI's API instead of an engine in this process")
+	f.StringVar(&o.voice, "voice", "", "voice name or path (default: the built-in voice; with --url: alloy)")
 	f.IntVar(&o.concurrency, "concurrency", 32, "closed loop: concurrent submitters")
 	f.Float64Var(&o.rate, "rate", 0, "open loop: requests per second")
 	f.IntVar(&o.requests, "requests", 0, "requests to send (default: one per text)")
@@ -97,7 +111,12 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	tuned := func(opts *engine.Options) {
 		opts.QueueSize, opts.Tuning = o.queueSize, o.tuning
 	}
-	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
+	var report bench.Report
+	if o.url != "" {
+		report, err = benchServer(ctx, o, texts, load)
+	} else {
+		report, err = benchOnce(ctx, s, con, o.voice, texts, load, tuned)
+	}
 	if o.perRequest != "" && report.PerRequest != nil { // a run whose requests all failed too: their errors are there
 		if werr := writeRequestRecords(o.perRequest, report.PerRequest); werr != nil {
 			return errors.Join(err, werr)
@@ -119,6 +138,16 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 		return report.WriteJSON(streams.Out)
 	}
 	return report.WriteTable(streams.Out)
+}
+
+// benchServer runs one measured load against the speech server at o.url.
+func benchServer(ctx context.Context, o *benchOptions, texts []string, load bench.Load) (bench.Report, error) {
+	target := bench.Speech{URL: o.url, Voice: o.voice, APIKey: cmp.Or(os.Getenv("TTSGEN_API_KEY"), os.Getenv("OPENAI_API_KEY")),
+		Client: bench.NewSpeechClient(max(load.Concurrency, 64))}
+	report, err := bench.Run(ctx, texts, load, target.Synth())
+	report.Device = o.url
+	report.Voice = cmp.Or(o.voice, "alloy")
+	return report, err
 }
 
 // sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite, no tiles;

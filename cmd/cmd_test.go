@@ -93,6 +93,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "--texts", "x", "--tune", "max-batch"}, `max-batch: "" is not a whole number`},
 		{[]string{"synth", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{[]string{"synth", "hi", "-o", "x.wav", "--config", "/nonexistent/ttsgen.yaml"}, "config file"},
+		{[]string{"serve", "--addr", "8880"}, "want HOST:PORT"},
+		{[]string{"serve", "--max-queue", "0"}, "--max-queue must be positive"},
+		{[]string{"serve", "--grace", "0s"}, "--grace must be positive"},
+		{[]string{"serve", "--openai-voice", "robot=tiny"}, "robot is not one of OpenAI's voice names"},
+		{[]string{"serve", "--openai-voice", "alloy=:3"}, "want NAME=VOICE"},
+		{[]string{"serve", "extra"}, "serve takes no arguments"},
+		{[]string{"bench", "--url", "http://127.0.0.1:1", "--texts", "x", "--compare", "sequential"}, "does not go with --url"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -33,6 +33,13 @@ type SpeakOptions struct {
 	SentenceSilence float64 // seconds of silence between sentences
 }
 
+// SampleWriter takes a text's audio in reading order as Speak writes it: an *audio.WAVWriter, or any encoder
+// that streams 16-bit mono samples.
+type SampleWriter interface {
+	Write(pcm []int16) error
+	WriteSilence(samples int) error
+}
+
 // SentenceDone reports one finished sentence, for progress and latency measurements.
 type SentenceDone struct {
 	AudioSeconds float64
@@ -49,7 +56,7 @@ var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
 // until its audio is taken to be written. onSentence (may be nil) is called once per written sentence. On error or
 // cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
 func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences iter.Seq2[Sentence, error],
-	opt SpeakOptions, out *audio.WAVWriter, onSentence func(SentenceDone)) (int, error) {
+	opt SpeakOptions, out SampleWriter, onSentence func(SentenceDone)) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	type pending struct {
 		text   string
