@@ -39,27 +39,15 @@ func newBenchCmd(s *settings, streams IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench --texts FILE",
 		Short: "Measure speed, latency and throughput of synthesis on this machine",
-		Long: `Run texts through the engine under a load and report speed ("x real time": audio seconds made per wall
-second), rtf, qps, latency and first-audio percentiles, and peak memory.
-
-Loads: closed loop (--concurrency N submitters, each sending its next text when the last is done) or open loop
-(--rate R requests per second for --requests N, on schedule however slow the engine is). --compare sequential
-also runs the texts the way Piper does (the voice's own graph, one at a time, one session with every thread);
-"speedup" is speed over that baseline's, measured in the same run. --json adds the process's CPU time and, per
-engine stage, runs, items, padding and seconds in device runs. --tune KEY=VALUE changes one of the engine's
-defaults, to measure something else (--tune help lists the keys).
-
-With --url the same loads drive a speech server over HTTP instead: any OpenAI-compatible POST /v1/audio/speech
-(ttsgen serve, Kokoro-FastAPI, openedai-speech), asking for WAV with --voice (default alloy) and the key in
-$TTSGEN_API_KEY or $OPENAI_API_KEY. First audio is then when a response's first samples arrive; failed requests
-are counted by their HTTP status. The load test used for LLM-based speech served by vLLM, 80 requests of three
-sentences each arriving 0.3 s apart, is the last example.`,
+		Long: `Run texts under a load and report speed ("x real time": audio seconds per wall second), rtf, qps, latency
+and first-audio percentiles and peak memory. Closed loop (--concurrency) or open loop (--rate, for --requests);
+--compare sequential also runs the texts as Piper does (one at a time, batch 1) and reports the speedup of the same
+run. --tune KEY=VALUE changes an engine default (--tune help lists them). --url drives any OpenAI-compatible
+speech server instead (ttsgen serve, Kokoro-FastAPI...), failures counted by HTTP status; the last example is the
+load test used for vLLM-served speech: 80 requests of three sentences, 0.3 s apart.`,
 		Example: `  ttsgen bench --texts samples/bench.txt --compare sequential
-  ttsgen bench --texts samples/bench.txt --concurrency 16 --device webgpu --json
-  ttsgen bench --texts samples/bench.txt --rate 3.3 --requests 80
-  ttsgen bench --texts samples/short.txt --concurrency 1 --per-request requests.jsonl   # which requests were slow
-  ttsgen bench --texts samples/bench.txt --device webgpu --tune decoder-window=256 --tune no-strips
-  ttsgen bench --url http://127.0.0.1:8880 --texts samples/three-sentences.txt --concurrency 8
+  ttsgen bench --texts samples/short.txt --concurrency 1 --per-request requests.jsonl --json
+  ttsgen bench --texts samples/bench.txt --device webgpu --tune decoder-window=256
   ttsgen bench --url http://127.0.0.1:8880 --texts samples/three-sentences.txt --rate 3.333 --requests 80`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
