@@ -22,7 +22,7 @@ const (
 const (
 	resampleTaps   = 32   // filter half-length in samples of the lower rate
 	resampleCutoff = 0.91 // cutoff as a fraction of the lower rate's Nyquist frequency
-	resampleBeta   = 8.6 // Kaiser window shape: about 86 dB side lobes
+	resampleBeta   = 8.6  // Kaiser window shape: about 86 dB side lobes
 )
 
 // resampling converts the samples written to it from one rate to another and writes them to next.
@@ -44,8 +44,8 @@ func newResampling(next Encoder, from, to int) *resampling {
 	r := &resampling{next: next, up: int64(to) / g, down: int64(from) / g}
 	// The kernel is a low-pass at the lower rate, measured in input samples: wider when downsampling.
 	scale := min(1, float64(r.up)/float64(r.down)) // lower rate / input rate
-	cutoff := 0.5 * resampleCutoff * scale        // cycles per input sample
-	span := float64(resampleTaps) / scale         // kernel half-width in input samples
+	cutoff := 0.5 * resampleCutoff * scale         // cycles per input sample
+	span := float64(resampleTaps) / scale          // kernel half-width in input samples
 	r.reach = int64(math.Ceil(span))
 	r.phases = make([][]float32, r.up)
 	for p := range r.phases {
