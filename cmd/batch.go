@@ -18,25 +18,29 @@ type batchOptions struct {
 	force  bool
 	jobs   int
 	voice  voiceFlags
+	audio  audioFlags
 }
 
 func newBatchCmd(s *settings, streams IO) *cobra.Command {
 	var o batchOptions
 	cmd := &cobra.Command{
 		Use:   "batch INPUT... -o DIR",
-		Short: "Speak manifests, text files and folders of text files into WAV files",
-		Long: `Speak every item of every INPUT through one shared engine, writing DIR/<id>.wav and DIR/results.jsonl.
+		Short: "Speak manifests, text files and folders of text files into audio files",
+		Long: `Speak every item of every INPUT through one shared engine, writing DIR/<id>.wav (or .flac, .opus, ...
+with --format) and DIR/results.jsonl.
 
 An INPUT is:
   - a JSONL manifest (.jsonl): one JSON object per line,
-      {"id": "intro", "text": "Welcome!", "out": "part1/intro.wav", "voice": "en_US-ttsgen-medium",
+      {"id": "intro", "text": "Welcome!", "out": "part1/intro.wav", "format": "wav", "voice": "en_US-ttsgen-medium",
        "speaker": 0, "length_scale": 1.0, "noise_scale": 0.667, "noise_w": 0.8}
-    where only "text" is required ("id" defaults to the line number, "out" to <id>.wav inside DIR);
+    where only "text" is required ("id" defaults to the line number, "out" to <id>.wav inside DIR, or
+    <id>.flac etc. in another format); an item's format is its "format", else its "out"'s extension, else
+    --format;
   - a .txt file: one WAV for the whole document, named after the file;
   - a folder: each .txt file in it (not in subfolders).
 
 results.jsonl gets one row per item: {"id", "line", "out", "status": "ok"|"error", "error", "sentences",
-"audio_seconds"}. A bad line (invalid JSON, missing text, unknown voice, an "out" outside DIR, ...) gets an error
+"audio_seconds", "format", "bytes"} (bytes: the encoded file's size). A bad line (invalid JSON, missing text, unknown voice, an "out" outside DIR, ...) gets an error
 row naming its line, is reported on stderr, and every good item is still spoken; the exit status is then 1.
 
 Outputs are atomic (written to a temporary file, then renamed), and a re-run of the same command resumes: items
@@ -44,6 +48,8 @@ whose WAV and "ok" row exist, with unchanged text and settings, are skipped. --f
 stops cleanly (exit status 130); run the command again to finish.`,
 		Example: `  ttsgen batch prompts.jsonl -o out/
   ttsgen batch book.txt chapters/ -o audiobook/ --voice en_GB-alan-medium --sentence-silence 0.4
+  ttsgen batch prompts.jsonl -o out/ --format flac
+  ttsgen batch chapters/ -o audiobook/ --format opus --bitrate 24
   ttsgen batch prompts.jsonl -o out/ --force --device webgpu`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -64,12 +70,16 @@ stops cleanly (exit status 130); run the command again to finish.`,
 		"items in flight at once (default: as many as the engine's queue holds sentences, at least %d)",
 		pipeline.MinItemConcurrency))
 	o.voice.add(cmd.Flags())
+	o.audio.add(cmd.Flags(), "wav, or what an item's \"format\" or \"out\" says")
 	return cmd
 }
 
 func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inputs []string) error {
 	defaults, err := o.voice.defaults()
 	if err != nil {
+		return err
+	}
+	if defaults.Format, defaults.Encoding, err = o.audio.parse(); err != nil {
 		return err
 	}
 	for _, in := range inputs { // a mistyped input is said before anything is created or started

@@ -20,29 +20,34 @@ type synthOptions struct {
 	out   string
 	file  string
 	voice voiceFlags
+	audio audioFlags
 }
 
 func newSynthCmd(s *settings, streams IO) *cobra.Command {
 	var o synthOptions
 	cmd := &cobra.Command{
 		Use:   "synth [TEXT...]",
-		Short: "Speak a text into one WAV file",
-		Long: `Speak a text into one WAV file (16-bit PCM at the voice's sample rate).
+		Short: "Speak a text into one audio file",
+		Long: `Speak a text into one audio file: WAV (16-bit PCM at the voice's sample rate) unless --format or the
+extension of -o (.flac, .opus, .mp3, .aac, .pcm) says otherwise. FLAC and PCM are lossless (pcm is raw 16-bit
+little-endian mono, Piper's --output-raw); opus, mp3 and aac take --bitrate.
 
 The text comes from the arguments, from --file, or else from standard input. It is normalised (numbers, dates,
 money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
 sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine;
 with -o - each sentence goes to standard output as soon as it is spoken, so a player starts with the first.`,
 		Example: `  ttsgen synth "Hello there." -o hello.wav
-  ttsgen synth --file chapter1.txt -o chapter1.wav --length-scale 1.1
+  ttsgen synth --file chapter1.txt -o chapter1.opus --length-scale 1.1
+  ttsgen synth --file book.txt -o book.mp3 --bitrate 96
   echo "Straight to the speakers." | ttsgen synth -o - | aplay
+  echo "Raw samples." | ttsgen synth --format pcm --sample-rate 16000 -o - > speech.raw
   ttsgen synth --voice ~/voices/en_GB-alan-medium.onnx "Good evening." -o alan.wav`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.out == "" {
 				if f, ok := streams.Out.(*os.File); ok && !term.IsTerminal(int(f.Fd())) {
 					o.out = "-"
 				} else {
-					return usageErrorf("-o is required: a .wav path, or - for standard output")
+					return usageErrorf("-o is required: an audio file (.wav, .flac, .opus, .mp3, .aac, .pcm), or - for standard output")
 				}
 			}
 			if o.file != "" && len(args) > 0 {
@@ -51,14 +56,19 @@ with -o - each sentence goes to standard output as soon as it is spoken, so a pl
 			return runSynth(cmd.Context(), s, streams, &o, args)
 		},
 	}
-	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output WAV file, or - for standard output")
+	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output audio file, or - for standard output")
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "read the text from this file")
 	o.voice.add(cmd.Flags())
+	o.audio.add(cmd.Flags(), "from the extension of -o, else wav")
 	return cmd
 }
 
 func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, args []string) error {
 	defaults, err := o.voice.defaults()
+	if err != nil {
+		return err
+	}
+	format, encoding, err := synthFormat(o)
 	if err != nil {
 		return err
 	}
@@ -99,34 +109,57 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		prog.Planned(estimate)
 		defer prog.finish()
 	}
-	speak := func(wav *audio.WAVWriter) error {
+	speak := func(w io.Writer) error {
+		enc, err := audio.NewEncoder(format, w, cfg.Audio.SampleRate, encoding)
+		if err != nil {
+			return err
+		}
 		onSentence := func(d pipeline.SentenceDone) {
 			if prog != nil {
 				prog.Sentence(d)
 			}
 		}
 		written, err := pipeline.Speak(ctx, rt.engine, pipeline.NewInFlight(rt.engine.QueueSize()), lv,
-			rt.frontend.Stream(split, cfg), opt, wav, onSentence)
+			rt.frontend.Stream(split, cfg), opt, enc, onSentence)
 		if prog != nil {
 			prog.Planned(written - estimate)
 		}
-		if err != nil {
-			return err
+		if cerr := enc.Close(); err == nil {
+			err = cerr
 		}
-		return wav.Close()
+		return err
 	}
 	if o.out == "-" {
 		// Each sentence goes out as soon as it and those before it are spoken, so a player on the other end of
 		// the pipe starts with the first sentence, not after the last.
-		return speak(audio.NewWAVStream(streams.Out, cfg.Audio.SampleRate))
+		return speak(streams.Out)
 	}
-	err = atomicfile.Write(o.out, "", nil, func(f *os.File) error {
-		return speak(audio.NewWAVWriter(f, cfg.Audio.SampleRate))
-	})
+	err = atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(f) })
 	if errors.Is(err, pipeline.ErrNothingToSpeak) {
 		return pipeline.ErrNothingToSpeak // no file was written: nothing about writing to say
 	}
 	return err
+}
+
+// synthFormat is the output's format: --format, else the extension of -o, else WAV; a --format that contradicts
+// the extension is a usage error.
+func synthFormat(o *synthOptions) (audio.Format, audio.Options, error) {
+	format, encoding, err := o.audio.parse()
+	if err != nil {
+		return "", encoding, err
+	}
+	byExt, known := audio.FormatOf(o.out)
+	switch {
+	case o.out == "-" || !known:
+	case format == "":
+		format = byExt
+	case format != byExt:
+		return "", encoding, usageErrorf("--format %s, but -o %s names a %s file", format, o.out, byExt)
+	}
+	if format == "" {
+		format = audio.WAV
+	}
+	return format, encoding, nil
 }
 
 func readSynthText(streams IO, file string, args []string) (string, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 )
 
@@ -64,3 +65,36 @@ func (f *voiceFlags) defaults() (pipeline.Defaults, error) {
 }
 
 func (f *voiceFlags) String() string { return fmt.Sprintf("voice=%q speaker=%q", f.voice, f.speaker) }
+
+// audioFlags are the output settings synth and batch share: the format, its encoder's settings.
+type audioFlags struct {
+	format     string
+	sampleRate int
+	bitrate    int // kbit/s
+}
+
+func (f *audioFlags) add(fs *pflag.FlagSet, formatDefault string) {
+	fs.StringVar(&f.format, "format", "", fmt.Sprintf("audio `FORMAT`: %s (default: %s)", audio.FormatNames(), formatDefault))
+	fs.IntVar(&f.sampleRate, "sample-rate", 0, "resample the audio to this rate in Hz, e.g. 16000 or 48000 (default: the voice's own)")
+	fs.IntVar(&f.bitrate, "bitrate", 0, fmt.Sprintf("bitrate of opus, mp3 and aac in kbit/s (default: %d, %d and %d, for speech)",
+		audio.DefaultOpusBitrate/1000, audio.DefaultMP3Bitrate/1000, audio.DefaultAACBitrate/1000))
+}
+
+// parse checks the flags: the format named by --format ("" when not given) and the encoders' options.
+func (f *audioFlags) parse() (audio.Format, audio.Options, error) {
+	var format audio.Format
+	if f.format != "" {
+		var err error
+		if format, err = audio.ParseFormat(f.format); err != nil {
+			return "", audio.Options{}, usageErrorf("--format: %w", err)
+		}
+	}
+	opt := audio.Options{Bitrate: f.bitrate * 1000, SampleRate: f.sampleRate}
+	if f.sampleRate != 0 && (f.sampleRate < audio.MinSampleRate || f.sampleRate > audio.MaxSampleRate) {
+		return "", opt, usageErrorf("--sample-rate %d is outside [%d, %d] Hz", f.sampleRate, audio.MinSampleRate, audio.MaxSampleRate)
+	}
+	if f.bitrate != 0 && (opt.Bitrate < audio.MinBitrate || opt.Bitrate > audio.MaxBitrate) {
+		return "", opt, usageErrorf("--bitrate %d is outside [%d, %d] kbit/s", f.bitrate, audio.MinBitrate/1000, audio.MaxBitrate/1000)
+	}
+	return format, opt, nil
+}

@@ -2,15 +2,14 @@ package audio
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ttsgen/ttsgen/internal/audio/decodetest"
 )
 
 // speechLike is a second and a bit of something with speech's spread of frequencies and loudness: a few
@@ -31,69 +30,6 @@ func speechLike(rate int, seconds float64) []int16 {
 		out[i] = int16(9000 * env * v)
 	}
 	return out
-}
-
-// ffmpegTool finds ffmpeg or ffprobe: the real decoders the tests check encoded audio with (scripts/setup.sh
-// installs them).
-func ffmpegTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("%s is needed to check encoded audio (scripts/setup.sh installs Debian's ffmpeg): %v", name, err)
-	}
-	return p
-}
-
-// decode decodes a file with ffmpeg into 16-bit mono samples at the file's own rate.
-func decode(t *testing.T, path string) (samples []int16, rate int) {
-	t.Helper()
-	rate = probeInt(t, path, "stream=sample_rate")
-	out, err := exec.Command(ffmpegTool(t, "ffmpeg"), "-hide_banner", "-loglevel", "error", "-i", path,
-		"-f", "s16le", "-ac", "1", "-ar", strconv.Itoa(rate), "pipe:1").Output()
-	if err != nil {
-		t.Fatalf("ffmpeg could not decode %s: %v", filepath.Base(path), stderrOf(err))
-	}
-	samples = make([]int16, len(out)/2)
-	for i := range samples {
-		samples[i] = int16(binary.LittleEndian.Uint16(out[2*i:]))
-	}
-	return samples, rate
-}
-
-// probe asks ffprobe for one entry of a file ("format=duration", "stream=sample_rate").
-func probe(t *testing.T, path, entry string) string {
-	t.Helper()
-	out, err := exec.Command(ffmpegTool(t, "ffprobe"), "-v", "error", "-show_entries", entry,
-		"-of", "default=noprint_wrappers=1:nokey=1", path).Output()
-	if err != nil {
-		t.Fatalf("ffprobe could not read %s: %v", filepath.Base(path), stderrOf(err))
-	}
-	return strings.TrimSpace(strings.Split(string(out), "\n")[0])
-}
-
-func probeInt(t *testing.T, path, entry string) int {
-	t.Helper()
-	v, err := strconv.Atoi(probe(t, path, entry))
-	if err != nil {
-		t.Fatalf("ffprobe %s of %s: %v", entry, filepath.Base(path), err)
-	}
-	return v
-}
-
-func probeSeconds(t *testing.T, path string) float64 {
-	t.Helper()
-	v, err := strconv.ParseFloat(probe(t, path, "format=duration"), 64)
-	if err != nil {
-		t.Fatalf("ffprobe duration of %s: %v", filepath.Base(path), err)
-	}
-	return v
-}
-
-func stderrOf(err error) string {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return err.Error() + ": " + string(ee.Stderr)
-	}
-	return err.Error()
 }
 
 // encodeFile encodes samples in pieces (as sentences arrive) into a file, as the batch writes them.
@@ -142,14 +78,15 @@ func TestFormatsRoundTripThroughFFmpeg(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "x"+f.Ext())
 			encodeFile(t, f, path, in, rate, Options{})
 			if f == PCM { // no header: ffmpeg must be told what it is
-				raw := filepath.Join(filepath.Dir(path), "x.wav")
-				toWAV(t, path, raw, rate)
-				path = raw
+				if got := decodetest.DecodeRaw(t, path, rate); !slices.Equal(got, in) {
+					t.Errorf("raw PCM read by ffmpeg gives %d samples that differ from the %d written", len(got), len(in))
+				}
+				return
 			}
-			if got := probeSeconds(t, path); f != AAC && math.Abs(got-want) > 0.060 { // ADTS: estimated from the bitrate
+			if got := decodetest.Seconds(t, path); f != AAC && math.Abs(got-want) > 0.060 { // ADTS: estimated from the bitrate
 				t.Errorf("ffprobe duration %.3f s, want %.3f s within 60 ms", got, want)
 			}
-			got, gotRate := decode(t, path)
+			got, gotRate := decodetest.Decode(t, path)
 			if d := float64(len(got))/float64(gotRate) - want; math.Abs(d) > 0.060 {
 				t.Errorf("decoded %d samples at %d Hz: %.3f s, want %.3f s within 60 ms", len(got), gotRate, float64(len(got))/float64(gotRate), want)
 			}
@@ -163,15 +100,6 @@ func TestFormatsRoundTripThroughFFmpeg(t *testing.T) {
 				t.Errorf("decoded level %.0f against %.0f written", rms(got), rms(in))
 			}
 		})
-	}
-}
-
-// toWAV wraps raw PCM into WAV with ffmpeg (which must be told the rate and layout of headerless samples).
-func toWAV(t *testing.T, raw, wav string, rate int) {
-	t.Helper()
-	if out, err := exec.Command(ffmpegTool(t, "ffmpeg"), "-hide_banner", "-loglevel", "error", "-f", "s16le",
-		"-ar", strconv.Itoa(rate), "-ac", "1", "-i", raw, wav).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg reading raw PCM: %v: %s", err, out)
 	}
 }
 
@@ -209,7 +137,7 @@ func TestFormatsStreamIntoAPipe(t *testing.T) {
 				}
 				return
 			}
-			got, gotRate := decode(t, path)
+			got, gotRate := decodetest.Decode(t, path)
 			slack := 0.060
 			if f == MP3 || f == AAC {
 				slack = 0.120 // no header to trim the encoder's delay by
@@ -244,7 +172,7 @@ func TestOpusFlushSendsPagesAPlayerDecodes(t *testing.T) {
 	if err := os.WriteFile(path, p.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, gotRate := decode(t, path)
+	got, gotRate := decodetest.Decode(t, path)
 	if secs := float64(len(got)) / float64(gotRate); secs < 0.9 {
 		t.Errorf("after Flush the stream decodes to %.3f s of the 1 s written", secs)
 	}

@@ -15,6 +15,7 @@ type Item struct {
 	ID     string // unique in the run; "" only for error items whose line had no usable id
 	Text   string
 	Out    string // requested output path relative to the output dir, "/"-separated ("" = "<id>.wav")
+	Format string // requested audio format, lower case ("" = from Out's extension, else the run's default)
 	Voice  string // "" = default
 	// Speaker is "" for the default; a number from the manifest is kept as its
 	// decimal string, a name as written.

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strings"
@@ -27,6 +29,11 @@ type Defaults struct {
 	NoiseScale      *float32
 	NoiseW          *float32
 	SentenceSilence float64
+	// Format is the audio format of items whose manifest line names none, neither with "format" nor by the
+	// extension of its "out" ("" = WAV).
+	Format audio.Format
+	// Encoding are the encoders' settings (bitrate, sample rate) for every item.
+	Encoding audio.Options
 }
 
 // Scales resolves the synthesis scales: the item's own (nil = unset), else these defaults, else the voice's config.
@@ -135,8 +142,21 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 			b.plan(-estimate)
 			return b.finish(row, record)
 		}
-		row.Out = it.OutPath()
-		row.Hash = it.Hash()
+		format, err := b.format(it)
+		if err != nil {
+			row.Error = fmt.Sprintf("line %d: %v", it.Line, err)
+			if it.Line == 0 {
+				row.Error = err.Error()
+			}
+			b.plan(-estimate)
+			return b.finish(row, record)
+		}
+		row.Out = it.Out
+		if row.Out == "" {
+			row.Out = it.ID + format.Ext()
+		}
+		row.Format = string(format)
+		row.Hash = b.hash(it, format)
 		if b.Out.Done(it.ID, row.Hash) {
 			b.plan(-estimate)
 			row.Status = results.StatusOK
@@ -199,6 +219,47 @@ func (b *Batch) withDefaults(it manifest.Item) manifest.Item {
 	return it
 }
 
+// format is the item's audio format: its own "format", else the one its "out" names by extension, else the
+// batch's. A "format" and an "out" that disagree are an error, as is an "out" whose extension names no format
+// when nothing else says which.
+func (b *Batch) format(it manifest.Item) (audio.Format, error) {
+	byExt, known := audio.FormatOf(it.Out)
+	if it.Format != "" {
+		f, err := audio.ParseFormat(it.Format)
+		if err != nil {
+			return "", err
+		}
+		if known && byExt != f {
+			return "", fmt.Errorf(`"out" %q is a %s file, but "format" is %s`, it.Out, byExt, f)
+		}
+		return f, nil
+	}
+	switch {
+	case known:
+		return byExt, nil
+	case it.Out != "":
+		return "", fmt.Errorf(`"out" %q has an extension of no audio format; give "format" (%s)`, it.Out, audio.FormatNames())
+	case b.Defaults.Format != "":
+		return b.Defaults.Format, nil
+	}
+	return audio.WAV, nil
+}
+
+// hash is the item's digest with the batch's audio settings mixed in when they differ from plain WAV, so that a
+// re-run in another format or at another bitrate redoes the items, while results of WAV runs stay valid.
+func (b *Batch) hash(it manifest.Item, format audio.Format) string {
+	h := it.Hash()
+	enc := b.Defaults.Encoding
+	if format == audio.WAV && enc.SampleRate == 0 {
+		return h
+	}
+	if !format.Lossy() {
+		enc.Bitrate = 0
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00format=%s bitrate=%d rate=%d", h, format, enc.Bitrate, enc.SampleRate))
+	return hex.EncodeToString(sum[:16])
+}
+
 // finish writes the item's row and reports it. A row that cannot be written stops the batch: results.jsonl is the
 // record of what is done, and continuing without it would lose work silently.
 func (b *Batch) finish(row results.Row, record func(results.Row, bool)) error {
@@ -240,26 +301,29 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	text := b.Frontend.Split(it.Text)
 	planned := text.Estimate()
 	b.plan(planned - estimate)
-	var seconds float64
+	var samples, size int64
 	written := 0
+	rate := v.Voice.Config.Audio.SampleRate
 	err = b.Out.WriteFile(path, func(w io.Writer) error {
-		ws, ok := w.(io.WriteSeeker)
-		if !ok {
-			return fmt.Errorf("output for %s cannot seek", path)
+		enc, err := audio.NewEncoder(audio.Format(row.Format), w, rate, b.Defaults.Encoding)
+		if err != nil {
+			return err
 		}
-		wav := audio.NewWAVWriter(ws, v.Voice.Config.Audio.SampleRate)
-		var err error
-		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(text, v.Voice.Config), opt, wav,
+		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(text, v.Voice.Config), opt, enc,
 			func(d SentenceDone) {
+				samples = d.End
 				if b.Progress != nil {
 					b.Progress.Sentence(d)
 				}
 			})
+		if cerr := enc.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return err
 		}
-		seconds = wav.Seconds()
-		return wav.Close()
+		size, err = sizeOf(w)
+		return err
 	})
 	b.plan(written - planned)
 	if err != nil {
@@ -267,8 +331,22 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	}
 	row.Status = results.StatusOK
 	row.Sentences = written
-	row.AudioSeconds = seconds
+	row.AudioSeconds = float64(samples) / float64(rate)
+	row.Bytes = size
 	return row
+}
+
+// sizeOf is the size of the file being written through w (a temporary file: results.Dir.WriteFile).
+func sizeOf(w io.Writer) (int64, error) {
+	s, ok := w.(io.Seeker)
+	if !ok {
+		return 0, nil
+	}
+	end, err := s.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0, fmt.Errorf("measuring the encoded file: %w", err)
+	}
+	return end, nil
 }
 
 // scales picks each scale from the item, else the batch defaults, else the voice's config.

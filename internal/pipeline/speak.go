@@ -33,23 +33,28 @@ type SpeakOptions struct {
 	SentenceSilence float64 // seconds of silence between sentences
 }
 
-// SentenceDone reports one finished sentence, for progress and latency measurements.
+// SentenceDone reports one written sentence, for progress and latency measurements and for what is written
+// beside the audio.
 type SentenceDone struct {
 	AudioSeconds float64
 	Latency      time.Duration // from submission to audio
+	// Start is where the sentence's audio begins in the output, End where it ends, in samples at the voice's rate
+	// (the silence before it included in Start).
+	Start, End int64
 }
 
 // ErrNothingToSpeak is Speak's error for a text that gave no sentence with anything to say.
 var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
 
 // Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
-// sentences, and returns how many it wrote (ErrNothingToSpeak when sentences yields none). It submits each
+// sentences, flushing out after each so that a listener hears it, and returns how many it wrote
+// (ErrNothingToSpeak when sentences yields none). The caller closes out. It submits each
 // sentence as soon as sentences yields it (a Frontend streams a text's sentences as it phonemizes them) while
 // writing those before it. Each sentence holds a place in inFlight, shared by the job's texts, from its submission
 // until its audio is taken to be written. onSentence (may be nil) is called once per written sentence. On error or
 // cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
 func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences iter.Seq2[Sentence, error],
-	opt SpeakOptions, out *audio.WAVWriter, onSentence func(SentenceDone)) (int, error) {
+	opt SpeakOptions, out audio.Encoder, onSentence func(SentenceDone)) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	type pending struct {
 		text   string
@@ -97,6 +102,7 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 
 	silence := audio.SilenceSamples(opt.SentenceSilence, v.Voice.Config.Audio.SampleRate)
 	written := 0
+	var at int64 // samples written
 	for p := range queue {
 		if p.err != nil {
 			return written, p.err
@@ -113,11 +119,15 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 			return written, fmt.Errorf("sentence %d (%q): %w", written+1, clip(p.text, 60), res.Err)
 		}
 		if written > 0 {
-			if err := out.WriteSilence(silence); err != nil {
+			if err := audio.WriteSilence(out, silence); err != nil {
 				return written, err
 			}
+			at += int64(silence)
 		}
 		if err := out.Write(audio.PCM16(res.Audio)); err != nil {
+			return written, err
+		}
+		if err := out.Flush(); err != nil {
 			return written, err
 		}
 		written++
@@ -125,8 +135,11 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 			onSentence(SentenceDone{
 				AudioSeconds: float64(len(res.Audio)) / float64(v.Voice.Config.Audio.SampleRate),
 				Latency:      time.Since(p.sent),
+				Start:        at,
+				End:          at + int64(len(res.Audio)),
 			})
 		}
+		at += int64(len(res.Audio))
 	}
 	if err := ctx.Err(); err != nil {
 		return written, err

@@ -46,6 +46,8 @@ type Row struct {
 	Error        string  `json:"error,omitempty"`
 	Sentences    int     `json:"sentences"`
 	AudioSeconds float64 `json:"audio_seconds"`
+	Format       string  `json:"format,omitempty"` // the audio format of Out ("wav", "flac", ...)
+	Bytes        int64   `json:"bytes,omitempty"`  // Out's size as encoded
 	Hash         string  `json:"hash,omitempty"`
 }
 
