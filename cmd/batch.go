@@ -79,9 +79,11 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	if err != nil {
 		return err
 	}
-	if defaults.Format, defaults.Encoding, err = o.audio.parse(); err != nil {
+	choice, err := o.audio.parse()
+	if err != nil {
 		return err
 	}
+	defaults.Format, defaults.Encoding, defaults.Level = choice.format, choice.encoding, choice.level
 	for _, in := range inputs { // a mistyped input is said before anything is created or started
 		if _, err := os.Stat(in); err != nil {
 			var pe *os.PathError

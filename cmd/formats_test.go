@@ -92,6 +92,7 @@ func TestSynthFormatUsageErrors(t *testing.T) {
 		{[]string{"--format", "vorbis", "-o", "x.ogg"}, `unknown audio format "vorbis"`},
 		{[]string{"--bitrate", "1", "-o", "x.opus"}, "--bitrate 1 is outside [6, 320] kbit/s"},
 		{[]string{"--sample-rate", "100", "-o", "x.wav"}, "--sample-rate 100 is outside"},
+		{[]string{"--volume", "0", "-o", "x.wav"}, "--volume 0 is outside (0, 100]"},
 	} {
 		r := run(t, "", append([]string{"synth", "hi"}, tt.args...)...)
 		if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) {
@@ -173,4 +174,44 @@ func readFormatRows(t *testing.T, dir string) map[string]resultRow {
 		rows[r.ID] = r
 	}
 	return rows
+}
+
+// --volume scales the normalised samples; --no-normalize-audio keeps the model's level, which for one sentence is
+// the normalised audio times one factor (its peak).
+func TestSynthVolumeAndModelLevel(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	dir := t.TempDir()
+	synth := func(name string, args ...string) []int16 {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		r := run(t, "", append(append([]string{"synth", "Just the one sentence.", "-o", path}, deterministic...), args...)...)
+		if r.code != 0 {
+			t.Fatalf("synth %v: exit %d: %s", args, r.code, r.errOut)
+		}
+		samples, _ := readWAVFile(t, path)
+		return samples
+	}
+	peak := func(s []int16) int {
+		p := 0
+		for _, v := range s {
+			p = max(p, int(math.Abs(float64(v))))
+		}
+		return p
+	}
+	normal := synth("normal.wav")
+	half := synth("half.wav", "--volume", "0.5")
+	model := synth("model.wav", "--no-normalize-audio")
+	if peak(normal) < 32766 || peak(half) < 16382 || peak(half) > 16384 {
+		t.Fatalf("peaks: %d normalised, %d at --volume 0.5", peak(normal), peak(half))
+	}
+	gain := float64(peak(model)) / 32767
+	if peak(model) >= 32766 || len(model) != len(normal) {
+		t.Fatalf("--no-normalize-audio: peak %d over %d samples (normalised: %d samples)", peak(model), len(model), len(normal))
+	}
+	for i := range normal {
+		if math.Abs(float64(half[i])-float64(normal[i])/2) > 1 || math.Abs(float64(model[i])-float64(normal[i])*gain) > 2 {
+			t.Fatalf("sample %d: %d normalised, %d at half volume, %d at the model's level (gain %.3f)", i, normal[i], half[i], model[i], gain)
+		}
+	}
 }

@@ -68,7 +68,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if err != nil {
 		return err
 	}
-	format, encoding, err := synthFormat(o)
+	choice, err := synthAudio(o)
 	if err != nil {
 		return err
 	}
@@ -102,6 +102,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		Speaker:         sid,
 		Scales:          defaults.Scales(cfg.Inference, nil, nil, nil),
 		SentenceSilence: defaults.SentenceSilence,
+		Level:           choice.level,
 	}
 	var prog *progress
 	if estimate > 1 {
@@ -110,7 +111,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		defer prog.finish()
 	}
 	speak := func(w io.Writer) error {
-		enc, err := audio.NewEncoder(format, w, cfg.Audio.SampleRate, encoding)
+		enc, err := audio.NewEncoder(choice.format, w, cfg.Audio.SampleRate, choice.encoding)
 		if err != nil {
 			return err
 		}
@@ -141,25 +142,25 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	return err
 }
 
-// synthFormat is the output's format: --format, else the extension of -o, else WAV; a --format that contradicts
-// the extension is a usage error.
-func synthFormat(o *synthOptions) (audio.Format, audio.Options, error) {
-	format, encoding, err := o.audio.parse()
+// synthAudio is what the audio flags ask for, with the output's format settled: --format, else the extension of
+// -o, else WAV; a --format that contradicts the extension is a usage error.
+func synthAudio(o *synthOptions) (audioChoice, error) {
+	c, err := o.audio.parse()
 	if err != nil {
-		return "", encoding, err
+		return c, err
 	}
 	byExt, known := audio.FormatOf(o.out)
 	switch {
 	case o.out == "-" || !known:
-	case format == "":
-		format = byExt
-	case format != byExt:
-		return "", encoding, usageErrorf("--format %s, but -o %s names a %s file", format, o.out, byExt)
+	case c.format == "":
+		c.format = byExt
+	case c.format != byExt:
+		return c, usageErrorf("--format %s, but -o %s names a %s file", c.format, o.out, byExt)
 	}
-	if format == "" {
-		format = audio.WAV
+	if c.format == "" {
+		c.format = audio.WAV
 	}
-	return format, encoding, nil
+	return c, nil
 }
 
 func readSynthText(streams IO, file string, args []string) (string, error) {

@@ -16,16 +16,33 @@ import (
 // minPeak keeps near-silent sentences from being amplified into noise: Piper divides by max(0.01, peak).
 const minPeak = 0.01
 
-// PCM16 converts one sentence of model output to 16-bit samples, peak-normalised exactly as Piper does: scaled so
-// the loudest sample reaches full scale (unless the peak is below 0.01), then clipped.
-func PCM16(samples []float32) []int16 {
-	peak := float32(minPeak)
-	for _, s := range samples {
-		if a := float32(math.Abs(float64(s))); a > peak {
-			peak = a
+// Level is how model output becomes 16-bit samples. The zero value is Piper's: each sentence peak-normalised so
+// that its loudest sample reaches full scale (unless the peak is below 0.01), then clipped.
+type Level struct {
+	// Volume multiplies the samples after the normalisation (piper1-gpl's --volume); 0 means 1.
+	Volume float32
+	// KeepModelLevel skips the normalisation: the model's own level, times Volume (--no-normalize-audio).
+	KeepModelLevel bool
+}
+
+// PCM16 converts one sentence of model output to 16-bit samples at Level{} (Piper's peak normalisation).
+func PCM16(samples []float32) []int16 { return Level{}.PCM16(samples) }
+
+// PCM16 converts one sentence of model output to 16-bit samples at this level, clipping what goes past full scale.
+func (l Level) PCM16(samples []float32) []int16 {
+	scale := float32(32767)
+	if !l.KeepModelLevel {
+		peak := float32(minPeak)
+		for _, s := range samples {
+			if a := float32(math.Abs(float64(s))); a > peak {
+				peak = a
+			}
 		}
+		scale /= peak
 	}
-	scale := 32767 / peak
+	if l.Volume != 0 {
+		scale *= l.Volume
+	}
 	out := make([]int16, len(samples))
 	for i, s := range samples {
 		v := s * scale

@@ -34,6 +34,7 @@ type Defaults struct {
 	Format audio.Format
 	// Encoding are the encoders' settings (bitrate, sample rate) for every item.
 	Encoding audio.Options
+	Level    audio.Level
 }
 
 // Scales resolves the synthesis scales: the item's own (nil = unset), else these defaults, else the voice's config.
@@ -245,18 +246,22 @@ func (b *Batch) format(it manifest.Item) (audio.Format, error) {
 	return audio.WAV, nil
 }
 
-// hash is the item's digest with the batch's audio settings mixed in when they differ from plain WAV, so that a
-// re-run in another format or at another bitrate redoes the items, while results of WAV runs stay valid.
+// hash is the item's digest with the batch's audio settings mixed in when they differ from Piper's WAV, so that a
+// re-run in another format, at another bitrate or volume redoes the items, while results of WAV runs stay valid.
 func (b *Batch) hash(it manifest.Item, format audio.Format) string {
 	h := it.Hash()
-	enc := b.Defaults.Encoding
-	if format == audio.WAV && enc.SampleRate == 0 {
+	enc, level := b.Defaults.Encoding, b.Defaults.Level
+	if level.Volume == 1 {
+		level.Volume = 0
+	}
+	if format == audio.WAV && enc.SampleRate == 0 && level == (audio.Level{}) {
 		return h
 	}
 	if !format.Lossy() {
 		enc.Bitrate = 0
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00format=%s bitrate=%d rate=%d", h, format, enc.Bitrate, enc.SampleRate))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00format=%s bitrate=%d rate=%d volume=%g model-level=%t",
+		h, format, enc.Bitrate, enc.SampleRate, level.Volume, level.KeepModelLevel))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -295,6 +300,7 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		Speaker:         sid,
 		Scales:          b.scales(it, v),
 		SentenceSilence: b.Defaults.SentenceSilence,
+		Level:           b.Defaults.Level,
 	}
 	// The first pass's guess becomes the frontend's closer estimate now, and what was spoken at the end: the
 	// progress total stays near the truth while a book is still being phonemized.

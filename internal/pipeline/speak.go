@@ -31,6 +31,7 @@ type SpeakOptions struct {
 	Speaker         int64
 	Scales          engine.Scales
 	SentenceSilence float64 // seconds of silence between sentences
+	Level           audio.Level
 }
 
 // SentenceDone reports one written sentence, for progress and latency measurements and for what is written
@@ -124,7 +125,7 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 			}
 			at += int64(silence)
 		}
-		if err := out.Write(audio.PCM16(res.Audio)); err != nil {
+		if err := out.Write(opt.Level.PCM16(res.Audio)); err != nil {
 			return written, err
 		}
 		if err := out.Flush(); err != nil {
