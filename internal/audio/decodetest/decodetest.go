@@ -1,5 +1,5 @@
-// Package decodetest decodes and measures audio files with the real ffmpeg and ffprobe, for tests of what ttsgen
-// encodes (scripts/setup.sh installs Debian's ffmpeg). A missing tool fails the test: an encoder checked by
+// Package decodetest decodes and measures audio (and subtitle) files with the real ffmpeg and ffprobe, for tests
+// of what ttsgen encodes (scripts/setup.sh installs Debian's ffmpeg). A missing tool fails the test: an encoder checked by
 // nothing but itself is not checked.
 package decodetest
 
@@ -58,12 +58,18 @@ func Samples(b []byte) []int16 {
 // Probe asks ffprobe for one entry of a file ("format=duration", "stream=sample_rate").
 func Probe(t testing.TB, path, entry string) string {
 	t.Helper()
+	return ProbeAll(t, path, entry)[0]
+}
+
+// ProbeAll is every value ffprobe gives for an entry ("packet=pts_time": one per packet, or subtitle cue).
+func ProbeAll(t testing.TB, path, entry string) []string {
+	t.Helper()
 	out, err := exec.Command(Tool(t, "ffprobe"), "-v", "error", "-show_entries", entry,
 		"-of", "default=noprint_wrappers=1:nokey=1", path).Output()
 	if err != nil {
 		t.Fatalf("ffprobe could not read %s: %v", filepath.Base(path), stderrOf(err))
 	}
-	return strings.TrimSpace(strings.Split(string(out), "\n")[0])
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
 }
 
 // ProbeInt is an integer entry of Probe.
