@@ -100,7 +100,7 @@ func (a *Aligner) timeWords(u Unit, p *piece) ([]Word, error) {
 		return nil, err
 	}
 	// The candidate words: enough of the piece's next ones to cover the unit's phonemes twice over.
-	var q []rune   // their phonemes said alone, end to end
+	var q []rune    // their phonemes said alone, end to end
 	var qWord []int // the candidate each rune of q belongs to
 	bounds := []int{0}
 	for w := p.next; w < len(p.words) && (len(q) < 2*len(phones)+8 || w == p.next); w++ {
