@@ -11,14 +11,16 @@ import (
 
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/results"
+	"github.com/ttsgen/ttsgen/internal/timestamps"
 )
 
 type batchOptions struct {
-	outDir string
-	force  bool
-	jobs   int
-	voice  voiceFlags
-	audio  audioFlags
+	outDir     string
+	force      bool
+	jobs       int
+	timestamps string
+	voice      voiceFlags
+	audio      audioFlags
 }
 
 func newBatchCmd(s *settings, streams IO) *cobra.Command {
@@ -49,7 +51,7 @@ stops cleanly (exit status 130); run the command again to finish.`,
 		Example: `  ttsgen batch prompts.jsonl -o out/
   ttsgen batch book.txt chapters/ -o audiobook/ --voice en_GB-alan-medium --sentence-silence 0.4
   ttsgen batch prompts.jsonl -o out/ --format flac
-  ttsgen batch chapters/ -o audiobook/ --format opus --bitrate 24
+  ttsgen batch chapters/ -o audiobook/ --format opus --bitrate 24 --timestamps vtt
   ttsgen batch prompts.jsonl -o out/ --force --device webgpu`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -71,6 +73,7 @@ stops cleanly (exit status 130); run the command again to finish.`,
 		pipeline.MinItemConcurrency))
 	o.voice.add(cmd.Flags())
 	o.audio.add(cmd.Flags(), "wav, or what an item's \"format\" or \"out\" says")
+	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file: `json`, srt or vtt")
 	return cmd
 }
 
@@ -84,6 +87,11 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		return err
 	}
 	defaults.Format, defaults.Encoding, defaults.Level = choice.format, choice.encoding, choice.level
+	if o.timestamps != "" {
+		if defaults.Timestamps, err = timestamps.ParseFormat(o.timestamps); err != nil {
+			return usageErrorf("--timestamps: %w", err)
+		}
+	}
 	for _, in := range inputs { // a mistyped input is said before anything is created or started
 		if _, err := os.Stat(in); err != nil {
 			var pe *os.PathError

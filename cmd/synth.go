@@ -14,13 +14,15 @@ import (
 	"github.com/ttsgen/ttsgen/internal/atomicfile"
 	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
+	"github.com/ttsgen/ttsgen/internal/timestamps"
 )
 
 type synthOptions struct {
-	out   string
-	file  string
-	voice voiceFlags
-	audio audioFlags
+	out        string
+	file       string
+	timestamps string
+	voice      voiceFlags
+	audio      audioFlags
 }
 
 func newSynthCmd(s *settings, streams IO) *cobra.Command {
@@ -41,6 +43,7 @@ with -o - each sentence goes to standard output as soon as it is spoken, so a pl
   ttsgen synth --file book.txt -o book.mp3 --bitrate 96
   echo "Straight to the speakers." | ttsgen synth -o - | aplay
   echo "Raw samples." | ttsgen synth --format pcm --sample-rate 16000 -o - > speech.raw
+  ttsgen synth --file talk.txt -o talk.opus --timestamps talk.srt
   ttsgen synth --voice ~/voices/en_GB-alan-medium.onnx "Good evening." -o alan.wav`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.out == "" {
@@ -58,6 +61,7 @@ with -o - each sentence goes to standard output as soon as it is spoken, so a pl
 	}
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output audio file, or - for standard output")
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "read the text from this file")
+	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each word's start and end to `FILE`: .json (words and sentences), .srt or .vtt (subtitles)")
 	o.voice.add(cmd.Flags())
 	o.audio.add(cmd.Flags(), "from the extension of -o, else wav")
 	return cmd
@@ -71,6 +75,12 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	choice, err := synthAudio(o)
 	if err != nil {
 		return err
+	}
+	var tsFormat timestamps.Format
+	if o.timestamps != "" {
+		if tsFormat, err = timestamps.FormatOf(o.timestamps); err != nil {
+			return usageError{err}
+		}
 	}
 	text, err := readSynthText(streams, o.file, args)
 	if err != nil {
@@ -104,6 +114,9 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		SentenceSilence: defaults.SentenceSilence,
 		Level:           choice.level,
 	}
+	if tsFormat != "" {
+		opt.Timeline = rt.frontend.Aligner(cfg).NewBuilder()
+	}
 	var prog *progress
 	if estimate > 1 {
 		prog = con.startProgress()
@@ -133,13 +146,19 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if o.out == "-" {
 		// Each sentence goes out as soon as it and those before it are spoken, so a player on the other end of
 		// the pipe starts with the first sentence, not after the last.
-		return speak(streams.Out)
+		err = speak(streams.Out)
+	} else {
+		err = atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(f) })
 	}
-	err = atomicfile.Write(o.out, "", nil, func(f *os.File) error { return speak(f) })
 	if errors.Is(err, pipeline.ErrNothingToSpeak) {
 		return pipeline.ErrNothingToSpeak // no file was written: nothing about writing to say
 	}
-	return err
+	if err != nil || opt.Timeline == nil {
+		return err
+	}
+	return atomicfile.Write(o.timestamps, "", nil, func(f *os.File) error {
+		return timestamps.Write(f, tsFormat, opt.Timeline.Timeline())
+	})
 }
 
 // synthAudio is what the audio flags ask for, with the output's format settled: --format, else the extension of

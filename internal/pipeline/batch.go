@@ -14,6 +14,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/manifest"
 	"github.com/ttsgen/ttsgen/internal/results"
 	"github.com/ttsgen/ttsgen/internal/textnorm"
+	"github.com/ttsgen/ttsgen/internal/timestamps"
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
@@ -35,6 +36,8 @@ type Defaults struct {
 	// Encoding are the encoders' settings (bitrate, sample rate) for every item.
 	Encoding audio.Options
 	Level    audio.Level
+	// Timestamps, when set, writes each item's word times beside its audio file in this format.
+	Timestamps timestamps.Format
 }
 
 // Scales resolves the synthesis scales: the item's own (nil = unset), else these defaults, else the voice's config.
@@ -81,6 +84,8 @@ type Batch struct {
 	Progress    Progress // may be nil
 	Warnf       func(format string, args ...any)
 	Concurrency int // items in flight (0 = the engine's queue size, at least MinItemConcurrency)
+
+	aligners sync.Map // *voices.Config -> *timestamps.Aligner, for Defaults.Timestamps
 }
 
 // MinItemConcurrency is the fewest items a batch keeps in flight by default. By default it keeps as many items as
@@ -254,14 +259,15 @@ func (b *Batch) hash(it manifest.Item, format audio.Format) string {
 	if level.Volume == 1 {
 		level.Volume = 0
 	}
-	if format == audio.WAV && enc.SampleRate == 0 && level == (audio.Level{}) {
+	ts := b.Defaults.Timestamps
+	if format == audio.WAV && enc.SampleRate == 0 && level == (audio.Level{}) && ts == "" {
 		return h
 	}
 	if !format.Lossy() {
 		enc.Bitrate = 0
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00format=%s bitrate=%d rate=%d volume=%g model-level=%t",
-		h, format, enc.Bitrate, enc.SampleRate, level.Volume, level.KeepModelLevel))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00format=%s bitrate=%d rate=%d volume=%g model-level=%t timestamps=%s",
+		h, format, enc.Bitrate, enc.SampleRate, level.Volume, level.KeepModelLevel, ts))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -302,6 +308,9 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		SentenceSilence: b.Defaults.SentenceSilence,
 		Level:           b.Defaults.Level,
 	}
+	if b.Defaults.Timestamps != "" {
+		opt.Timeline = b.aligner(v.Voice.Config).NewBuilder()
+	}
 	// The first pass's guess becomes the frontend's closer estimate now, and what was spoken at the end: the
 	// progress total stays near the truth while a book is still being phonemized.
 	text := b.Frontend.Split(it.Text)
@@ -332,6 +341,11 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		return err
 	})
 	b.plan(written - planned)
+	if err == nil && opt.Timeline != nil {
+		err = b.Out.WriteFile(timestampsPath(path, b.Defaults.Timestamps), func(w io.Writer) error {
+			return timestamps.Write(w, b.Defaults.Timestamps, opt.Timeline.Timeline())
+		})
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -353,6 +367,15 @@ func sizeOf(w io.Writer) (int64, error) {
 		return 0, fmt.Errorf("measuring the encoded file: %w", err)
 	}
 	return end, nil
+}
+
+// aligner is the word timer of a voice, one for the batch.
+func (b *Batch) aligner(cfg *voices.Config) *timestamps.Aligner {
+	if a, ok := b.aligners.Load(cfg); ok {
+		return a.(*timestamps.Aligner)
+	}
+	a, _ := b.aligners.LoadOrStore(cfg, b.Frontend.Aligner(cfg))
+	return a.(*timestamps.Aligner)
 }
 
 // scales picks each scale from the item, else the batch defaults, else the voice's config.

@@ -26,6 +26,9 @@ type Sentence struct {
 	Text     string  `json:"text"`
 	Phonemes string  `json:"phonemes"`
 	IDs      []int64 `json:"ids"`
+	// Source is the sentence of the text as written that Text was normalised from (Text itself without
+	// normalisation), for word timestamps that show the words as written.
+	Source string `json:"-"`
 }
 
 // Frontend turns text into sentences for one voice's phoneme map. Safe for concurrent use.
@@ -54,6 +57,7 @@ func (f *Frontend) Sentences(text string, cfg *voices.Config) ([]Sentence, error
 // normalisation (Frontend.Split).
 type Text struct {
 	pieces   []string
+	sources  []string // the sentence each piece comes from, as written
 	estimate int
 }
 
@@ -68,7 +72,8 @@ func (f *Frontend) Split(text string) Text {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	t := Text{pieces: f.textPieces(text)}
+	t := Text{}
+	t.pieces, t.sources = f.textPieces(text)
 	t.estimate = len(t.pieces)
 	if !f.Normalize {
 		t.estimate = estimateText(text)
@@ -81,7 +86,7 @@ func (f *Frontend) Split(text string) Text {
 // error it yields nothing more.
 func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, error] {
 	return func(yield func(Sentence, error) bool) {
-		for _, piece := range text.pieces {
+		for i, piece := range text.pieces {
 			phonemeSentences, err := f.phonemize(piece, cfg)
 			if err != nil {
 				yield(Sentence{}, err)
@@ -94,7 +99,7 @@ func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, err
 					if len(ids) <= 3 { // only ^ _ $: nothing speakable (e.g. a stray quote)
 						continue
 					}
-					if !yield(Sentence{Text: piece, Phonemes: part, IDs: ids}, nil) {
+					if !yield(Sentence{Text: piece, Phonemes: part, IDs: ids, Source: text.sources[i]}, nil) {
 						return
 					}
 				}
@@ -103,20 +108,23 @@ func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, err
 	}
 }
 
-// textPieces is what goes to the phonemizer. Without normalisation the text goes whole, exactly as Piper sends it
-// to espeak-ng (espeak-ng finds the sentences), so phoneme ids match Piper's.
-func (f *Frontend) textPieces(text string) []string {
+// textPieces is what goes to the phonemizer, and the sentence of text each piece comes from. Without
+// normalisation the text goes whole, exactly as Piper sends it to espeak-ng (espeak-ng finds the sentences), so
+// phoneme ids match Piper's.
+func (f *Frontend) textPieces(text string) (pieces, sources []string) {
 	if !f.Normalize {
 		if strings.TrimSpace(text) == "" {
-			return nil
+			return nil, nil
 		}
-		return []string{text}
+		return []string{text}, []string{text}
 	}
-	var pieces []string
 	for _, s := range textnorm.Sentences(text) {
-		pieces = append(pieces, textnorm.SplitLong(textnorm.Normalize(s), maxSentenceRunes)...)
+		for _, p := range textnorm.SplitLong(textnorm.Normalize(s), maxSentenceRunes) {
+			pieces = append(pieces, p)
+			sources = append(sources, s)
+		}
 	}
-	return pieces
+	return pieces, sources
 }
 
 func (f *Frontend) phonemize(text string, cfg *voices.Config) ([]string, error) {

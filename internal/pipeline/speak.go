@@ -9,6 +9,7 @@ import (
 
 	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/timestamps"
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
@@ -32,6 +33,9 @@ type SpeakOptions struct {
 	Scales          engine.Scales
 	SentenceSilence float64 // seconds of silence between sentences
 	Level           audio.Level
+	// Timeline, when set, gets every sentence's words timed as they are written (a voice that gives no
+	// durations fails at its first sentence, before any audio is written).
+	Timeline *timestamps.Builder
 }
 
 // SentenceDone reports one written sentence, for progress and latency measurements and for what is written
@@ -58,10 +62,10 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 	opt SpeakOptions, out audio.Encoder, onSentence func(SentenceDone)) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	type pending struct {
-		text   string
-		result <-chan engine.Result // nil for err
-		err    error                // sentences failed: nothing follows
-		sent   time.Time
+		sentence Sentence
+		result   <-chan engine.Result // nil for err
+		err      error                // sentences failed: nothing follows
+		sent     time.Time
 	}
 	// Results come back in any order but are written in reading order; the places of sentences submitted and not
 	// written are given back however Speak returns (cancel stops the submitter, which then closes the queue).
@@ -84,7 +88,7 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 				if inFlight.acquire(ctx) != nil {
 					return
 				}
-				p = pending{text: s.Text, sent: time.Now()}
+				p = pending{sentence: s, sent: time.Now()}
 				p.result = eng.Submit(ctx, v.Model, engine.Request{IDs: s.IDs, Speaker: opt.Speaker, Scales: opt.Scales})
 			}
 			select {
@@ -117,14 +121,25 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 		}
 		inFlight.release()
 		if res.Err != nil {
-			return written, fmt.Errorf("sentence %d (%q): %w", written+1, clip(p.text, 60), res.Err)
+			return written, fmt.Errorf("sentence %d (%q): %w", written+1, clip(p.sentence.Text, 60), res.Err)
+		}
+		start := at
+		if written > 0 {
+			start += int64(silence)
+		}
+		if opt.Timeline != nil {
+			s := p.sentence
+			if err := opt.Timeline.Add(timestamps.Unit{Source: s.Source, Text: s.Text, Phonemes: s.Phonemes, IDs: s.IDs,
+				Durations: res.Durations, Start: start, Samples: len(res.Audio)}); err != nil {
+				return written, err
+			}
 		}
 		if written > 0 {
 			if err := audio.WriteSilence(out, silence); err != nil {
 				return written, err
 			}
-			at += int64(silence)
 		}
+		at = start
 		if err := out.Write(opt.Level.PCM16(res.Audio)); err != nil {
 			return written, err
 		}

@@ -34,25 +34,38 @@ func core(ph string) []rune {
 type phone struct {
 	r          rune
 	start, end int // its ids and the pad after them, in the unit's ids
-	group      int // counts the spaces before it
+	// lead is where a word starting with it starts: the space before it when one comes right before (stress marks
+	// and pads between), else start. A VITS voice makes a word's first sound in part during the space and pad
+	// tokens before it (they have frames of their own, and the sound has to start somewhere): the word's onset is
+	// there, not at its first phoneme's own frames.
+	lead  int
+	group int // counts the spaces before it
 }
 
 // phones lays the unit's phonemes over its ids as internal/phonemes.IDs builds them, checking that they agree.
 func (a *Aligner) phones(u Unit) ([]phone, error) {
 	pos := len(a.idMap[bosKey]) + len(a.idMap[padKey])
 	pad := len(a.idMap[padKey])
-	group := 0
+	group, space := 0, -1
 	var out []phone
 	for _, r := range u.Phonemes {
 		ids, ok := a.idMap[string(r)]
 		if !ok {
 			continue // the voice has no id for it: skipped, as in the ids
 		}
-		if r == ' ' {
+		switch {
+		case r == ' ':
 			group++
-		}
-		if isCore(r) {
-			out = append(out, phone{r: r, start: pos, end: pos + len(ids) + pad, group: group})
+			space = pos
+		case isCore(r):
+			lead := pos
+			if space >= 0 {
+				lead = space
+			}
+			out = append(out, phone{r: r, start: pos, end: pos + len(ids) + pad, lead: lead, group: group})
+			space = -1
+		case unicode.IsPunct(r):
+			space = -1
 		}
 		pos += len(ids) + pad
 	}
@@ -152,7 +165,7 @@ func (a *Aligner) timeWords(u Unit, p *piece) ([]Word, error) {
 			words[i].Start, words[i].End = at, at
 			continue
 		}
-		words[i].Start = clk.at(phones[first[i]].start)
+		words[i].Start = clk.at(phones[first[i]].lead)
 		words[i].End = clk.at(phones[last[i]].end)
 		at = words[i].End
 	}

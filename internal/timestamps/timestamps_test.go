@@ -76,14 +76,15 @@ func build(t *testing.T, units ...Unit) Timeline {
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
-// espeak-ng runs "in the" into one phoneme word: each word still gets its own phonemes' frames. Ids are
-// ^0 _1 ɪ2 _3 n4 _5 ð6 _7 ə8 _9 (space)10 _11 h12 _13 ˈ14 _15 a16 _17 ʊ18 _19 s20 _21 .22 _23 $24.
+// espeak-ng runs "in the" into one phoneme word: each word still gets its own phonemes' frames. A word after a
+// space starts with the space (the voice starts its first sound there), and ends with its last phoneme's pad.
+// Ids are ^0 _1 ɪ2 _3 n4 _5 ð6 _7 ə8 _9 (space)10 _11 h12 _13 ˈ14 _15 a16 _17 ʊ18 _19 s20 _21 .22 _23 $24.
 func TestWordsRunTogetherByEspeakAreTimedApart(t *testing.T) {
 	tl := build(t, unit("", "in the house.", "ɪnðə hˈaʊs.", 0))
 	want := []Word{
 		{Word: "in", Text: "in", Start: 0.2, End: 0.6},
 		{Word: "the", Text: "the", Start: 0.6, End: 1.0},
-		{Word: "house", Text: "house", Start: 1.2, End: 2.2},
+		{Word: "house", Text: "house", Start: 1.0, End: 2.2},
 	}
 	checkWords(t, tl.Words, want)
 	if len(tl.Sentences) != 1 || tl.Sentences[0] != (Sentence{Text: "in the house.", Start: 0.2, End: 2.2}) {
@@ -122,12 +123,12 @@ func TestNumberWordsKeepTheirToken(t *testing.T) {
 	if tl.Sentences[0].Text != "It cost 1,205 dollars." {
 		t.Errorf("sentence %q", tl.Sentences[0].Text)
 	}
-	// "one" starts after ^ _ ɪ _ t _ (space) _ k _ ˈ _ ɔ _ s _ t _ (space) _: at id 20.
-	if w := tl.Words[2]; !near(w.Start, 20*frameSecs) {
-		t.Errorf("%q starts at %v, want %v", w.Word, w.Start, 20*frameSecs)
+	// "one" starts with the space before it, after ^ _ ɪ _ t _ (space) _ k _ ˈ _ ɔ _ s _ t _: at id 18.
+	if w := tl.Words[2]; !near(w.Start, 18*frameSecs) {
+		t.Errorf("%q starts at %v, want %v", w.Word, w.Start, 18*frameSecs)
 	}
 	for i := 1; i < len(tl.Words); i++ {
-		if tl.Words[i].Start < tl.Words[i-1].End || tl.Words[i].End <= tl.Words[i].Start {
+		if tl.Words[i].Start < tl.Words[i-1].End || tl.Words[i].End <= tl.Words[i].Start+frameSecs {
 			t.Errorf("words %d and %d overlap or are empty: %+v %+v", i-1, i, tl.Words[i-1], tl.Words[i])
 		}
 	}
@@ -156,7 +157,7 @@ func TestSeveralSentencesAndSentenceSilence(t *testing.T) {
 	if got := strings.Join(words, " "); got != "Yes Yes No no" {
 		t.Fatalf("words %q", got)
 	}
-	// j starts at id 2 of each unit.
+	// j starts at id 2 of each unit (no space before a unit's first word).
 	for i, u := range []Unit{first, second, third, fourth} {
 		want := float64(u.Start)/rate + 2*frameSecs
 		if !near(tl.Words[i].Start, want) {
@@ -194,8 +195,8 @@ func TestSilentWord(t *testing.T) {
 	if len(tl.Words) != 3 || tl.Words[1].Word != "hmm" || tl.Words[1].Start != tl.Words[0].End || tl.Words[1].End != tl.Words[1].Start {
 		t.Errorf("words %+v", tl.Words)
 	}
-	if tl.Words[2].Start <= tl.Words[0].End {
-		t.Errorf("no starts at %v, before yes ends at %v", tl.Words[2].Start, tl.Words[0].End)
+	if tl.Words[2].Start < tl.Words[0].End || tl.Words[2].End <= tl.Words[2].Start {
+		t.Errorf("no is %v..%v, yes ends at %v", tl.Words[2].Start, tl.Words[2].End, tl.Words[0].End)
 	}
 }
 
