@@ -141,6 +141,15 @@ func (a *Aligner) timeWords(u Unit, p *piece) ([]Word, error) {
 		words[i] = Word{Word: pw.spoken, Text: tok.text,
 			clauseEnd: lastOfToken && raw != "" && strings.ContainsAny(raw[len(raw)-1:], ",;:")}
 	}
+	// The unit is a sentence: its last token's full stop is the sentence's.
+	if spoken > 0 {
+		lastToken := p.words[p.next+spoken-1].token
+		for i := range words {
+			if p.words[p.next+i].token == lastToken {
+				words[i].Text = fullStop(words[i].Text)
+			}
+		}
+	}
 	first := make([]int, spoken)
 	last := make([]int, spoken)
 	for i := range first {

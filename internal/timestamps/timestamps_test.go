@@ -29,7 +29,7 @@ func idMap() map[string][]int64 {
 var dictionary = map[string]string{
 	"in": "ɪn", "the": "ðə", "house": "hˈaʊs", "it": "ɪt", "cost": "kˈɔst", "one": "wˈʌn", "thousand": "θˈaʊzənd",
 	"two": "tˈuː", "hundred": "hˈʌndɹɪd", "five": "fˈaɪv", "dollars": "dˈɑːlɚz", "doctor": "dˈɑːktɚ",
-	"smith": "smˈɪθ", "arrived": "ɐɹˈaɪvd", "well": "wˈɛl", "she": "ʃiː", "said": "sˈɛd", "it's": "ɪts",
+	"smith": "smˈɪθ", "dr": "dˈɑːktɚ", "arrived": "ɐɹˈaɪvd", "well": "wˈɛl", "she": "ʃiː", "said": "sˈɛd", "it's": "ɪts",
 	"fine": "fˈaɪn", "yes": "jˈɛs", "no": "nˈoʊ", "hmm": "",
 }
 
@@ -300,5 +300,24 @@ func TestFormatOf(t *testing.T) {
 	}
 	if _, err := FormatOf("x.txt"); err == nil {
 		t.Error("x.txt accepted")
+	}
+}
+
+// Without normalisation the whole text goes to espeak-ng, which finds the sentences: each unit speaks the next
+// words of the one text, and a sentence's last word loses the full stop that an abbreviation keeps.
+func TestWithoutNormalisation(t *testing.T) {
+	text := "Yes. Dr. Smith, no."
+	first := unit(text, text, "jˈɛs.", 0)
+	second := unit(text, text, "dˈɑːktɚ smˈɪθ, nˈoʊ.", int64(first.Samples))
+	tl := build(t, first, second)
+	var got []string
+	for _, w := range tl.Words {
+		got = append(got, w.Word+"/"+w.Text)
+	}
+	if strings.Join(got, " ") != "Yes/Yes Dr/Dr. Smith/Smith no/no" {
+		t.Errorf("words %q", got)
+	}
+	if len(tl.Sentences) != 2 || tl.Sentences[0].Text != "Yes." || tl.Sentences[1].Text != "Dr. Smith, no." {
+		t.Errorf("sentences %+v", tl.Sentences)
 	}
 }

@@ -96,7 +96,7 @@ func tokenize(source string) []token {
 		}
 	}
 	for i := range out {
-		out[i].text = display(source[out[i].start:out[i].end], i == len(out)-1)
+		out[i].text = display(source[out[i].start:out[i].end])
 	}
 	return out
 }
@@ -104,18 +104,24 @@ func tokenize(source string) []token {
 // closers are the quotes and brackets that close around a token.
 const closers = "\"'”’»)]}"
 
-// display is how a token shows as a word's text: without the quotes, brackets and clause marks around it, and
-// without a sentence's final full stop (an abbreviation's stop mid-sentence stays: "Dr.").
-func display(tok string, last bool) string {
+// display is how a token shows as a word's text: without the quotes, brackets and clause marks around it (a full
+// stop stays: "Dr." mid-sentence is an abbreviation; fullStop takes a sentence's last one off).
+func display(tok string) string {
 	t := strings.TrimLeft(tok, "\"'“‘«([{")
 	t = strings.TrimRight(t, closers+",;:!?…")
-	if last && strings.HasSuffix(t, ".") && !strings.Contains(strings.TrimRight(t, "."), ".") {
-		t = strings.TrimRight(t, ".")
-	}
 	if t == "" {
 		return tok
 	}
 	return t
+}
+
+// fullStop is a sentence's last word's text without the sentence's full stop, unless the stops are an
+// abbreviation's ("U.S.A.", "e.g.").
+func fullStop(text string) string {
+	if trimmed := strings.TrimRight(text, "."); trimmed != "" && !strings.Contains(trimmed, ".") {
+		return trimmed
+	}
+	return text
 }
 
 // key is how words and tokens compare: lower case, letters and digits only.
