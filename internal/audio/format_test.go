@@ -2,6 +2,7 @@ package audio
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,19 +33,14 @@ func speechLike(rate int, seconds float64) []int16 {
 	return out
 }
 
-// encodeFile encodes samples in pieces (as sentences arrive) into a file, as the batch writes them.
-func encodeFile(t *testing.T, f Format, path string, samples []int16, rate int, opt Options) {
+// encode encodes samples into w a piece at a time (as sentences arrive), flushing after each, and closes.
+func encode(t *testing.T, f Format, w io.Writer, samples []int16, rate int, opt Options) {
 	t.Helper()
-	file, err := os.Create(path)
+	enc, err := NewEncoder(f, w, rate, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer file.Close()
-	enc, err := NewEncoder(f, file, rate, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for piece := range slices.Chunk(samples, 5000) {
+	for piece := range slices.Chunk(samples, 3000) {
 		if err := enc.Write(piece); err != nil {
 			t.Fatal(err)
 		}
@@ -55,6 +51,17 @@ func encodeFile(t *testing.T, f Format, path string, samples []int16, rate int, 
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// encodeFile encodes samples into a file, as the batch writes them.
+func encodeFile(t *testing.T, f Format, path string, samples []int16, rate int, opt Options) {
+	t.Helper()
+	file, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	encode(t, f, file, samples, rate, opt)
 }
 
 // rms is the root mean square of samples.
@@ -115,18 +122,7 @@ func TestFormatsStreamIntoAPipe(t *testing.T) {
 	for _, f := range Formats {
 		t.Run(string(f), func(t *testing.T) {
 			var p pipe
-			enc, err := NewEncoder(f, &p, rate, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for piece := range slices.Chunk(in, 3000) {
-				if err := enc.Write(piece); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := enc.Close(); err != nil {
-				t.Fatal(err)
-			}
+			encode(t, f, &p, in, rate, Options{})
 			path := filepath.Join(t.TempDir(), "x"+f.Ext())
 			if err := os.WriteFile(path, p.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
@@ -217,16 +213,7 @@ func TestBitrateSetsTheSize(t *testing.T) {
 	for _, f := range []Format{Opus, MP3, AAC} {
 		size := func(bitrate int) int {
 			var p pipe
-			enc, err := NewEncoder(f, &p, 22050, Options{Bitrate: bitrate})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := enc.Write(in); err != nil {
-				t.Fatal(err)
-			}
-			if err := enc.Close(); err != nil {
-				t.Fatal(err)
-			}
+			encode(t, f, &p, in, 22050, Options{Bitrate: bitrate})
 			return p.Len()
 		}
 		lo, hi := size(24_000), size(96_000)
