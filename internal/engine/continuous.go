@@ -48,6 +48,9 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	if err == nil {
 		latents, frames, channels, err = sentenceLatents(out[0], out[1], in.size)
 	}
+	if err == nil {
+		keepDurations(batch, out[1].F32, len(out[1].F32)/len(batch))
+	}
 	if retryAlone(err, batch, func(one []*item) { e.runAcoustic(worker, one) }) {
 		return
 	}

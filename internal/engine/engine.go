@@ -43,7 +43,10 @@ type Request struct {
 type Result struct {
 	Audio []float32 // this item's own samples only, at the model's sample rate
 	// Streamed is how many of Audio's first samples went to Request.Stream: the rest came only here.
-	Streamed                  int
+	Streamed int
+	// Durations are the voice's frames for each of the request's ids (its duration predictor's rounded output):
+	// Audio is their sum times the hop length. Nil for a voice whose graph gives none.
+	Durations                 []float32
 	Err                       error
 	Queued, Started, Finished time.Time
 }
@@ -107,6 +110,8 @@ type item struct {
 	queued      time.Time
 	state       itemState // guarded by Engine.mu
 	stopWatcher func() bool
+
+	durations []float32 // Result.Durations, once read
 
 	// Set while a split voice's sentence waits for its decoder windows; guarded by Engine.mu.
 	started   time.Time
@@ -346,6 +351,7 @@ func (e *Engine) finishLocked(it *item, res Result, started time.Time) {
 	res.Queued, res.Started, res.Finished = it.queued, started, e.now()
 	if res.Err == nil {
 		res.Streamed = it.streamed
+		res.Durations = it.durations
 	}
 	it.result <- res
 	<-e.slots
@@ -485,7 +491,19 @@ func (e *Engine) synthesize(r runner, batch []*item) ([][]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	keepDurations(batch, out.frames, in.width)
 	return splitAudio(in, out)
+}
+
+// keepDurations gives each item of a batch its own ids' frames, from the batch's durations output (width values
+// an item, nil when the voice has none).
+func keepDurations(batch []*item, frames []float32, width int) {
+	if len(frames) != len(batch)*width {
+		return
+	}
+	for b, it := range batch {
+		it.durations = append([]float32(nil), frames[b*width:b*width+len(it.req.IDs)]...)
+	}
 }
 
 // Close fails the requests still queued with ErrClosed, lets running batches finish and deliver, then frees every

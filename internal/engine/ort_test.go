@@ -316,6 +316,44 @@ func testCancelAndClose(t *testing.T, opts Options) {
 	}
 }
 
+// A result carries its ids' frames, whole sentences or decoder windows: one value an id, and the audio is their
+// sum times the hop.
+func TestResultDurations(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		opts Options
+	}{
+		{"whole sentences", Options{Threads: 1, Tuning: Tuning{MaxBatch: 3}}},
+		{"decoder windows", Options{Threads: 1, Tuning: Tuning{MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 4}}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			e, m := tinyEngine(t, mode.opts)
+			rng := rand.New(rand.NewPCG(3, 4))
+			var reqs []Request
+			var results []<-chan Result
+			for _, n := range []int{9, 30, 17} {
+				req := Request{IDs: sentence(rng, n), Scales: deterministic}
+				reqs = append(reqs, req)
+				results = append(results, e.Submit(context.Background(), m, req))
+			}
+			for i, ch := range results {
+				res := <-ch
+				if res.Err != nil {
+					t.Fatal(res.Err)
+				}
+				var frames float32
+				for _, f := range res.Durations {
+					frames += f
+				}
+				if len(res.Durations) != len(reqs[i].IDs) || int(frames)*tinyHop != len(res.Audio) {
+					t.Errorf("sentence %d: %d durations for %d ids, %v frames for %d samples", i, len(res.Durations),
+						len(reqs[i].IDs), frames, len(res.Audio))
+				}
+			}
+		})
+	}
+}
+
 func TestVoiceWithoutDurationsRunsAlone(t *testing.T) {
 	orttest.Need(t)
 	var logs []string
@@ -337,8 +375,8 @@ func TestVoiceWithoutDurationsRunsAlone(t *testing.T) {
 	}
 	for _, ch := range results {
 		// Piper's test voice always answers with one second of silence.
-		if res := <-ch; res.Err != nil || len(res.Audio) != 22050 {
-			t.Errorf("%d samples, err %v; want 22050", len(res.Audio), res.Err)
+		if res := <-ch; res.Err != nil || len(res.Audio) != 22050 || res.Durations != nil {
+			t.Errorf("%d samples, %d durations, err %v; want 22050 and none", len(res.Audio), len(res.Durations), res.Err)
 		}
 	}
 	if _, err := e.Load("junk", []byte("this is a text file, not a model\n"), ModelConfig{}); err == nil ||

@@ -60,6 +60,8 @@ type Row struct {
 	Sentences    int      `json:"sentences"`
 	AudioSeconds float64  `json:"audio_seconds"`
 	Settings     Settings `json:"settings,omitempty"`
+	Format       string   `json:"format,omitempty"` // the audio format of Out ("wav", "flac", ...)
+	Bytes        int64    `json:"bytes,omitempty"`  // Out's size as encoded
 }
 
 // Failed reports whether the row records a failure: an error row, or a good

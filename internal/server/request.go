@@ -173,21 +173,15 @@ func checkSettings(req SpeechRequest) *Error {
 	return nil
 }
 
-// checkFormat finds the format a request names, with an error that lists the choices if it is unknown or not in
-// this build.
+// checkFormat finds the format a request names, with an error that lists the choices if it is unknown.
 func checkFormat(name string) (Format, *Error) {
 	if name == "" {
 		name = DefaultFormat
 	}
 	f, ok := lookupFormat(name)
-	available := strings.Join(formatNames(true), ", ")
-	switch {
-	case !ok:
+	if !ok {
 		return f, BadRequest(paramFormat, "unknown_response_format", "unknown response format %q: ask for one of %s",
-			name, strings.Join(append(formatNames(true), formatNames(false)...), ", "))
-	case f.New == nil:
-		return f, BadRequest(paramFormat, "unsupported_response_format",
-			"response_format %s is not available in this build: ask for one of %s", f.Name, available)
+			name, strings.Join(formatNames(), ", "))
 	}
 	return f, nil
 }

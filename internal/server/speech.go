@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 )
@@ -89,7 +91,12 @@ func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 	defer cancel()
 	cfg := j.voice.Voice.Config
-	out := newAudioStream(w, j.format, cfg.Audio.SampleRate, s.opts.WriteTimeout)
+	out, err := newAudioStream(w, j.format, cfg.Audio.SampleRate, s.opts.WriteTimeout)
+	if err != nil {
+		WriteError(w, &Error{Status: http.StatusInternalServerError, Type: TypeServer, Code: "encoder_unavailable",
+			Message: fmt.Sprintf("this server cannot encode %s: %v; ask for another response_format", j.format.Name, err)})
+		return
+	}
 	var firstAudio time.Duration
 	sentences, err := pipeline.Speak(ctx, b.Engine, pipeline.NewInFlight(s.opts.SentencesInFlight), j.voice,
 		b.Frontend.Stream(j.text, cfg), j.opt, out, func(pipeline.SentenceDone) {
@@ -163,7 +170,7 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 // audioStream is a response's body as it is spoken: the encoder writes into a buffer that goes out at the end of
 // each sentence (flush), or sooner when it fills. Every write to the connection must finish within writeTimeout.
 type audioStream struct {
-	Encoder
+	enc          audio.Encoder
 	w            http.ResponseWriter
 	rc           *http.ResponseController
 	buf          *bufio.Writer
@@ -174,11 +181,15 @@ type audioStream struct {
 	samples      int64 // written to the encoder, silence included
 }
 
-func newAudioStream(w http.ResponseWriter, f Format, rate int, writeTimeout time.Duration) *audioStream {
+func newAudioStream(w http.ResponseWriter, f Format, rate int, writeTimeout time.Duration) (*audioStream, error) {
 	a := &audioStream{w: w, rc: http.NewResponseController(w), format: f, rate: rate, writeTimeout: writeTimeout}
 	a.buf = bufio.NewWriterSize(writerFunc(a.send), 64<<10)
-	a.Encoder = f.New(a.buf, rate)
-	return a
+	enc, err := audio.NewEncoder(f.Audio, a.buf, rate, audio.Options{})
+	if err != nil {
+		return nil, err
+	}
+	a.enc = enc
+	return a, nil
 }
 
 type writerFunc func([]byte) (int, error)
@@ -199,13 +210,19 @@ func (a *audioStream) send(p []byte) (int, error) {
 
 func (a *audioStream) Write(pcm []int16) error {
 	a.samples += int64(len(pcm))
-	return a.Encoder.Write(pcm)
+	return a.enc.Write(pcm)
 }
 
-func (a *audioStream) WriteSilence(n int) error {
-	a.samples += int64(n)
-	return a.Encoder.WriteSilence(n)
+// Flush sends what the encoder has made of the samples so far (Speak calls it after each sentence).
+func (a *audioStream) Flush() error {
+	if err := a.enc.Flush(); err != nil {
+		return err
+	}
+	return a.flush()
 }
+
+// Close ends the encoder's stream and sends the rest.
+func (a *audioStream) Close() error { return a.close() }
 
 // flush sends what is buffered now.
 func (a *audioStream) flush() error {
@@ -220,7 +237,7 @@ func (a *audioStream) flush() error {
 
 // close ends the encoder's stream and sends the rest.
 func (a *audioStream) close() error {
-	if err := a.Encoder.Close(); err != nil {
+	if err := a.enc.Close(); err != nil {
 		return err
 	}
 	return a.flush()
