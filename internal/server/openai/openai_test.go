@@ -197,7 +197,6 @@ func TestBadRequestsGetOpenAIErrors(t *testing.T) {
 		{"unknown voice", speech("Hi.", "bob", "wav"), 400, "voice", "unknown_voice", "tiny, tiny-vits-3speakers"},
 		{"speed too high", withSpeed(speech("Hi.", "alloy", "wav"), 5), 400, "speed", "invalid_value", "[0.25, 4]"},
 		{"speed too low", withSpeed(speech("Hi.", "alloy", "wav"), 0.1), 400, "speed", "invalid_value", "[0.25, 4]"},
-		{"mp3, OpenAI's default, not in this build", withFormat(speech("Hi.", "alloy", "wav"), ""), 400, "response_format", "unsupported_response_format", "mp3 is not available in this build"},
 		{"unknown response format", withFormat(speech("Hi.", "alloy", "wav"), "ogg"), 400, "response_format", "unknown_response_format", "ogg"},
 		{"unknown stream format", withStream(speech("Hi.", "alloy", "wav"), "chunks"), 400, "stream_format", "invalid_value", `"sse"`},
 	} {
