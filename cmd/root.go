@@ -137,10 +137,10 @@ A default English voice is built in, so the first command works with nothing dow
 	settings.addPersistentFlags(root)
 
 	root.AddCommand(
-		newSynthCmd(settings, streams),
+		newSynthCmd(settings, streams, nil),
 		newBatchCmd(settings, streams),
 		newVoicesCmd(settings, streams),
-		newPhonemizeCmd(settings, streams),
+		newPhonemizeCmd(settings, streams, nil),
 		newBenchCmd(settings, streams),
 		newServeCmd(settings, streams),
 	)

@@ -24,7 +24,8 @@ type synthOptions struct {
 	audio      audioFlags
 }
 
-func newSynthCmd(s *settings, streams IO) *cobra.Command {
+// newSynthCmd builds the command; runF, when set, replaces runSynth (tests check the parsed options and args).
+func newSynthCmd(s *settings, streams IO, runF func(*synthOptions, []string) error) *cobra.Command {
 	var o synthOptions
 	cmd := &cobra.Command{
 		Use:   "synth [TEXT...]",
@@ -62,6 +63,9 @@ Where the audio goes:
 			}
 			if o.file != "" && len(args) > 0 {
 				return usageErrorf("give the text either as arguments or with --file, not both")
+			}
+			if runF != nil {
+				return runF(&o, args)
 			}
 			return runSynth(cmd.Context(), s, streams, &o, args)
 		},
