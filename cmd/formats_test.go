@@ -125,7 +125,7 @@ func TestBatchFormats(t *testing.T) {
 	want := map[string]struct{ out, format string }{
 		"plain": {"plain.flac", "flac"}, "own": {"own.opus", "opus"}, "byext": {"sub/byext.mp3", "mp3"},
 	}
-	rows := readFormatRows(t, out)
+	rows := lastRows(t, out)
 	for id, w := range want {
 		row, ok := rows[id]
 		if !ok || row.Status != "ok" || row.Out != w.out || row.Format != w.format {
@@ -156,7 +156,7 @@ func TestBatchFormats(t *testing.T) {
 	if !strings.Contains(r.errOut, "1 ok, 2 failed, 2 skipped") {
 		t.Errorf("re-run in wav: %s", r.errOut)
 	}
-	if row := readFormatRows(t, out)["plain"]; row.Out != "plain.wav" || row.Format != "wav" {
+	if row := lastRows(t, out)["plain"]; row.Out != "plain.wav" || row.Format != "wav" {
 		t.Errorf("after --format wav, plain's row is %+v", row)
 	}
 	samples, _ := readWAVFile(t, filepath.Join(out, "plain.wav"))
@@ -164,16 +164,6 @@ func TestBatchFormats(t *testing.T) {
 	if !slices.Equal(samples, flac) {
 		t.Errorf("the batch's FLAC (%d samples) and WAV (%d) of one item differ", len(flac), len(samples))
 	}
-}
-
-// readFormatRows is the latest row of each id in results.jsonl.
-func readFormatRows(t *testing.T, dir string) map[string]resultRow {
-	t.Helper()
-	rows := map[string]resultRow{}
-	for _, r := range readRows(t, dir) {
-		rows[r.ID] = r
-	}
-	return rows
 }
 
 // --volume scales the normalised samples; --no-normalize-audio keeps the model's level, which for one sentence is

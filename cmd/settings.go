@@ -3,10 +3,13 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ttsgen/ttsgen/internal/suggest"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -198,36 +201,10 @@ func (s *settings) validate() error {
 	return nil
 }
 
-// closest is the known key nearest to key by edit distance, if it is near enough to be a typo.
+// closest is the known key nearest to key, if it is near enough to be a typo.
 func closest(key string, known map[string]bool) string {
-	best, bestDist := "", 3
-	for k := range known {
-		if d := editDistance(key, k); d < bestDist || (d == bestDist && best != "" && k < best) {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b (small strings: config keys).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	keys := slices.Sorted(maps.Keys(known))
+	return suggest.Closest(key, keys)
 }
 
 func keysOf(ks []struct{ key, def, help string }) []string {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ttsgen/ttsgen/internal/suggest"
 )
 
 // Limits on the accepted values. They exist to catch typos ("length_scale":
@@ -416,34 +418,4 @@ func invalidUTF8Offset(b []byte) int {
 }
 
 // closestField suggests the known field a misspelt key probably meant.
-func closestField(key string) string {
-	best, bestDist := "", 3 // suggest only within two edits
-	lower := strings.ToLower(key)
-	for _, k := range knownFields {
-		if d := editDistance(lower, k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+func closestField(key string) string { return suggest.Closest(key, knownFields) }
