@@ -48,20 +48,27 @@ def piper_config(dataset, quality="medium"):
 
 def export(model, out_path, dataset, quality="medium"):
     model = copy.deepcopy(model).float().eval().cpu()
+    model.dec.balanced_at_export = model.dec.balanced
+    model.dec.bake_balanced()  # the upsampling weights as trained (projected), in plain ConvTranspose nodes
     ids = torch.randint(3, 150, (2, 30), dtype=torch.int64)
     lengths = torch.tensor([30, 21], dtype=torch.int64)
     scales = torch.tensor([0.667, 1.0, 0.8], dtype=torch.float32)
+    # the TorchScript exporter: its node names ("/dec/conv_pre/Conv") are what ttsgen splits at (torch < 2.5 has
+    # only that one and no `dynamo` argument)
+    legacy = {"dynamo": False} if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 5) else {}
     with torch.no_grad():
         torch.onnx.export(
             model, (ids, lengths, scales), out_path, opset_version=OPSET,
             input_names=["input", "input_lengths", "scales"], output_names=["output"],
             dynamic_axes={"input": {0: "batch_size", 1: "phonemes"}, "input_lengths": {0: "batch_size"},
                           "output": {0: "batch_size", 3: "time"}},
-            do_constant_folding=True, dynamo=False)  # the TorchScript exporter: its node names ("/dec/conv_pre/Conv") are what ttsgen splits at
+            do_constant_folding=True, **legacy)
     with open(out_path + ".json", "w") as f:
         json.dump(piper_config(dataset, quality), f, indent=2, ensure_ascii=False)
         f.write("\n")
     check_graph(out_path)
+    if model.dec.balanced_at_export:
+        check_balanced(out_path)
 
 
 def check_graph(path, inputs=("input", "input_lengths", "scales")):
@@ -81,6 +88,24 @@ def check_graph(path, inputs=("input", "input_lengths", "scales")):
           f"{ceils[0].output[0]}, conv_pre input {convpre[0].input[0]}, ops {ops}")
 
 
+def check_balanced(path):
+    """Fail unless every ConvTranspose kernel of the graph is phase-balanced (model.phase_balanced): the export
+    carried the projection that training used, so no frame-periodic tone comes from the upsampling."""
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.load(path)
+    weights = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    for n in m.graph.node:
+        if n.op_type != "ConvTranspose":
+            continue
+        stride = next(a.ints[0] for a in n.attribute if a.name == "strides")
+        w = weights[n.input[1]]
+        sums = w.reshape(w.shape[0], w.shape[1], -1, stride).sum(2)  # per channel pair and output phase
+        spread = float(abs(sums - sums.mean(-1, keepdims=True)).max())
+        assert spread <= 1e-5 * max(1.0, float(abs(w).max())), f"{n.name}: phase sums differ by {spread:g}"
+    print(f"{path}: every ConvTranspose kernel phase-balanced")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", help="folder with train.py's ac.pt + gen.pt")
@@ -90,6 +115,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--dataset", default="ttsgen-festival-slt")
     ap.add_argument("--duration-gain", type=float, default=1.0, help="from calibrate.py")
+    ap.add_argument("--unbalanced", action="store_true",
+                    help="upsampling weights as stored, not projected (a checkpoint trained before phase_balanced)")
     a = ap.parse_args()
     if a.tiny or a.piper_high_decoder:
         torch.manual_seed(1234)
@@ -107,7 +134,10 @@ def main():
     else:
         ac = torch.load(os.path.join(a.ckpt, "ac.pt"), map_location="cpu", weights_only=False)
         gen = torch.load(os.path.join(a.ckpt, "gen.pt"), map_location="cpu", weights_only=False)
-        model = Voice(**ac["cfg"])
+        cfg = dict(ac["cfg"])
+        if a.unbalanced:
+            cfg["gen_balanced"] = False
+        model = Voice(**cfg)
         model.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
         print("checkpoint step", ac["step"])
         if a.duration_gain != 1.0:

@@ -104,6 +104,23 @@ class FrameDecoder(nn.Module):
         return (mu + self.post(x)) * y_mask
 
 
+def phase_balanced(weight, stride):
+    """Project a ConvTranspose1d kernel [C_in, C_out, K] (K a multiple of stride) onto the kernels whose taps for
+    each output phase (tap index mod stride) add up to the same sum, for every channel pair.
+
+    A transposed convolution gives output phase p the gain sum_j w[p + j*stride]; where these differ, even a constant
+    input comes out periodic with period `stride`. Through the generator's three stages (strides 8, 8, 4) that gives
+    patterns of period 256 samples (lines at every multiple of 22,050/256 = 86.1 Hz, the frame rate), 32 samples
+    (689 Hz) and 4 samples (5,512 Hz): the steady "buzz" of young HiFi-GAN generators. Balanced kernels are exactly
+    those of a nearest-neighbour upsampling followed by a convolution of K - stride + 1 taps (resize-convolution,
+    Odena et al. 2016), which has no such pattern, at the transposed convolution's cost. This is the orthogonal
+    projection: each tap of phase p moves by (mean phase sum - sum of phase p) / (K / stride)."""
+    c_in, c_out, k = weight.shape
+    w = weight.view(c_in, c_out, k // stride, stride)  # [..., j, p]: tap j*stride + p
+    sums = w.sum(2, keepdim=True)
+    return (w + (sums.mean(3, keepdim=True) - sums) / (k // stride)).view(c_in, c_out, k)
+
+
 def stage_mask(mask, factor):
     """[B,1,T] frame mask -> [B,1,T*factor] sample mask (repeat each value `factor` times)."""
     return mask.unsqueeze(-1).repeat(1, 1, 1, factor).flatten(2)
@@ -125,10 +142,14 @@ class Generator(nn.Module):
     """HiFi-GAN (V3-like, "resblock 2") generator over the latent [mel*mask ; mask] (N_MELS+1 channels)."""
 
     def __init__(self, channels=256, rates=(8, 8, 4), kernels=(16, 16, 8),
-                 res_kernels=(3, 5, 7), res_dilations=((1, 2), (2, 6), (3, 12))):
+                 res_kernels=(3, 5, 7), res_dilations=((1, 2), (2, 6), (3, 12)), balanced=True):
         super().__init__()
         assert math.prod(rates) == HOP
+        assert all(k % r == 0 for r, k in zip(rates, kernels)), "kernels must be multiples of their strides"
         self.rates = list(rates)
+        # upsampling kernels projected onto phase_balanced() in every forward (training); bake_balanced() writes the
+        # projection into the weights for export, so the graph holds plain ConvTranspose nodes
+        self.balanced = balanced
         self.conv_pre = nn.Conv1d(N_MELS + 1, channels, 7, padding=3)
         self.ups = nn.ModuleList()
         self.resblocks = nn.ModuleList()
@@ -151,7 +172,12 @@ class Generator(nn.Module):
         for i, up in enumerate(self.ups):
             factor *= self.rates[i]
             m = stage_mask(mask, factor)
-            x = up(F.leaky_relu(x, 0.1)) * m
+            x = F.leaky_relu(x, 0.1)
+            if self.balanced:
+                x = F.conv_transpose1d(x, phase_balanced(up.weight, up.stride[0]), up.bias, up.stride, up.padding)
+            else:
+                x = up(x)
+            x = x * m
             xs = None
             for j in range(self.n_res):
                 y = self.resblocks[i * self.n_res + j](x, m)
@@ -159,6 +185,14 @@ class Generator(nn.Module):
             x = xs / self.n_res
         x = torch.tanh(self.conv_post(F.leaky_relu(x, 0.01)))
         return x * stage_mask(mask, HOP)
+
+    @torch.no_grad()
+    def bake_balanced(self):
+        """Write the phase-balanced projection into the upsampling weights (same function, plain ConvTranspose)."""
+        if self.balanced:
+            for up in self.ups:
+                up.weight.copy_(phase_balanced(up.weight, up.stride[0]))
+            self.balanced = False
 
 
 def make_latent(mel, y_mask):
@@ -184,16 +218,17 @@ def path_from_durations(w_ceil, t_max):
 class Voice(nn.Module):
     def __init__(self, n_symbols=256, hidden=192, enc_layers=6, dp_filter=256, dec_channels=256, dec_layers=6,
                  gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8),
-                 gen_res_kernels=(3, 5, 7), gen_res_dilations=((1, 2), (2, 6), (3, 12))):
+                 gen_res_kernels=(3, 5, 7), gen_res_dilations=((1, 2), (2, 6), (3, 12)), gen_balanced=True):
         super().__init__()
         self.cfg = dict(n_symbols=n_symbols, hidden=hidden, enc_layers=enc_layers, dp_filter=dp_filter,
                         dec_channels=dec_channels, dec_layers=dec_layers, gen_channels=gen_channels,
                         gen_rates=list(gen_rates), gen_kernels=list(gen_kernels),
-                        gen_res_kernels=list(gen_res_kernels), gen_res_dilations=[list(d) for d in gen_res_dilations])
+                        gen_res_kernels=list(gen_res_kernels), gen_res_dilations=[list(d) for d in gen_res_dilations],
+                        gen_balanced=gen_balanced)
         self.enc = TextEncoder(n_symbols, hidden, enc_layers)
         self.dp = DurationPredictor(hidden, dp_filter)
         self.frames = FrameDecoder(hidden, dec_channels, dec_layers)
-        self.dec = Generator(gen_channels, gen_rates, gen_kernels, gen_res_kernels, gen_res_dilations)
+        self.dec = Generator(gen_channels, gen_rates, gen_kernels, gen_res_kernels, gen_res_dilations, gen_balanced)
 
     def acoustic(self, ids, x_mask, w_frames, t_max):
         """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given."""

@@ -82,10 +82,43 @@ class ScaleDisc(nn.Module):
         return x.flatten(1), feats
 
 
+class SpectrogramDisc(nn.Module):
+    """UnivNet-style resolution discriminator on a linear magnitude spectrogram: a steady tone or a frame-periodic
+    pattern is a line across time here, which 2-D convolutions see at once."""
+
+    def __init__(self, n_fft, hop, ch=32):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        self.register_buffer("win", torch.hann_window(n_fft), persistent=False)
+        self.convs = nn.ModuleList([
+            nn.Conv2d(1, ch, (3, 9), padding=(1, 4)),
+            nn.Conv2d(ch, ch, (3, 9), (1, 2), padding=(1, 4)),
+            nn.Conv2d(ch, ch, (3, 9), (1, 2), padding=(1, 4)),
+            nn.Conv2d(ch, ch, (3, 9), (1, 2), padding=(1, 4)),
+            nn.Conv2d(ch, ch, (3, 3), padding=(1, 1)),
+        ])
+        self.post = nn.Conv2d(ch, 1, (3, 3), padding=(1, 1))
+
+    def forward(self, x):
+        with torch.autocast(x.device.type, enabled=False):
+            s = torch.stft(x.squeeze(1).float(), self.n_fft, self.hop, self.n_fft, self.win, return_complex=True)
+            x = s.abs().clamp_min(1e-7).transpose(1, 2).unsqueeze(1)  # [B,1,frames,bins]
+        feats = []
+        for layer in self.convs:
+            x = F.leaky_relu(layer(x), 0.1)
+            feats.append(x)
+        x = self.post(x)
+        feats.append(x)
+        return x.flatten(1), feats
+
+
 class Discriminator(nn.Module):
+    """HiFi-GAN's period (2, 3, 5, 7, 11) and scale discriminators, small, plus three resolution discriminators."""
+
     def __init__(self):
         super().__init__()
-        self.discs = nn.ModuleList([PeriodDisc(p) for p in (2, 3, 5, 7, 11)] + [ScaleDisc()])
+        self.discs = nn.ModuleList([PeriodDisc(p) for p in (2, 3, 5, 7, 11)] + [ScaleDisc()]
+                                   + [SpectrogramDisc(n, h) for n, h in ((512, 128), (1024, 256), (2048, 512))])
 
     def forward(self, x):
         return [d(x) for d in self.discs]
@@ -120,15 +153,16 @@ class Corpus:
 
     def __init__(self, dev):
         self.dev = dev
-        self.ids, self.x_len, self.mels, self.y_len, self.audio = [], [], [], [], []
+        self.uids, self.ids, self.x_len, self.mels, self.y_len, self.audio = [], [], [], [], [], []
         self.melspec = data.MelSpec().to(dev)
         self.finalised = False
 
     @torch.no_grad()
     def add(self, items, wavs):
-        for (_, ids, _), wav in zip(items, wavs):
+        for (uid, ids, _), wav in zip(items, wavs):
             if len(wav) < 40 * HOP:
                 continue
+            self.uids.append(uid)
             a = torch.from_numpy(wav).to(self.dev)
             mel = self.melspec(a.unsqueeze(0))[0]
             self.ids.append(torch.tensor(ids, dtype=torch.long))
@@ -181,6 +215,10 @@ class Corpus:
 
 
 # ---------------------------------------------------------------- checkpoints
+# The architecture of the shipped voice (train.py's default; from_onnx.py rebuilds it from the exported graph).
+FULL_SIZE = dict(hidden=192, enc_layers=6, dp_filter=256, dec_channels=192, dec_layers=6, gen_channels=256)
+
+
 def save_ckpt(model, disc, step, out_dir, extra):
     os.makedirs(out_dir, exist_ok=True)
     ac = {k: v for k, v in model.state_dict().items() if not k.startswith("dec.")}
@@ -188,10 +226,13 @@ def save_ckpt(model, disc, step, out_dir, extra):
     meta = {"cfg": model.cfg, "step": step, **extra}
     torch.save({**meta, "model": ac}, os.path.join(out_dir, "ac.pt"))
     torch.save({**meta, "model": gen}, os.path.join(out_dir, "gen.pt"))
-    # the discriminator in half precision: it only has to resume, and the carried files must stay small
-    torch.save({**meta, "model": {k: v.half() for k, v in disc.state_dict().items()}},
-               os.path.join(out_dir, "disc.pt"))
-    for f in ("ac.pt", "gen.pt", "disc.pt"):
+    files = ["ac.pt", "gen.pt"]
+    if disc is not None:
+        # the discriminator in half precision: it only has to resume, and the carried files must stay small
+        torch.save({**meta, "model": {k: v.half() for k, v in disc.state_dict().items()}},
+                   os.path.join(out_dir, "disc.pt"))
+        files.append("disc.pt")
+    for f in files:
         log(f"saved {f}: {os.path.getsize(os.path.join(out_dir, f)) / 2**20:.1f} MiB")
 
 
@@ -229,6 +270,15 @@ def main():
     ap.add_argument("--gta-max", type=float, default=0.5, help="final share of teacher-forced mels fed to dec")
     ap.add_argument("--gta-ramp", type=int, default=1500, help="steps over which that share ramps from 0")
     ap.add_argument("--warmup", type=int, default=300)
+    ap.add_argument("--lr-end", type=float, default=1.0,
+                    help="learning-rate factor reached at the end of the budget (linear in elapsed time from 1)")
+    ap.add_argument("--lr-start", type=float, default=1.0, help="learning-rate factor at the start of this run")
+    ap.add_argument("--adv-delay", type=int, default=200,
+                    help="steps that a fresh discriminator trains alone before the generator sees its losses")
+    ap.add_argument("--intake-every", type=float, default=45,
+                    help="seconds between intakes of the sentences Festival has finished meanwhile")
+    ap.add_argument("--mid-save", type=float, default=0,
+                    help="also save the weights (no discriminator) to OUT/mid once this many seconds have passed")
     ap.add_argument("--resume")
     ap.add_argument("--out", required=True)
     ap.add_argument("--small", action="store_true", help="toy dimensions for a CPU smoke test")
@@ -264,6 +314,8 @@ def main():
     corpus.add(first, data.load_wavs([u for u, _, _ in first], a.wav_dir))
     log(f"first share: {len(corpus)} utterances, {corpus.hours:.2f} h")
     pending = None
+    t_intake = time.time()
+    mid_saved = False
     if rest:
         pending = data.start_festival(rest, a.wav_dir, max(1, a.workers - 3))
 
@@ -272,15 +324,17 @@ def main():
     elif a.cpu_size:
         model = Voice(hidden=128, enc_layers=4, dp_filter=128, dec_channels=128, dec_layers=4, gen_channels=256)
     else:
-        model = Voice(hidden=192, enc_layers=6, dp_filter=256, dec_channels=192, dec_layers=6, gen_channels=256)
+        model = Voice(**FULL_SIZE)
     disc = Discriminator()
     start_step = 0
+    fresh_disc = True
     if a.resume:
         ac, state, dstate = load_ckpt(a.resume)
         model = Voice(**ac["cfg"])
         model.load_state_dict(state)
         if dstate is not None:
             disc.load_state_dict({k: v.float() for k, v in dstate["model"].items()})
+            fresh_disc = False
         start_step = ac["step"]
         log(f"resumed from {a.resume} at step {start_step}")
     model.to(dev).train()
@@ -305,16 +359,32 @@ def main():
     while True:
         if time.time() - T0 > a.budget or step - start_step >= a.max_steps:
             break
-        if pending is not None and all(p.poll() is not None for p in pending):
-            corpus.add(rest, data.load_wavs([u for u, _, _ in rest], a.wav_dir))
-            batches = corpus.batches(a.batch)
-            pending = None
-            log(f"all data in: {len(corpus)} utterances, {corpus.hours:.2f} h")
+        if pending is not None and time.time() - t_intake > a.intake_every:
+            # take in what Festival has finished so far (files appear whole: written under .tmp, then renamed)
+            finished = all(p.poll() is not None for p in pending)
+            ready = [it for it in rest if os.path.exists(os.path.join(a.wav_dir, it[0] + ".wav"))]
+            if ready:
+                corpus.add(ready, data.load_wavs([u for u, _, _ in ready], a.wav_dir))
+                batches = corpus.batches(a.batch)
+                done_ids = {u for u, _, _ in ready}
+                rest = [it for it in rest if it[0] not in done_ids]
+            t_intake = time.time()
+            if finished:
+                pending = None
+                log(f"all data in: {len(corpus)} utterances, {corpus.hours:.2f} h")
+            elif ready:
+                log(f"data in so far: {len(corpus)} utterances, {corpus.hours:.2f} h")
+        if a.mid_save and not mid_saved and time.time() - T0 > a.mid_save:
+            save_ckpt(model, None, step, os.path.join(a.out, "mid"), {"hours": corpus.hours,
+                                                                      "utterances": len(corpus)})
+            mid_saved = True
         k = step - start_step
         warm = min(1.0, (k + 1) / a.warmup)
+        done = min(1.0, (time.time() - T0) / a.budget)
+        decay = a.lr_start + (a.lr_end - a.lr_start) * done
         for opt, lr in base:
             for g in opt.param_groups:
-                g["lr"] = lr * warm
+                g["lr"] = lr * warm * decay
 
         # ---- acoustic model (utterance lengths vary: cudnn benchmarking each new shape cost minutes in run 1)
         if cuda:
@@ -395,7 +465,8 @@ def main():
                       for (_, fr), (_, ffs) in zip(d_real, d_fake) for rf, ff in zip(fr, ffs))
         loss_mel = F.l1_loss(melspec(y_hat.squeeze(1)), melspec(y.squeeze(1)))
         loss_stft = stft_loss(y_hat.squeeze(1), y.squeeze(1))
-        loss_g = 45 * loss_mel + 15 * loss_stft + loss_adv + 2 * loss_fm
+        adv_on = 0.0 if fresh_disc and k < a.adv_delay else 1.0
+        loss_g = 45 * loss_mel + 15 * loss_stft + adv_on * (loss_adv + 2 * loss_fm)
         opt_g.zero_grad(set_to_none=True)
         loss_g.backward()
         gn_g = torch.nn.utils.clip_grad_norm_(model.dec.parameters(), 100.0)
@@ -411,10 +482,11 @@ def main():
             dt = time.time() - t_last
             rate = (step - start_step - n_last) / max(dt, 1e-9)
             t_last, n_last = time.time(), step - start_step
-            mas_time = 0.0
             log(f"step {step} " + " ".join(f"{kk} {v:.4f}" for kk, v in vals.items())
-                + f" | mas {mas_time / max(dt, 1e-9):.0%} gn_ac {gn_ac.item():.2f} gn_g {gn_g.item():.1f} gta {p_gta:.2f} | {rate:.2f} step/s "
+                + f" | lr x{warm * decay:.2f} mas {mas_time / max(dt, 1e-9):.0%} gn_ac {gn_ac.item():.2f} "
+                  f"gn_g {gn_g.item():.1f} gta {p_gta:.2f} | {rate:.2f} step/s "
                   f"B {len(sel)}x{T} mem {torch.cuda.max_memory_allocated() / 2**30 if cuda else 0:.1f}G")
+            mas_time = 0.0
             if not all(math.isfinite(v) for v in vals.values()):
                 if snap is None:
                     log("non-finite loss and no snapshot: stopping without saving")
@@ -436,7 +508,7 @@ def main():
         f"({corpus.hours:.2f} h)")
     save_ckpt(model, disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)})
     with open(os.path.join(a.out, "trained_ids.txt"), "w") as f:
-        f.write("\n".join(u for u, _, _ in items) + "\n")
+        f.write("\n".join(corpus.uids) + "\n")
 
 
 if __name__ == "__main__":

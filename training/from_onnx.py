@@ -1,0 +1,37 @@
+"""An exported voice back to a train.py checkpoint (ac.pt + gen.pt), to resume training from the shipped weights.
+
+  python3 training/from_onnx.py --onnx internal/voices/default/en_US-ttsgen-medium.onnx --step 3167 --out CKPT_DIR
+
+export.py names every initializer after its state_dict key, so the mapping is by name; the load is strict (a
+missing or unexpected weight fails). The architecture is train.py's default (the shipped voice's).
+"""
+import argparse
+import os
+import sys
+
+import onnx
+import torch
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from model import Voice  # noqa: E402
+from train import FULL_SIZE, save_ckpt  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--onnx", required=True)
+    ap.add_argument("--step", type=int, required=True, help="the training step the voice was exported at")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    model = Voice(**FULL_SIZE)
+    want = model.state_dict()
+    graph = onnx.load(a.onnx).graph
+    state = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer if i.name in want}
+    model.load_state_dict(state, strict=True)
+    save_ckpt(model, None, a.step, a.out, {"from_onnx": os.path.basename(a.onnx)})
+    print(f"{a.onnx}: {len(state)} tensors -> {a.out} (step {a.step})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+#!/bin/bash
+# The three measures of a voice (issue 21) on training/eval_sentences.txt (30 plain English sentences, none from
+# LJSpeech), printed beside Festival's and real speech's reference figures:
+#   pocketsphinx word error rate, DNSMOS P.808 (and OVRL), steady tone (most prominent narrow peak, 1-10 kHz).
+# usage (from the repository root, after `make build`):
+#   training/quality.sh VOICE.onnx [OUTDIR] [--festival]
+# VOICE.onnx is spoken through `ttsgen batch` with the voice config's default scales. --festival also speaks the
+# sentences with Festival's HTS slt voice (Debian festival festvox-us-slt-hts) and measures it the same way.
+# Needs ../shared/tools/voice-quality (or VQ=DIR): Debian pocketsphinx pocketsphinx-en-us sox python3-numpy, node.
+set -euo pipefail
+voice=${1:?usage: training/quality.sh VOICE.onnx [OUTDIR] [--festival]}
+out=${2:-/tmp/ttsgen-quality/$(basename "$voice" .onnx)}
+festival=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+texts=$here/eval_sentences.txt
+vq=${VQ:-$here/../../shared/tools/voice-quality}
+[ -d "$vq" ] || { echo "quality.sh: no voice-quality tools at $vq (set VQ=DIR)" >&2; exit 2; }
+if [ ! -d "$vq/node_modules" ]; then  # the shared folder is read-only: install DNSMOS's runtime in a copy
+  mkdir -p /tmp/ttsgen-vq && cp -r "$vq"/. /tmp/ttsgen-vq/ && chmod -R u+w /tmp/ttsgen-vq
+  (cd /tmp/ttsgen-vq && npm install --ignore-scripts --silent >/dev/null)
+  vq=/tmp/ttsgen-vq
+fi
+
+measure() {  # DIR LABEL -> one table row
+  local dir=$1 label=$2 wer mos tone
+  wer=$("$vq/wer_dir.sh" "$texts" "$dir" | sed -n 's/^WER=\([0-9.]*%\).*/\1/p')
+  mos=$(node "$vq/dnsmos.js" --summary-only --rms-db -26 "$dir" 2>/dev/null | tail -1 |
+    python3 -c "import json, sys; d = json.load(sys.stdin); print('P.808 %.2f, OVRL %.2f' % (d['P808_MOS'], d['OVRL']))")
+  tone=$(/usr/bin/python3 "$vq/tone.py" "$dir" | sed 's/^tone=//')
+  printf '| %s | %s | %s | %s |\n' "$label" "$wer" "$mos" "$tone"
+}
+
+mkdir -p "$out/voice"
+i=0
+while IFS= read -r line; do
+  i=$((i + 1))
+  printf '{"id":"%d","text":"%s"}\n' "$i" "${line//\"/\\\"}"
+done < "$texts" > "$out/sentences.jsonl"
+"$here/../bin/ttsgen" batch "$out/sentences.jsonl" -o "$out/voice" --voice "$voice" --device cpu --force -q
+echo "| system | WER (pocketsphinx) | DNSMOS | steady tone |"
+echo "|---|---|---|---|"
+measure "$out/voice" "$(basename "$voice" .onnx)"
+if [ "$festival" = "--festival" ]; then
+  mkdir -p "$out/festival"
+  i=0
+  while IFS= read -r line; do
+    i=$((i + 1))
+    echo "$line" | text2wave -eval '(voice_cmu_us_slt_arctic_hts)' -o "$out/festival/$i.wav"
+  done < "$texts"
+  measure "$out/festival" "Festival HTS slt (these sentences)"
+fi
+# Reference figures from ../shared/tools/voice-quality/README.md (30 plain English sentences; real speech: 30
+# LJSpeech clips): the teacher and the ceiling.
+echo "| Festival HTS slt (reference) | 9.8% | P.808 3.78, OVRL 3.02 | 2.9 dB |"
+echo "| real LJSpeech (reference) | | P.808 4.09, OVRL 3.30 | 2.8 dB |"
