@@ -135,6 +135,7 @@ A default English voice is built in, so the first command works with nothing dow
 	root.AddCommand(
 		newSynthCmd(settings, streams),
 		newBatchCmd(settings, streams),
+		newResultsCmd(settings, streams),
 		newVoicesCmd(settings, streams),
 		newPhonemizeCmd(settings, streams),
 		newBenchCmd(settings, streams),
