@@ -86,6 +86,7 @@ type latestRow struct {
 // folder is what a folder's results files hold, read once.
 type folder struct {
 	name, abs string
+	merging   bool // read for Merge, which says so of the lines it leaves out
 	files     []resultsFile
 	rows      map[string]latestRow
 	kept      [][]byte // lines of results.jsonl that are not rows, in order, each ending with "\n"
@@ -96,7 +97,7 @@ type folder struct {
 
 // readFolder reads every results file of dir: the latest row per item wins, by Row.Finished, and between rows of
 // the same time, the later file (results.jsonl, then the shard files by count and index) and the later line.
-func readFolder(dir string) (*folder, error) {
+func readFolder(dir string, merging bool) (*folder, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("finding output directory %s: %w", dir, err)
@@ -108,7 +109,7 @@ func readFolder(dir string) (*folder, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s has no results files (%s, or results.K-of-N.jsonl of shards)", dir, FileName)
 	}
-	f := &folder{name: dir, abs: abs, files: files, rows: map[string]latestRow{}, unmergeable: map[string]int{}}
+	f := &folder{name: dir, abs: abs, merging: merging, files: files, rows: map[string]latestRow{}, unmergeable: map[string]int{}}
 	for _, file := range files {
 		if err := f.read(file); err != nil {
 			return nil, err
@@ -143,9 +144,14 @@ func (f *folder) read(file resultsFile) error {
 		if unreadable++; unreadable > maxLineWarnings {
 			return
 		}
-		what := "kept a line that is not a ttsgen row"
-		if !target {
-			what = "not merged: a line that is not a ttsgen row (it stays in " + file.name + ")"
+		what := "a line that is not a ttsgen row"
+		switch {
+		case !f.merging:
+			what = "passed over " + what
+		case target:
+			what = "kept " + what
+		default:
+			what = "not merged: " + what + " (it stays in " + file.name + ")"
 		}
 		cut := line[len(line)-1] != '\n'
 		f.warnings = append(f.warnings, fmt.Sprintf("%s line %d: %s: %v", show, n, what, unreadableLine(err, cut)))
@@ -229,7 +235,7 @@ func (f *folder) report(rows []latestRow, expected []Row) Report {
 // items (their ID, Source and Line, as a batch records them), to count those without a row as missing; nil when the
 // inputs are not known.
 func Summarize(dir string, expected []Row) (Report, error) {
-	f, err := readFolder(dir)
+	f, err := readFolder(dir, false)
 	if err != nil {
 		return Report{}, err
 	}
@@ -265,7 +271,7 @@ func Merge(dir string, opt MergeOptions) (Report, error) {
 			l.Close()
 		}
 	}()
-	f, err := readFolder(dir)
+	f, err := readFolder(dir, true)
 	if err != nil {
 		return Report{}, err
 	}

@@ -617,7 +617,8 @@ func (d *Dir) KeepGood(r Row) Row {
 	return prev
 }
 
-// Row returns the latest row recorded for id, from this run or an earlier one.
+// Row returns the latest row recorded for id: by this run or an earlier one, or in another results file of the
+// folder (see OpenShard).
 func (d *Dir) Row(id string) (Row, bool) {
 	d.mu.Lock()
 	e, ok := d.latest(Row{ID: id}.key())
