@@ -13,13 +13,16 @@ import (
 	"github.com/ttsgen/ttsgen/internal/plural"
 	"github.com/ttsgen/ttsgen/internal/results"
 	"github.com/ttsgen/ttsgen/internal/shard"
+	"github.com/ttsgen/ttsgen/internal/timestamps"
 )
 
 type batchOptions struct {
 	outDir     string
 	force      bool
 	jobs       int
+	timestamps string
 	voice      voiceFlags
+	audio      audioFlags
 	shard      string // --shard K/N
 	shardCount int    // --shard-count N, for Kubernetes' JOB_COMPLETION_INDEX
 	getenv     func(string) string
@@ -29,15 +32,17 @@ func newBatchCmd(s *settings, streams IO) *cobra.Command {
 	var o batchOptions
 	cmd := &cobra.Command{
 		Use:   "batch INPUT... -o DIR",
-		Short: "Speak manifests, text files and folders of text files into WAV files",
-		Long: `Speak every item of every INPUT through one shared engine, writing DIR/<id>.wav and DIR/results.jsonl.
+		Short: "Speak manifests, text files and folders of text files into audio files",
+		Long: `Speak every item of every INPUT through one shared engine, writing DIR/<id>.wav (or .flac, .opus, ...
+with --format) and DIR/results.jsonl.
 
 An INPUT is:
   - a JSONL manifest (.jsonl): one JSON object per line,
-      {"id": "intro", "text": "Welcome!", "out": "part1/intro.wav", "voice": "en_US-ttsgen-medium",
+      {"id": "intro", "text": "Welcome!", "out": "part1/intro.wav", "format": "wav", "voice": "en_US-ttsgen-medium",
        "speaker": 0, "length_scale": 1.0, "noise_scale": 0.667, "noise_w": 0.8}
     where only "text" is required: "id" defaults to the manifest's name and the line number ("prompts-3" for line
-    3 of prompts.jsonl), "out" to <id>.wav inside DIR, and a relative "voice" path is taken from the manifest's
+    3 of prompts.jsonl), "out" to <id>.wav inside DIR (<id>.flac etc. in
+    another format; an item's format is its "format", else its "out"'s extension, else --format), and a relative "voice" path is taken from the manifest's
     folder;
   - - (standard input), a FIFO or <(...): a JSONL manifest read as it comes (generate | ttsgen batch - -o out/);
     default ids start with "stdin" for standard input;
@@ -45,9 +50,10 @@ An INPUT is:
   - a folder: each .txt file in it (not in subfolders).
 
 results.jsonl gets one row per item: {"id", "line", "source", "out", "status": "ok"|"error", "error",
-"retry_error", "sentences", "audio_seconds", "settings", "shard", "finished"}. A bad line (invalid JSON, missing
-text, unknown voice, an "out" outside DIR, ...) gets an error row naming its line, is reported on stderr as an error
-(even with -q), and every good item is still spoken; the exit status is then 1.
+"retry_error", "sentences", "audio_seconds", "settings", "format", "bytes", "shard", "finished"} (bytes: the
+encoded size). A bad line (invalid JSON, missing text, unknown voice, an "out" outside DIR, ...) gets an error row
+naming its line, is reported on stderr as an error (even with -q), and every good item is still spoken; the exit
+status is then 1.
 
 Nothing is lost and nothing is overwritten without a word:
   - Outputs are atomic (a temporary file, renamed when complete). A batch removes only the temporary files of
@@ -77,6 +83,8 @@ results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel s
 		Example: `  ttsgen batch prompts.jsonl -o out/
   generate-prompts | ttsgen batch - -o out/
   ttsgen batch book.txt chapters/ -o audiobook/ --voice en_GB-alan-medium --sentence-silence 0.4
+  ttsgen batch prompts.jsonl -o out/ --format flac
+  ttsgen batch chapters/ -o audiobook/ --format opus --bitrate 24 --timestamps vtt
   ttsgen batch prompts.jsonl -o out/ --force --device webgpu
   ttsgen batch prompts.jsonl -o /shared/out/ --shard 2/4      # one of 4 workers, then: ttsgen results merge /shared/out/`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +110,8 @@ results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel s
 	cmd.Flags().IntVar(&o.shardCount, "shard-count", 0, "the number of shards, for a Kubernetes Indexed Job's "+
 		"JOB_COMPLETION_INDEX (the Job's completions)")
 	o.voice.add(cmd.Flags())
+	o.audio.add(cmd.Flags(), "wav, or what an item's \"format\" or \"out\" says")
+	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file: `json`, srt or vtt")
 	return cmd
 }
 
@@ -144,6 +154,16 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	defaults, err := o.voice.defaults()
 	if err != nil {
 		return err
+	}
+	choice, err := o.audio.parse()
+	if err != nil {
+		return err
+	}
+	defaults.Format, defaults.Encoding, defaults.Level = choice.format, choice.encoding, choice.level
+	if o.timestamps != "" {
+		if defaults.Timestamps, err = timestamps.ParseFormat(o.timestamps); err != nil {
+			return usageErrorf("--timestamps: %w", err)
+		}
 	}
 	spec, from, err := batchShard(o)
 	if err != nil {

@@ -19,6 +19,8 @@ type resultRow struct {
 	Error        string  `json:"error"`
 	Sentences    int     `json:"sentences"`
 	AudioSeconds float64 `json:"audio_seconds"`
+	Format       string  `json:"format"`
+	Bytes        int64   `json:"bytes"`
 }
 
 func readRows(t *testing.T, dir string) []resultRow {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 type benchOptions struct {
 	texts       string
+	url         string // a speech server to drive instead of the engine in this process
 	voice       string
 	concurrency int
 	rate        float64
@@ -27,7 +29,9 @@ type benchOptions struct {
 	compare     string
 	asJSON      bool
 	perRequest  string
-	tuning      engine.Options // engine knobs to measure; zero values keep the engine's defaults
+	queueSize   int
+	tuning      engine.Tuning // --tune: engine knobs to measure; zero values keep the engine's defaults
+	tuneHelp    bool          // --tune help: list the keys and run nothing
 }
 
 func newBenchCmd(s *settings, streams IO) *cobra.Command {
@@ -35,27 +39,26 @@ func newBenchCmd(s *settings, streams IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench --texts FILE",
 		Short: "Measure speed, latency and throughput of synthesis on this machine",
-		Long: `Run texts through the engine under a load and report speed ("x real time": audio seconds made per wall
-second), rtf (wall/audio), qps, latency and first-audio percentiles, and peak memory.
-
-Loads: closed loop (--concurrency N submitters, each sending its next text when the last one is done) or open loop
-(--rate R requests per second for --requests N, arriving on schedule however slow the engine is, so queueing shows
-in the latencies). With --compare sequential the same texts also run the way Piper runs them: the voice's own graph,
-one at a time, batch 1, one ONNX Runtime session with every thread; "speedup" is speed / baseline speed, measured
-in the same run. --json also reports cpu_seconds (the process's CPU time: divided by wall_seconds, the cores kept
-busy) and, per engine stage, runs, items, padding and seconds in device runs: where the time goes.
-
-The "engine tuning" flags change the engine's measured defaults, to measure something else.
-
---texts takes one text per line, or an LJSpeech-style metadata.csv (ID|text|normalized).`,
+		Long: `Run texts under a load and report speed ("x real time": audio seconds per wall second), rtf, qps, latency
+and first-audio percentiles and peak memory. Closed loop (--concurrency) or open loop (--rate, for --requests);
+--compare sequential also runs the texts as Piper does (one at a time, batch 1) and reports the speedup of the same
+run. --tune KEY=VALUE changes an engine default (--tune help lists them). --url drives any OpenAI-compatible
+speech server instead (ttsgen serve, Kokoro-FastAPI...), failures counted by HTTP status; the last example is the
+load test used for vLLM-served speech: 80 requests of three sentences, 0.3 s apart.`,
 		Example: `  ttsgen bench --texts samples/bench.txt --compare sequential
-  ttsgen bench --texts samples/bench.txt --concurrency 16 --device webgpu --json
-  ttsgen bench --texts samples/bench.txt --rate 3.3 --requests 80
-  ttsgen bench --texts samples/short.txt --concurrency 1 --per-request requests.jsonl   # which requests were slow`,
+  ttsgen bench --texts samples/short.txt --concurrency 1 --per-request requests.jsonl --json
+  ttsgen bench --texts samples/bench.txt --device webgpu --tune decoder-window=256
+  ttsgen bench --url http://127.0.0.1:8880 --texts samples/three-sentences.txt --rate 3.333 --requests 80`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.tuneHelp {
+				return writeTuneKeys(streams.Out)
+			}
 			if o.texts == "" {
 				return usageErrorf("--texts FILE is required")
+			}
+			if o.url != "" && o.compare != "" {
+				return usageErrorf("--compare runs the engine in this process; it does not go with --url")
 			}
 			if o.compare != "" && o.compare != "sequential" {
 				return usageErrorf("--compare %q: the only comparison is \"sequential\"", o.compare)
@@ -67,34 +70,18 @@ The "engine tuning" flags change the engine's measured defaults, to measure some
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.texts, "texts", "", "file of texts, one per line (or LJSpeech metadata.csv)")
-	f.StringVar(&o.voice, "voice", "", "voice name or path (default: the built-in voice)")
+	f.StringVar(&o.texts, "texts", "", "file of texts, one per line, or an LJSpeech-style metadata.csv (ID|text|normalized)")
+	f.StringVar(&o.url, "url", "", "drive the speech server at `URL` (http://HOST:PORT) over OpenAI's API instead of an engine in this process")
+	f.StringVar(&o.voice, "voice", "", "voice name or path (default: the built-in voice; with --url: alloy)")
 	f.IntVar(&o.concurrency, "concurrency", 32, "closed loop: concurrent submitters")
 	f.Float64Var(&o.rate, "rate", 0, "open loop: requests per second")
 	f.IntVar(&o.requests, "requests", 0, "requests to send (default: one per text)")
 	f.IntVar(&o.warmup, "warmup", 2, "requests sent first and left out of the figures")
 	f.StringVar(&o.compare, "compare", "", `also run a baseline: "sequential" (one at a time, batch 1, as Piper does)`)
 	f.BoolVar(&o.asJSON, "json", false, "print exactly one JSON object")
-	f.StringVar(&o.perRequest, "per-request", "", "also write one JSON line per measured request to `FILE` (text, phonemes, latency and first audio): what the slow ones have in common")
-	f.IntVar(&o.tuning.MaxBatch, "max-batch", 0, "engine tuning: most sentences per device run (0 = the device's default)")
-	f.IntVar(&o.tuning.QueueSize, "queue-size", 0, "engine tuning: sentences the engine holds, queued and running, before a submitter waits (0 = the default for the device and voice); more than --concurrency never fills")
-	f.IntVar(&o.tuning.InFlight, "in-flight", 0, "engine tuning: GPU runs in flight at once (0 = default)")
-	f.IntVar(&o.tuning.DecoderWindow, "decoder-window", 0, fmt.Sprintf("engine tuning: frames per decoder window (continuous batching; 0 = the device's default: %d on webgpu, off elsewhere; -1 = off)", engine.DefaultGPUDecoderWindow))
-	f.IntVar(&o.tuning.DecoderMargin, "decoder-margin", 0, "engine tuning: frames of context each decoder window reads on both sides (0 = the voice's receptive field, from its graph)")
-	f.IntVar(&o.tuning.DecoderBatch, "decoder-batch", 0, fmt.Sprintf("engine tuning: most decoder windows per run (0 = %d frames of windows per run, %d with --precision fp16; fewer for short windows)", engine.DefaultDecoderFrames, engine.DefaultHalfDecoderFrames))
-	f.IntVar(&o.tuning.ThreadsPerSession, "threads-per-session", 0, "engine tuning: intra-op threads of each CPU session (0 = default)")
-	f.IntVar(&o.tuning.MaxBatchPhonemes, "max-batch-phonemes", 0, "engine tuning: cap on sentences x longest sentence per run (0 = the device's default)")
-	f.StringVar((*string)(&o.tuning.Upsampling), "upsampling", "", `engine tuning: "convtranspose" (the voice's own) or "polyphase" (the same sums as Convs) (default: the device's)`)
-	f.StringVar((*string)(&o.tuning.AcousticDevice), "acoustic-device", "", `engine tuning: "cpu" runs split voices' acoustic part on CPU sessions, the decoder windows on the GPU (default: cpu on webgpu)`)
-	f.StringVar((*string)(&o.tuning.TextDevice), "text-device", "", `engine tuning: with the acoustic part on the CPU, "webgpu" runs its text encoder and duration predictor on the GPU and only the expansion to frames on the CPU; "auto" on the GPU when it is idle, else on the CPU (default: auto on webgpu)`)
-	f.IntVar(&o.tuning.AcousticGPUWorkers, "acoustic-gpu-workers", 0, "engine tuning: with the acoustic part on the CPU, this many more workers run it on the GPU")
-	f.IntVar(&o.tuning.TailTile, "tail-tile", 0, fmt.Sprintf("engine tuning: on the CPU, samples per tile of the decoder's last two upsampling stages' input (0 = %d; -1 = whole sentences)", engine.DefaultTailTile))
-	f.IntVar(&o.tuning.TextPiece, "text-piece", 0, fmt.Sprintf("engine tuning: with the text part on the CPU because the GPU was busy, run it this many sentences at a time, handing the rest of the batch to the GPU as soon as the GPU goes idle (0 = %d; -1 = the whole batch at once)", engine.DefaultTextPiece))
-	f.BoolVar(&o.tuning.SessionArenas, "session-arenas", false, "engine tuning: each CPU session keeps its own memory arena (ONNX Runtime's default) rather than sharing one (to measure the difference)")
-	f.BoolVar(&o.tuning.NoStrips, "no-strips", false, "engine tuning: cut decoder windows from each sentence alone, not from strips of a batch's sentences laid end to end (to measure what strips save)")
-	f.BoolVar(&o.tuning.NoPaddingMasks, "no-padding-masks", false, "engine tuning: run the decoder as exported, without the masks that keep padding out of each sentence's audio (to measure their cost)")
-	f.StringVar(&o.tuning.ProfilePrefix, "ort-profile", "", "write ONNX Runtime's per-node profile of every session to `PREFIX`_<date>.json")
-	f.StringToStringVar(&o.tuning.ProviderOptions, "provider-option", nil, "engine tuning: `KEY=VALUE` for the GPU provider (repeatable); ep.webgpuexecutionprovider.NAME keys go to the GPU sessions' configuration, where WebGPU reads them, and session.NAME keys (ONNX Runtime's session options, e.g. session.set_denormal_as_zero=1) to every session's")
+	f.StringVar(&o.perRequest, "per-request", "", "also write one JSON line per measured request to `FILE`: text, phonemes, latency, first audio")
+	f.IntVar(&o.queueSize, "queue-size", 0, "sentences the engine holds, queued and running, before a submitter waits (0 = the device's default)")
+	f.Var(tuneFlag{&o.tuning, &o.tuneHelp}, "tune", "engine tuning, repeatable; --tune help lists the keys")
 	return cmd
 }
 
@@ -108,13 +95,16 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	if o.rate > 0 {
 		load.Concurrency = 0
 	}
-	// The tuning flags fill every engine option but those the settings give (device, threads, precision, warnings).
+	// The settings give the device, threads, precision and warnings; bench the queue and the tuning.
 	tuned := func(opts *engine.Options) {
-		t := o.tuning
-		t.Device, t.Threads, t.Precision, t.Logf = opts.Device, opts.Threads, opts.Precision, opts.Logf
-		*opts = t
+		opts.QueueSize, opts.Tuning = o.queueSize, o.tuning
 	}
-	report, err := benchOnce(ctx, s, con, o.voice, texts, load, tuned)
+	var report bench.Report
+	if o.url != "" {
+		report, err = benchServer(ctx, o, texts, load)
+	} else {
+		report, err = benchOnce(ctx, s, con, o.voice, texts, load, tuned)
+	}
 	if o.perRequest != "" && report.PerRequest != nil { // a run whose requests all failed too: their errors are there
 		if werr := writeRequestRecords(o.perRequest, report.PerRequest); werr != nil {
 			return errors.Join(err, werr)
@@ -138,6 +128,16 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	return report.WriteTable(streams.Out)
 }
 
+// benchServer runs one measured load against the speech server at o.url.
+func benchServer(ctx context.Context, o *benchOptions, texts []string, load bench.Load) (bench.Report, error) {
+	target := bench.Speech{URL: o.url, Voice: o.voice, APIKey: cmp.Or(os.Getenv("TTSGEN_API_KEY"), os.Getenv("OPENAI_API_KEY")),
+		Client: bench.NewSpeechClient(max(load.Concurrency, 64))}
+	report, err := bench.Run(ctx, texts, load, target.Synth())
+	report.Device = o.url
+	report.Voice = cmp.Or(o.voice, "alloy")
+	return report, err
+}
+
 // sequentialEngine makes the engine behave like Piper: the voice's graph as it is (no polyphase rewrite, no tiles;
 // one sentence at a time has no padding, so no padding masks either), one session using every core (what ONNX
 // Runtime does by default) with its own memory arena, one sentence at a time, batch 1, whole sentences, float32.
@@ -146,11 +146,12 @@ func sequentialEngine(o *engine.Options) {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	o.Threads, o.ThreadsPerSession = threads, threads
-	o.MaxBatch, o.InFlight = 1, 1
-	o.Upsampling, o.DecoderWindow, o.TailTile = engine.UpsamplingConvTranspose, -1, -1
+	t := &o.Tuning
+	o.Threads, t.ThreadsPerSession = threads, threads
+	t.MaxBatch, t.InFlight = 1, 1
+	t.Upsampling, t.DecoderWindow, t.TailTile = engine.UpsamplingConvTranspose, -1, -1
 	o.Precision = engine.PrecisionFloat32
-	o.SessionArenas = true
+	t.SessionArenas = true
 }
 
 // benchOnce runs one measured load on a fresh runtime (so the baseline and the engine don't share sessions).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ortlib"
 )
 
@@ -85,8 +86,20 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"synth", "hi", "-o", "x.wav", "--sentence-silence", "99"}, "--sentence-silence 99 is outside"},
 		{[]string{"bench"}, "--texts FILE is required"},
 		{[]string{"bench", "--texts", "x", "--compare", "piper"}, `the only comparison is "sequential"`},
+		{[]string{"bench", "--texts", "x", "--tune", "max-batches=2"}, `unknown key "max-batches"; the keys are max-batch, max-batch-phonemes,`},
+		{[]string{"bench", "--texts", "x", "--tune", "decoder-window=big"}, `decoder-window: "big" is not a whole number`},
+		{[]string{"bench", "--texts", "x", "--tune", "upsampling=fft"}, `upsampling: "fft" is not one of convtranspose, polyphase`},
+		{[]string{"bench", "--texts", "x", "--tune", "no-strips=maybe"}, `no-strips: "maybe" is not true or false`},
+		{[]string{"bench", "--texts", "x", "--tune", "max-batch"}, `max-batch: "" is not a whole number`},
 		{[]string{"synth", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{[]string{"synth", "hi", "-o", "x.wav", "--config", "/nonexistent/ttsgen.yaml"}, "config file"},
+		{[]string{"serve", "--addr", "8880"}, "want HOST:PORT"},
+		{[]string{"serve", "--max-queue", "0"}, "--max-queue must be positive"},
+		{[]string{"serve", "--grace", "0s"}, "--grace must be positive"},
+		{[]string{"serve", "--openai-voice", "robot=tiny"}, "robot is not one of OpenAI's voice names"},
+		{[]string{"serve", "--openai-voice", "alloy=:3"}, "want NAME=VOICE"},
+		{[]string{"serve", "extra"}, "serve takes no arguments"},
+		{[]string{"bench", "--url", "http://127.0.0.1:1", "--texts", "x", "--compare", "sequential"}, "does not go with --url"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -329,11 +342,50 @@ func TestBenchPerRequestRecords(t *testing.T) {
 // windows, no tiles, no polyphase rewrite), batch 1, one session with every thread and its own memory arena,
 // float32.
 func TestSequentialBaselineRunsLikePiper(t *testing.T) {
-	o := engine.Options{Threads: 4, TailTile: 512, DecoderWindow: 256, MaxBatch: 8, Precision: engine.PrecisionFloat16}
+	o := engine.Options{Threads: 4, Precision: engine.PrecisionFloat16,
+		Tuning: engine.Tuning{TailTile: 512, DecoderWindow: 256, MaxBatch: 8}}
 	sequentialEngine(&o)
-	want := engine.Options{Threads: 4, ThreadsPerSession: 4, MaxBatch: 1, InFlight: 1, Upsampling: engine.UpsamplingConvTranspose,
-		DecoderWindow: -1, TailTile: -1, Precision: engine.PrecisionFloat32, SessionArenas: true}
+	want := engine.Options{Threads: 4, Precision: engine.PrecisionFloat32, Tuning: engine.Tuning{ThreadsPerSession: 4,
+		MaxBatch: 1, InFlight: 1, Upsampling: engine.UpsamplingConvTranspose, DecoderWindow: -1, TailTile: -1,
+		SessionArenas: true}}
 	if fmt.Sprintf("%+v", o) != fmt.Sprintf("%+v", want) {
 		t.Errorf("baseline options\n got %+v\nwant %+v", o, want)
+	}
+}
+
+// Each --tune KEY=VALUE sets its engine knob; a switch needs no value; provider options add up.
+func TestTuneSetsTheEngineKnobs(t *testing.T) {
+	var got engine.Tuning
+	var help bool
+	f := tuneFlag{&got, &help}
+	for _, arg := range []string{"max-batch=8", "decoder-window=-1", "upsampling=convtranspose", "text-device=auto",
+		"no-strips", "session-arenas=false", "provider-option=session.set_denormal_as_zero=1",
+		"provider-option=ep.webgpuexecutionprovider.storageBufferCacheMode=simple", "ort-profile=/tmp/prof"} {
+		if err := f.Set(arg); err != nil {
+			t.Fatalf("--tune %s: %v", arg, err)
+		}
+	}
+	want := engine.Tuning{MaxBatch: 8, DecoderWindow: -1, Upsampling: engine.UpsamplingConvTranspose,
+		TextDevice: ort.DeviceAuto, NoStrips: true, ProfilePrefix: "/tmp/prof", ProviderOptions: map[string]string{
+			"session.set_denormal_as_zero": "1", "ep.webgpuexecutionprovider.storageBufferCacheMode": "simple"}}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) || help {
+		t.Errorf("tuning\n got %+v\nwant %+v (help %v)", got, want, help)
+	}
+}
+
+// --tune help lists every key with what it does, and runs nothing (no --texts needed).
+func TestTuneHelpListsTheKeys(t *testing.T) {
+	isolate(t)
+	r := run(t, "", "bench", "--tune", "help")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.errOut)
+	}
+	for _, k := range tuneKeys {
+		if !strings.Contains(r.out, "  "+k.name+" ") || k.help == "" {
+			t.Errorf("key %s missing from:\n%s", k.name, r.out)
+		}
+	}
+	if help := run(t, "", "bench", "--help"); strings.Count(help.out, "\n") > 45 {
+		t.Errorf("bench --help is %d lines, more than a screen", strings.Count(help.out, "\n"))
 	}
 }

@@ -11,11 +11,16 @@ import (
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
-func newPhonemizeCmd(s *settings, streams IO) *cobra.Command {
-	var (
-		voice, file         string
-		asJSON, noNormalize bool
-	)
+// phonemizeOptions is everything phonemize needs, as its flags and arguments give it.
+type phonemizeOptions struct {
+	voice, file         string
+	asJSON, noNormalize bool
+	args                []string
+}
+
+// newPhonemizeCmd builds the command; runF, when set, replaces runPhonemize (tests check the parsed options).
+func newPhonemizeCmd(s *settings, streams IO, runF func(*phonemizeOptions) error) *cobra.Command {
+	o := &phonemizeOptions{}
 	cmd := &cobra.Command{
 		Use:   "phonemize [TEXT...]",
 		Short: "Show the phonemes and model ids a voice gets for a text",
@@ -33,49 +38,58 @@ in Piper (also in synth, batch and manifests); the words around them are normali
   ttsgen phonemize --json --no-normalize --voice en_GB-alan-medium --file text.txt
   ttsgen phonemize "Say [[ həlˈoʊ ]] to them."`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if file != "" && len(args) > 0 {
+			if o.file != "" && len(args) > 0 {
 				return usageErrorf("give the text either as arguments or with --file, not both")
 			}
-			text, err := readSynthText(streams, file, args)
-			if err != nil {
-				return err
+			o.args = args
+			if runF != nil {
+				return runF(o)
 			}
-			v, err := voices.Catalog{Dir: s.voicesDir()}.Find(voice)
-			if err != nil {
-				return err
-			}
-			front, err := s.newFrontend(newConsole(streams, s.quiet()), !noNormalize)
-			if err != nil {
-				return err
-			}
-			defer closeFrontend(front)
-			var sentences []pipeline.Sentence
-			for _, line := range strings.Split(text, "\n") {
-				got, err := front.Sentences(strings.TrimSpace(line), v.Config)
-				if err != nil {
-					return err
-				}
-				sentences = append(sentences, got...)
-			}
-			enc := json.NewEncoder(streams.Out)
-			enc.SetEscapeHTML(false)
-			for _, sent := range sentences {
-				if asJSON {
-					if err := enc.Encode(sent); err != nil {
-						return err
-					}
-					continue
-				}
-				if _, err := fmt.Fprintln(streams.Out, sent.Phonemes); err != nil {
-					return err
-				}
-			}
-			return nil
+			return runPhonemize(s, streams, o)
 		},
 	}
-	cmd.Flags().StringVar(&voice, "voice", "", "voice whose phoneme map to use (default: the built-in voice)")
-	cmd.Flags().StringVarP(&file, "file", "f", "", "read the text from this file")
-	cmd.Flags().BoolVar(&asJSON, "json", false, `one JSON object per sentence: {"text","phonemes","ids"}`)
-	cmd.Flags().BoolVar(&noNormalize, "no-normalize", false, "phonemize the text as is (exactly what Piper does)")
+	cmd.Flags().StringVar(&o.voice, "voice", "", "voice whose phoneme map to use (default: the built-in voice)")
+	cmd.Flags().StringVarP(&o.file, "file", "f", "", "read the text from this file")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, `one JSON object per sentence: {"text","phonemes","ids"}`)
+	cmd.Flags().BoolVar(&o.noNormalize, "no-normalize", false, "phonemize the text as is (exactly what Piper does)")
 	return cmd
+}
+
+// runPhonemize prints each sentence's phonemes (or, with --json, its text, phonemes and ids).
+func runPhonemize(s *settings, streams IO, o *phonemizeOptions) error {
+	text, err := readSynthText(streams, o.file, o.args)
+	if err != nil {
+		return err
+	}
+	v, err := voices.Catalog{Dir: s.voicesDir()}.Find(o.voice)
+	if err != nil {
+		return err
+	}
+	front, err := s.newFrontend(newConsole(streams, s.quiet()), !o.noNormalize)
+	if err != nil {
+		return err
+	}
+	defer closeFrontend(front)
+	var sentences []pipeline.Sentence
+	for _, line := range strings.Split(text, "\n") {
+		got, err := front.Sentences(strings.TrimSpace(line), v.Config)
+		if err != nil {
+			return err
+		}
+		sentences = append(sentences, got...)
+	}
+	enc := json.NewEncoder(streams.Out)
+	enc.SetEscapeHTML(false)
+	for _, sent := range sentences {
+		if o.asJSON {
+			if err := enc.Encode(sent); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := fmt.Fprintln(streams.Out, sent.Phonemes); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -79,6 +79,9 @@ func Execute() int {
 var errInterrupted = errors.New("interrupted")
 
 func exitCode(ctx context.Context, errOut io.Writer, err error) int {
+	if errors.Is(err, errDrained) {
+		return ExitOK // a server stopped by a signal, as asked
+	}
 	if errors.Is(context.Cause(ctx), errInterrupted) {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(errOut, "ttsgen:", err)
@@ -119,7 +122,8 @@ A default English voice is built in, so the first command works with nothing dow
   ttsgen batch book.txt chapters/ prompts.jsonl -o out/
   ttsgen voices add ~/Downloads/en_GB-alan-medium.onnx
   ttsgen phonemize --json "Dr. Smith paid $5."
-  ttsgen bench --texts samples/bench.txt --compare sequential`,
+  ttsgen bench --texts samples/bench.txt --compare sequential
+  ttsgen serve --addr 127.0.0.1:8880   # OpenAI's /v1/audio/speech`,
 		SilenceUsage:  true, // runtime errors are not usage errors: don't bury them under the help text
 		SilenceErrors: true, // Execute prints errors once, with the right exit status
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -133,12 +137,13 @@ A default English voice is built in, so the first command works with nothing dow
 	settings.addPersistentFlags(root)
 
 	root.AddCommand(
-		newSynthCmd(settings, streams),
+		newSynthCmd(settings, streams, nil),
 		newBatchCmd(settings, streams),
 		newResultsCmd(settings, streams),
 		newVoicesCmd(settings, streams),
-		newPhonemizeCmd(settings, streams),
+		newPhonemizeCmd(settings, streams, nil),
 		newBenchCmd(settings, streams),
+		newServeCmd(settings, streams),
 	)
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/phonemes"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/voices"
@@ -34,10 +35,10 @@ func (s *settings) newRuntime(con *console, normalize bool, tune ...engineTuning
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.Init(lib); err != nil {
+	if err := ort.Init(lib); err != nil {
 		return nil, fmt.Errorf("starting ONNX Runtime: %w", err)
 	}
-	opts := engine.Options{Device: engine.Device(s.device()), Threads: s.threads(), Precision: engine.Precision(s.precision()),
+	opts := engine.Options{Device: ort.Device(s.device()), Threads: s.threads(), Precision: engine.Precision(s.precision()),
 		Logf: con.Warnf}
 	for _, t := range tune {
 		t(&opts)

@@ -29,7 +29,7 @@ var settingKeys = []struct{ key, def, help string }{
 	{"voices_dir", "", "folder of installed voices (default: $XDG_DATA_HOME/ttsgen/voices or ~/.local/share/ttsgen/voices)"},
 	{"device", "auto", "where models run: auto, cpu, webgpu or cuda (auto tries GPUs, falls back to CPU with a warning)"},
 	{"espeak_data", "", "folder that contains espeak-ng's espeak-ng-data (default: the library's own)"},
-	{"precision", "fp32", "arithmetic of a voice's flow and decoder on a GPU: fp32 (Piper's own output, to 1e-6) or fp16 (20-35% faster through WebGPU, within 43-52 dB SNR of fp32; it applies to voices run in decoder windows, as WebGPU runs them by default)"},
+	{"precision", "fp32", "arithmetic of a voice's flow and decoder on a GPU: fp32 (Piper's own output) or fp16 (faster where the GPU has float16 kernels, slightly less exact; for voices run in decoder windows, as WebGPU runs them)"},
 }
 
 func newSettings() *settings { return &settings{v: viper.New()} }

@@ -13,20 +13,26 @@ import (
 	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/outfile"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
+	"github.com/ttsgen/ttsgen/internal/timestamps"
 )
 
 type synthOptions struct {
-	out   string
-	file  string
-	voice voiceFlags
+	out        string
+	file       string
+	timestamps string
+	voice      voiceFlags
+	audio      audioFlags
 }
 
-func newSynthCmd(s *settings, streams IO) *cobra.Command {
+// newSynthCmd builds the command; runF, when set, replaces runSynth (tests check the parsed options and args).
+func newSynthCmd(s *settings, streams IO, runF func(*synthOptions, []string) error) *cobra.Command {
 	var o synthOptions
 	cmd := &cobra.Command{
 		Use:   "synth [TEXT...]",
-		Short: "Speak a text into one WAV file",
-		Long: `Speak a text into one WAV file (16-bit PCM at the voice's sample rate).
+		Short: "Speak a text into one audio file",
+		Long: `Speak a text into one audio file: WAV (16-bit PCM at the voice's sample rate) unless --format or the
+extension of -o (.flac, .opus, .mp3, .aac, .pcm) says otherwise. FLAC and PCM are lossless (pcm is raw 16-bit
+little-endian mono, Piper's --output-raw); opus, mp3 and aac take --bitrate.
 
 The text comes from the arguments, from --file, or else from standard input. It is normalised (numbers, dates,
 money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
@@ -41,26 +47,34 @@ Where the audio goes:
     header's sizes are filled in at the end; into a pipe (or a file opened with >>) they cannot be, and say
     "unknown length" (0xFFFFFFFF), as ffmpeg and sox write them: players read to the end of the stream.`,
 		Example: `  ttsgen synth "Hello there." -o hello.wav
-  ttsgen synth --file chapter1.txt -o chapter1.wav --length-scale 1.1
+  ttsgen synth --file chapter1.txt -o chapter1.opus --length-scale 1.1
+  ttsgen synth --file book.txt -o book.mp3 --bitrate 96
   echo "Straight to the speakers." | ttsgen synth -o - | aplay
+  echo "Raw samples." | ttsgen synth --format pcm --sample-rate 16000 -o - > speech.raw
+  ttsgen synth --file talk.txt -o talk.opus --timestamps talk.srt
   ttsgen synth --voice ~/voices/en_GB-alan-medium.onnx "Good evening." -o alan.wav`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.out == "" {
 				if !streams.OutTTY {
 					o.out = "-"
 				} else {
-					return usageErrorf("-o is required: a .wav path, or - for standard output")
+					return usageErrorf("-o is required: an audio file (.wav, .flac, .opus, .mp3, .aac, .pcm), or - for standard output")
 				}
 			}
 			if o.file != "" && len(args) > 0 {
 				return usageErrorf("give the text either as arguments or with --file, not both")
 			}
+			if runF != nil {
+				return runF(&o, args)
+			}
 			return runSynth(cmd.Context(), s, streams, &o, args)
 		},
 	}
-	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output WAV file, or - for standard output")
+	cmd.Flags().StringVarP(&o.out, "output", "o", "", "output audio file, or - for standard output")
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "read the text from this file")
+	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each word's start and end to `FILE`: .json (words and sentences), .srt or .vtt (subtitles)")
 	o.voice.add(cmd.Flags())
+	o.audio.add(cmd.Flags(), "from the extension of -o, else wav")
 	return cmd
 }
 
@@ -68,6 +82,16 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	defaults, err := o.voice.defaults()
 	if err != nil {
 		return err
+	}
+	choice, err := synthAudio(o)
+	if err != nil {
+		return err
+	}
+	var tsFormat timestamps.Format
+	if o.timestamps != "" {
+		if tsFormat, err = timestamps.FormatOf(o.timestamps); err != nil {
+			return usageError{err}
+		}
 	}
 	text, err := readSynthText(streams, o.file, args)
 	if err != nil {
@@ -99,6 +123,10 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		Speaker:         sid,
 		Scales:          defaults.Scales(cfg.Inference, nil, nil, nil),
 		SentenceSilence: defaults.SentenceSilence,
+		Level:           choice.level,
+	}
+	if tsFormat != "" {
+		opt.Timeline = rt.frontend.Aligner(cfg).NewBuilder()
 	}
 	var prog *progress
 	if estimate > 1 {
@@ -106,34 +134,59 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		prog.Planned(estimate)
 		defer prog.finish()
 	}
-	speak := func(wav *audio.WAVWriter) error {
+	speak := func(w io.Writer) error {
+		enc, err := audio.NewEncoder(choice.format, w, cfg.Audio.SampleRate, choice.encoding)
+		if err != nil {
+			return err
+		}
 		onSentence := func(d pipeline.SentenceDone) {
 			if prog != nil {
 				prog.Sentence(d)
 			}
 		}
 		written, err := pipeline.Speak(ctx, rt.engine, pipeline.NewInFlight(rt.engine.QueueSize()), lv,
-			rt.frontend.Stream(split, cfg), opt, wav, onSentence)
+			rt.frontend.Stream(split, cfg), opt, enc, onSentence)
 		if prog != nil {
 			prog.Planned(written - estimate)
 		}
-		if err != nil {
-			return err
+		if cerr := enc.Close(); err == nil {
+			err = cerr
 		}
-		return wav.Close()
+		return err
 	}
 	// Each sentence goes out as soon as it and those before it are spoken (a player on the other end of a pipe
-	// starts with the first sentence); a file's header gets its sizes at the end.
-	err = outfile.Write(ctx, o.out, streams.Out, func(w io.Writer) error {
-		if ws, ok := w.(io.WriteSeeker); ok {
-			return speak(audio.NewWAVWriter(ws, cfg.Audio.SampleRate))
-		}
-		return speak(audio.NewWAVStream(w, cfg.Audio.SampleRate))
-	})
+	// starts with the first sentence); a seekable file's header gets its sizes at the end.
+	err = outfile.Write(ctx, o.out, streams.Out, speak)
 	if errors.Is(err, pipeline.ErrNothingToSpeak) {
 		return pipeline.ErrNothingToSpeak // no file was written: nothing about writing to say
 	}
-	return err
+	if err != nil || opt.Timeline == nil {
+		return err
+	}
+	return outfile.Write(ctx, o.timestamps, streams.Out, func(w io.Writer) error {
+		return timestamps.Write(w, tsFormat, opt.Timeline.Timeline())
+	})
+}
+
+// synthAudio is what the audio flags ask for, with the output's format settled: --format, else the extension of
+// -o, else WAV; a --format that contradicts the extension is a usage error.
+func synthAudio(o *synthOptions) (audioChoice, error) {
+	c, err := o.audio.parse()
+	if err != nil {
+		return c, err
+	}
+	byExt, known := audio.FormatOf(o.out)
+	switch {
+	case o.out == "-" || !known:
+	case c.format == "":
+		c.format = byExt
+	case c.format != byExt:
+		return c, usageErrorf("--format %s, but -o %s names a %s file", c.format, o.out, byExt)
+	}
+	if c.format == "" {
+		c.format = audio.WAV
+	}
+	return c, nil
 }
 
 func readSynthText(streams IO, file string, args []string) (string, error) {

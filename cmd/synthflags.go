@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 )
 
@@ -64,3 +65,54 @@ func (f *voiceFlags) defaults() (pipeline.Defaults, error) {
 }
 
 func (f *voiceFlags) String() string { return fmt.Sprintf("voice=%q speaker=%q", f.voice, f.speaker) }
+
+// audioFlags are the output settings synth and batch share: the format, its encoder's settings, the level.
+type audioFlags struct {
+	format           string
+	sampleRate       int
+	bitrate          int // kbit/s
+	volume           float32
+	noNormalizeAudio bool
+}
+
+// audioChoice is what the audio flags ask for.
+type audioChoice struct {
+	format   audio.Format // "" when --format is not given
+	encoding audio.Options
+	level    audio.Level
+}
+
+// maxVolume bounds --volume: past it every sample clips.
+const maxVolume = 100
+
+func (f *audioFlags) add(fs *pflag.FlagSet, formatDefault string) {
+	fs.StringVar(&f.format, "format", "", fmt.Sprintf("audio `FORMAT`: %s (default: %s)", audio.FormatNames(), formatDefault))
+	fs.IntVar(&f.sampleRate, "sample-rate", 0, "resample the audio to this rate in Hz, e.g. 16000 or 48000 (default: the voice's own)")
+	fs.IntVar(&f.bitrate, "bitrate", 0, fmt.Sprintf("bitrate of opus, mp3 and aac in kbit/s (default: %d, %d and %d, for speech)",
+		audio.DefaultOpusBitrate/1000, audio.DefaultMP3Bitrate/1000, audio.DefaultAACBitrate/1000))
+	fs.Float32Var(&f.volume, "volume", 1, "loudness factor applied after the peak normalisation, e.g. 0.5 for half of full scale")
+	fs.BoolVar(&f.noNormalizeAudio, "no-normalize-audio", false, "keep the model's own level instead of normalising each sentence's peak to full scale")
+}
+
+// parse checks the flags.
+func (f *audioFlags) parse() (audioChoice, error) {
+	var c audioChoice
+	if f.format != "" {
+		var err error
+		if c.format, err = audio.ParseFormat(f.format); err != nil {
+			return c, usageErrorf("--format: %w", err)
+		}
+	}
+	c.encoding = audio.Options{Bitrate: f.bitrate * 1000, SampleRate: f.sampleRate}
+	if f.sampleRate != 0 && (f.sampleRate < audio.MinSampleRate || f.sampleRate > audio.MaxSampleRate) {
+		return c, usageErrorf("--sample-rate %d is outside [%d, %d] Hz", f.sampleRate, audio.MinSampleRate, audio.MaxSampleRate)
+	}
+	if f.bitrate != 0 && (c.encoding.Bitrate < audio.MinBitrate || c.encoding.Bitrate > audio.MaxBitrate) {
+		return c, usageErrorf("--bitrate %d is outside [%d, %d] kbit/s", f.bitrate, audio.MinBitrate/1000, audio.MaxBitrate/1000)
+	}
+	if math.IsNaN(float64(f.volume)) || f.volume <= 0 || f.volume > maxVolume {
+		return c, usageErrorf("--volume %v is outside (0, %d]", f.volume, maxVolume)
+	}
+	c.level = audio.Level{Volume: f.volume, KeepModelLevel: f.noNormalizeAudio}
+	return c, nil
+}

@@ -20,17 +20,24 @@ func newVoicesCmd(s *settings, streams IO) *cobra.Command {
 catalogue works. The built-in default voice is always there; others live in the voices folder
 (--voices-dir, default ~/.local/share/ttsgen/voices). Refer to a voice by name or by the path of either file.`,
 		Example: `  ttsgen voices list
+  ttsgen voices list --available
+  ttsgen voices download en_GB-alan-medium
   ttsgen voices info en_US-ttsgen-medium --json
   ttsgen voices add ~/Downloads/en_GB-alan-medium.onnx`,
 	}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	catalog := func() voices.Catalog { return voices.Catalog{Dir: s.voicesDir()} }
 
-	cmd.AddCommand(&cobra.Command{
+	var available bool
+	var index string
+	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the built-in voice and the installed ones",
+		Short: "List the built-in voice and the installed ones (--available: Piper's catalogue)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if available {
+				return listAvailable(cmd.Context(), voices.Fetcher{}, index, catalog(), streams.Out, asJSON)
+			}
 			list, problems := catalog().List()
 			if list == nil {
 				return problems
@@ -53,7 +60,11 @@ catalogue works. The built-in default voice is always there; others live in the 
 			}
 			return tw.Flush()
 		},
-	})
+	}
+	list.Flags().BoolVar(&available, "available", false, "list the voices of Piper's catalogue (languages, qualities, sizes) instead")
+	list.Flags().StringVar(&index, "catalog", voices.DefaultIndex, "the voice catalogue for --available: a `URL` or FILE of voices.json")
+	cmd.AddCommand(list)
+	cmd.AddCommand(newVoicesDownloadCmd(s, streams, &asJSON))
 	cmd.AddCommand(&cobra.Command{
 		Use:   "info NAME|PATH",
 		Short: "Show one voice's details",

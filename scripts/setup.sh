@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what ttsgen needs to build, test and run on Debian/Ubuntu, and nothing twice:
-#  - Debian packages: a C toolchain for cgo, libespeak-ng (phonemes), npm (to fetch ONNX Runtime), Go if missing;
+#  - Debian packages: a C toolchain for cgo, libespeak-ng (phonemes), libopusenc and libmp3lame (the Opus and MP3
+#    encoders, through cgo), ffmpeg (AAC output, and the decoder the tests check every format with), npm (to fetch
+#    ONNX Runtime), Go if missing;
 #  - ONNX Runtime's shared library, from the npm package onnxruntime-node (the one registry that ships a Linux build
 #    we can reach), into the cache folder where ttsgen looks for it by itself.
 # Re-running it is cheap: every step first checks whether its result is already there.
@@ -10,7 +12,8 @@ cd "$(dirname "$0")/.."
 say() { printf 'setup: %s\n' "$*" >&2; }
 
 missing=()
-for pkg in build-essential pkg-config libespeak-ng-dev espeak-ng-data ca-certificates xz-utils; do
+for pkg in build-essential pkg-config libespeak-ng-dev espeak-ng-data libopusenc-dev libopus-dev libmp3lame-dev ffmpeg \
+  ca-certificates xz-utils; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 command -v npm >/dev/null 2>&1 || missing+=(npm)

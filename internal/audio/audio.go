@@ -16,16 +16,33 @@ import (
 // minPeak keeps near-silent sentences from being amplified into noise: Piper divides by max(0.01, peak).
 const minPeak = 0.01
 
-// PCM16 converts one sentence of model output to 16-bit samples, peak-normalised exactly as Piper does: scaled so
-// the loudest sample reaches full scale (unless the peak is below 0.01), then clipped.
-func PCM16(samples []float32) []int16 {
-	peak := float32(minPeak)
-	for _, s := range samples {
-		if a := float32(math.Abs(float64(s))); a > peak {
-			peak = a
+// Level is how model output becomes 16-bit samples. The zero value is Piper's: each sentence peak-normalised so
+// that its loudest sample reaches full scale (unless the peak is below 0.01), then clipped.
+type Level struct {
+	// Volume multiplies the samples after the normalisation (piper1-gpl's --volume); 0 means 1.
+	Volume float32
+	// KeepModelLevel skips the normalisation: the model's own level, times Volume (--no-normalize-audio).
+	KeepModelLevel bool
+}
+
+// PCM16 converts one sentence of model output to 16-bit samples at Level{} (Piper's peak normalisation).
+func PCM16(samples []float32) []int16 { return Level{}.PCM16(samples) }
+
+// PCM16 converts one sentence of model output to 16-bit samples at this level, clipping what goes past full scale.
+func (l Level) PCM16(samples []float32) []int16 {
+	scale := float32(32767)
+	if !l.KeepModelLevel {
+		peak := float32(minPeak)
+		for _, s := range samples {
+			if a := float32(math.Abs(float64(s))); a > peak {
+				peak = a
+			}
 		}
+		scale /= peak
 	}
-	scale := 32767 / peak
+	if l.Volume != 0 {
+		scale *= l.Volume
+	}
 	out := make([]int16, len(samples))
 	for i, s := range samples {
 		v := s * scale
@@ -52,12 +69,11 @@ func SilenceSamples(seconds float64, rate int) int {
 //
 // It writes WAV itself (44 bytes of header, then the samples) rather than through go-audio/wav's encoder, which
 // reserves a minute of audio (2.6 MB at 22,050 Hz) for every file it opens and encodes with an allocation per
-// sample: a batch of 1,024 one-sentence prompts in flight held 2.7 GB in those buffers, and a minute of audio
-// cost 49 ms of CPU to encode. Nor can that encoder write into a pipe (it seeks back to fix its lengths). Reading
-// (ReadWAV) uses go-audio/wav.
+// sample, and cannot write into a pipe (it seeks back to fix its lengths). Reading (ReadWAV) uses go-audio/wav.
 type WAVWriter struct {
 	out     io.Writer
 	file    io.WriteSeeker // the output if it can seek back, for Close to complete the lengths; nil for a stream
+	base    int64          // where the header starts in file
 	rate    int
 	started bool   // the header is written
 	pcm     []byte // samples as encoded, reused from one Write to the next
@@ -65,8 +81,11 @@ type WAVWriter struct {
 	closed  bool
 }
 
-// NewWAVWriter starts a WAV file at sampleRate into w.
+// NewWAVWriter starts a WAV file at sampleRate into w, from w's current position.
 func NewWAVWriter(w io.WriteSeeker, sampleRate int) *WAVWriter {
+	if ws, base, ok := position(w); ok {
+		return &WAVWriter{out: w, file: ws, base: base, rate: sampleRate}
+	}
 	return &WAVWriter{out: w, file: w, rate: sampleRate}
 }
 
@@ -74,6 +93,14 @@ func NewWAVWriter(w io.WriteSeeker, sampleRate int) *WAVWriter {
 // each Write goes straight to w, so the listener hears a sentence as soon as it is written.
 func NewWAVStream(w io.Writer, sampleRate int) *WAVWriter {
 	return &WAVWriter{out: w, rate: sampleRate}
+}
+
+// newWAVEncoder is a WAV file when w can seek, else a stream.
+func newWAVEncoder(w io.Writer, sampleRate int) *WAVWriter {
+	if ws, base, ok := position(w); ok {
+		return &WAVWriter{out: w, file: ws, base: base, rate: sampleRate}
+	}
+	return NewWAVStream(w, sampleRate)
 }
 
 // unknownLength is what a streamed WAV header gives as the RIFF and data chunk sizes: the largest a 32-bit size
@@ -123,7 +150,7 @@ func (w *WAVWriter) start() error {
 // Write appends samples.
 func (w *WAVWriter) Write(pcm []int16) error {
 	if w.closed {
-		return errors.New("wav: write after close")
+		return fmt.Errorf("wav: %w", errClosed)
 	}
 	if len(pcm) == 0 {
 		return nil
@@ -131,10 +158,7 @@ func (w *WAVWriter) Write(pcm []int16) error {
 	if err := w.start(); err != nil {
 		return err
 	}
-	w.pcm = w.pcm[:0]
-	for _, s := range pcm {
-		w.pcm = binary.LittleEndian.AppendUint16(w.pcm, uint16(s))
-	}
+	w.pcm = appendLE16(w.pcm[:0], pcm)
 	if _, err := w.out.Write(w.pcm); err != nil {
 		return fmt.Errorf("writing WAV samples: %w", err)
 	}
@@ -143,18 +167,10 @@ func (w *WAVWriter) Write(pcm []int16) error {
 }
 
 // WriteSilence appends n samples of silence.
-func (w *WAVWriter) WriteSilence(n int) error {
-	const chunk = 4096
-	zeros := make([]int16, min(n, chunk))
-	for n > 0 {
-		k := min(n, chunk)
-		if err := w.Write(zeros[:k]); err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
-}
+func (w *WAVWriter) WriteSilence(n int) error { return WriteSilence(w, n) }
+
+// Flush does nothing: every Write goes straight to the output.
+func (w *WAVWriter) Flush() error { return nil }
 
 // Samples is how many samples have been written.
 func (w *WAVWriter) Samples() int64 { return w.samples }
@@ -176,7 +192,7 @@ func (w *WAVWriter) Close() error {
 		offset int64
 		value  uint32
 	}{{4, riff}, {40, data}} {
-		if _, err := w.file.Seek(field.offset, io.SeekStart); err != nil {
+		if _, err := w.file.Seek(w.base+field.offset, io.SeekStart); err != nil {
 			return fmt.Errorf("completing WAV header: %w", err)
 		}
 		if _, err := w.file.Write(binary.LittleEndian.AppendUint32(nil, field.value)); err != nil {

@@ -38,6 +38,27 @@ func TestPCM16PeakNormalisesLikePiper(t *testing.T) {
 	}
 }
 
+// --volume scales after the normalisation (so 0.5 is half of full scale, whatever the model's level), and
+// --no-normalize-audio keeps the model's level: a quiet sentence stays quiet, a loud one clips.
+func TestLevelVolumeAndModelLevel(t *testing.T) {
+	in := []float32{0.25, -0.125, 0.5}
+	for _, tt := range []struct {
+		name  string
+		level Level
+		want  []int16
+	}{
+		{"Piper's", Level{}, []int16{16383, -8191, 32767}},
+		{"half volume", Level{Volume: 0.5}, []int16{8191, -4095, 16383}},
+		{"double volume clips", Level{Volume: 2}, []int16{32767, -16383, 32767}},
+		{"model's level", Level{KeepModelLevel: true}, []int16{8191, -4095, 16383}},
+		{"model's level, louder", Level{KeepModelLevel: true, Volume: 4}, []int16{32767, -16383, 32767}},
+	} {
+		if got := tt.level.PCM16(in); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestSilenceSamples(t *testing.T) {
 	for _, tt := range []struct {
 		sec  float64

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,6 +84,10 @@ type Report struct {
 	Requests   int    `json:"requests"`    // measured requests, warmup excluded
 	Errors     int    `json:"errors"`      // failed requests
 	FirstError string `json:"first_error"` // error of the lowest-numbered failed request
+
+	// ErrorsByStatus counts the failed requests by the HTTP status a server answered them with ("other" for those
+	// without one: refused connections, engine errors).
+	ErrorsByStatus map[string]int `json:"errors_by_status,omitempty"`
 
 	Sentences    int     `json:"sentences"`
 	AudioSeconds float64 `json:"audio_seconds"`
@@ -286,6 +291,15 @@ func measure(ctx context.Context, due time.Time, text string, synth SynthFunc) s
 	return s
 }
 
+// statusOf is the HTTP status an error carries, or "other".
+func statusOf(err error) string {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return strconv.Itoa(se.Code)
+	}
+	return "other"
+}
+
 func summarise(rep *Report, samples []sample, wall time.Duration) {
 	var latencies, firsts []time.Duration
 	rep.PerRequest = make([]RequestRecord, len(samples))
@@ -296,8 +310,10 @@ func summarise(rep *Report, samples []sample, wall time.Duration) {
 			rep.PerRequest[i].Error = s.err.Error()
 			if rep.Errors == 0 {
 				rep.FirstError = s.err.Error()
+				rep.ErrorsByStatus = map[string]int{}
 			}
 			rep.Errors++
+			rep.ErrorsByStatus[statusOf(s.err)]++
 			continue
 		}
 		rep.Sentences += s.out.Sentences

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -110,6 +111,13 @@ func (r Report) WriteTable(w io.Writer) error {
 	row("first audio", "%s", r.FirstAudioMS)
 	row("load", "%s", r.load())
 	row("requests", "%d (%d failed)", r.Requests, r.Errors)
+	if len(r.ErrorsByStatus) > 0 {
+		var byStatus []string
+		for _, status := range slices.Sorted(maps.Keys(r.ErrorsByStatus)) {
+			byStatus = append(byStatus, fmt.Sprintf("%s: %d", status, r.ErrorsByStatus[status]))
+		}
+		row("errors by status", "%s", strings.Join(byStatus, ", "))
+	}
 	if r.FirstError != "" {
 		row("first error", "%s", r.FirstError)
 	}

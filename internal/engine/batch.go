@@ -3,6 +3,9 @@ package engine
 import (
 	"fmt"
 	"math"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/vits"
 )
 
 // backend creates what runs on a device. The ONNX Runtime one is ortBackend; tests swap in fakes so the scheduler
@@ -10,19 +13,71 @@ import (
 type backend interface {
 	// probe checks that the device's provider starts: it builds a session for a tiny graph and runs it once. auto:
 	// the device is a candidate of --device auto, which wants a real GPU (not one emulated on the CPU) or nothing.
-	probe(d Device, auto bool) error
+	probe(d ort.Device, auto bool) error
 	// newRunner creates a session for a prepared voice graph on device d.
-	newRunner(graph []byte, io modelIO, d Device, threads int) (runner, error)
+	newRunner(graph []byte, io vits.ModelIO, d ort.Device, threads int) (runner, error)
 	// newGraphRunner creates a session for one part of a split voice, with inputs and outputs in that order.
-	newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error)
+	newGraphRunner(graph []byte, inputs, outputs []string, d ort.Device, threads int) (graphRunner, error)
 }
 
 // runner runs padded batches of one voice. It must be safe to call run from several goroutines at once (a GPU
 // engine shares one runner between its in-flight workers).
 type runner interface {
 	run(in batchInput) (batchOutput, error)
-	close() error
+	Close() error
 }
+
+// ortBackend makes ONNX Runtime sessions (package ort).
+type ortBackend struct{ sessions ort.Sessions }
+
+func (b ortBackend) probe(d ort.Device, auto bool) error { return b.sessions.Probe(d, auto) }
+
+func (b ortBackend) newRunner(graph []byte, io vits.ModelIO, d ort.Device, threads int) (runner, error) {
+	// A whole voice's audio is as long as its durations say: no output plans.
+	session, err := b.sessions.NewRunner(graph, io.InputNames(), io.OutputNames(), d, threads, false)
+	if err != nil {
+		return nil, err
+	}
+	return &wholeRunner{session: session, io: io}, nil
+}
+
+func (b ortBackend) newGraphRunner(graph []byte, inputs, outputs []string, d ort.Device, threads int) (graphRunner, error) {
+	r, err := b.sessions.NewRunner(graph, inputs, outputs, d, threads, true)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wholeRunner runs a whole voice graph on padded batches.
+type wholeRunner struct {
+	session *ort.Runner
+	io      vits.ModelIO
+}
+
+func (r *wholeRunner) run(in batchInput) (batchOutput, error) {
+	outputs, err := r.session.Run(acousticInputs(in, r.io))
+	if err != nil {
+		return batchOutput{}, fmt.Errorf("running batch of %d x %d phonemes: %w", in.size, in.width, err)
+	}
+	audio := outputs[0]
+	if audio.F32 == nil {
+		return batchOutput{}, fmt.Errorf("output %q is int64, want float32", vits.OutputAudio)
+	}
+	if len(audio.Shape) == 0 || audio.Shape[0] != int64(in.size) {
+		return batchOutput{}, fmt.Errorf("output %q has shape %v, want batch %d first", vits.OutputAudio, audio.Shape, in.size)
+	}
+	out := batchOutput{audio: audio.F32}
+	if r.io.HasFrames {
+		if outputs[1].F32 == nil {
+			return batchOutput{}, fmt.Errorf("output %q is int64, want float32", vits.OutputFrames)
+		}
+		out.frames = outputs[1].F32
+	}
+	return out, nil
+}
+
+func (r *wholeRunner) Close() error { return r.session.Close() }
 
 // batchInput is one device batch: size sequences of phoneme ids, zero-padded to width.
 type batchInput struct {

@@ -7,21 +7,23 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 )
 
 // BenchmarkEngine measures throughput (seconds of audio per wall second) for the CPU layouts the defaults were
 // chosen from. It uses the tiny voice unless TTSGEN_BENCH_VOICE names another Piper-format voice, e.g.:
 //
-//	TTSGEN_BENCH_VOICE=/path/voice.onnx go test ./gpu -run '^$' -bench Engine -benchtime 1x
+//	TTSGEN_BENCH_VOICE=/path/voice.onnx go test ./internal/engine -run '^$' -bench Engine -benchtime 1x
 func BenchmarkEngine(b *testing.B) {
-	voicePath := cmpOr(os.Getenv("TTSGEN_BENCH_VOICE"), tinyVoicePath)
-	lib := testLibPath()
-	if err := Init(lib); err != nil {
-		b.Skip(err)
-	}
-	voice, err := os.ReadFile(voicePath)
-	if err != nil {
-		b.Skip(err)
+	orttest.Need(b)
+	voice := orttest.Voice(b, tinyVoicePath)
+	if path := os.Getenv("TTSGEN_BENCH_VOICE"); path != "" {
+		var err error
+		if voice, err = os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
 	}
 	sentences := 48
 	if s := os.Getenv("TTSGEN_BENCH_SENTENCES"); s != "" {
@@ -41,8 +43,7 @@ func BenchmarkEngine(b *testing.B) {
 			name += fmt.Sprintf("/window%dx%d", layout.window, layout.windows)
 		}
 		b.Run(name, func(b *testing.B) {
-			e, err := NewEngine(Options{Device: DeviceCPU, Threads: threads, ThreadsPerSession: layout.perSession,
-				MaxBatch: layout.batch, QueueSize: 64, DecoderWindow: layout.window, DecoderBatch: layout.windows})
+			e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: threads, QueueSize: 64, Tuning: Tuning{ThreadsPerSession: layout.perSession, MaxBatch: layout.batch, DecoderWindow: layout.window, DecoderBatch: layout.windows}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -73,11 +74,4 @@ func BenchmarkEngine(b *testing.B) {
 			b.ReportMetric(float64(samples)/22050/wall, "x-realtime")
 		})
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

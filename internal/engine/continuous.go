@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
 )
 
 // Continuous batching for split voices (see doc.go): a worker runs the acoustic part on a batch of whole
@@ -14,9 +16,9 @@ import (
 func (e *Engine) runAcoustic(worker int, batch []*item) {
 	m := batch[0].model
 	started := e.now()
-	in := packBatch(batch, m.io.hasSpeaker)
-	inputs := acousticInputs(in, m.split.voice.io)
-	var out []tensor
+	in := packBatch(batch, m.io.HasSpeaker)
+	inputs := acousticInputs(in, m.split.voice.IO)
+	var out []ort.Tensor
 	var err error
 	if m.split.text != nil {
 		var runs []textRun
@@ -32,7 +34,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	}
 	if err == nil {
 		acousticStart := e.now()
-		out, err = m.split.acoustic[worker%len(m.split.acoustic)].runGraph(inputs)
+		out, err = m.split.acoustic[worker%len(m.split.acoustic)].Run(inputs)
 		e.stats.record(stageAcoustic, batch, acousticStart, e.now())
 	}
 	if err == nil && m.split.flow != nil {
@@ -46,6 +48,9 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	if err == nil {
 		latents, frames, channels, err = sentenceLatents(out[0], out[1], in.size)
 	}
+	if err == nil {
+		keepDurations(batch, out[1].F32, len(out[1].F32)/len(batch))
+	}
 	if retryAlone(err, batch, func(one []*item) { e.runAcoustic(worker, one) }) {
 		return
 	}
@@ -54,7 +59,7 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	var strips []*sentenceStrip
 	if err == nil {
 		speaker := func(i int) int64 { return batch[i].req.Speaker }
-		for _, group := range stripGroups(frames, speaker, m.split.voice.decoderSpeaker, e.noStrips) {
+		for _, group := range stripGroups(frames, speaker, m.split.voice.DecoderSpeaker, e.noStrips) {
 			s := &sentenceStrip{strip: m.split.window.groupStrip(latents, frames, group, channels), speaker: batch[group[0]].req.Speaker}
 			for _, i := range group {
 				s.items = append(s.items, batch[i])
@@ -89,48 +94,48 @@ func (e *Engine) runAcoustic(worker int, batch []*item) {
 	e.work.Broadcast()
 }
 
-// runText runs the text part of a voice whose acoustic part was cut at the durations (text.go) on the voice's
+// runText runs the text part of a voice whose acoustic part was cut at the durations (vits.CutText) on the voice's
 // inputs, and returns the inputs of the rest of the acoustic part: the text part's outputs, then the voice inputs
 // that the rest reads itself; and where its runs went. With TextDevice auto a CPU worker runs it on the GPU if no
 // run holds or waits for the device, else on its own CPU session, piece by piece (piece sentences at a time, 0 =
 // all), handing the rest to the GPU as soon as the GPU is idle between pieces; other workers wait for the GPU.
-func (s *splitModel) runText(worker, piece int, voiceInputs []tensor, now func() time.Time) (next []tensor, runs []textRun, err error) {
-	cut := s.voice.text
-	byName := byInputName(s.voice.io, voiceInputs)
-	in := pick(byName, cut.textInputs)
-	rows := int(voiceInputs[0].shape[0])
+func (s *splitModel) runText(worker, piece int, voiceInputs []ort.Tensor, now func() time.Time) (next []ort.Tensor, runs []textRun, err error) {
+	cut := s.voice.Text
+	byName := byInputName(s.voice.IO, voiceInputs)
+	in := pick(byName, cut.TextInputs)
+	rows := int(voiceInputs[0].Shape[0])
 	gpu := s.text[worker%len(s.text)]
-	run := func(r graphRunner, lo, hi int, onCPU, try bool) ([]tensor, error) {
+	run := func(r graphRunner, lo, hi int, onCPU, try bool) ([]ort.Tensor, error) {
 		start := now()
 		part := in
 		if lo > 0 || hi < rows {
-			part = textInputRows(cut.textInputs, in, lo, hi)
+			part = textInputRows(cut.TextInputs, in, lo, hi)
 		}
-		var out []tensor
+		var out []ort.Tensor
 		var err error
 		if try {
-			out, err = r.tryRunGraph(part)
+			out, err = r.TryRun(part)
 		} else {
-			out, err = r.runGraph(part)
+			out, err = r.Run(part)
 		}
 		if err == nil {
 			runs = append(runs, textRun{lo: lo, hi: hi, onCPU: onCPU, start: start, end: now()})
 		}
 		return out, err
 	}
-	var out []tensor
+	var out []ort.Tensor
 	if worker >= len(s.textCPU) {
 		out, err = run(gpu, 0, rows, false, false)
-	} else if out, err = run(gpu, 0, rows, false, true); errors.Is(err, errDeviceBusy) {
+	} else if out, err = run(gpu, 0, rows, false, true); errors.Is(err, ort.ErrDeviceBusy) {
 		out, err = s.runTextPieces(run, s.textCPU[worker], gpu, rows, piece)
 	}
 	if err != nil {
 		return nil, runs, fmt.Errorf("text part: %w", err)
 	}
-	for i, name := range cut.boundary {
+	for i, name := range cut.Boundary {
 		byName[name] = out[i]
 	}
-	return pick(byName, cut.expandInput), runs, nil
+	return pick(byName, cut.ExpandInput), runs, nil
 }
 
 // textRun is one run of a batch's text part: sentences lo to hi, on a CPU session or on the GPU.
@@ -143,12 +148,12 @@ type textRun struct {
 // runTextPieces runs a batch's text part on a CPU session, piece sentences at a time, and between pieces tries the
 // rest on the GPU, which takes it if idle. A voice whose text part cannot be run in pieces (perRow unknown), or a
 // batch no larger than a piece, runs in one CPU run.
-func (s *splitModel) runTextPieces(run func(r graphRunner, lo, hi int, onCPU, try bool) ([]tensor, error),
-	cpu, gpu graphRunner, rows, piece int) ([]tensor, error) {
+func (s *splitModel) runTextPieces(run func(r graphRunner, lo, hi int, onCPU, try bool) ([]ort.Tensor, error),
+	cpu, gpu graphRunner, rows, piece int) ([]ort.Tensor, error) {
 	if piece <= 0 || piece >= rows || s.textPerRow == nil {
 		return run(cpu, 0, rows, true, false)
 	}
-	var parts [][]tensor
+	var parts [][]ort.Tensor
 	for lo := 0; lo < rows; {
 		hi := min(lo+piece, rows)
 		part, err := run(cpu, lo, hi, true, false)
@@ -160,7 +165,7 @@ func (s *splitModel) runTextPieces(run func(r graphRunner, lo, hi int, onCPU, tr
 			break
 		}
 		rest, err := run(gpu, lo, rows, false, true)
-		if errors.Is(err, errDeviceBusy) {
+		if errors.Is(err, ort.ErrDeviceBusy) {
 			continue
 		}
 		if err != nil {
@@ -178,42 +183,42 @@ const flowFrameStep = 64
 
 // runFlow runs the flow on the acoustic part's outputs (the flow's inputs, then the durations) and returns the
 // latent and the durations, as an acoustic part without a flow of its own gives them.
-func (s *splitModel) runFlow(worker int, acoustic []tensor) ([]tensor, error) {
-	n := len(s.voice.flowInputs)
-	if len(acoustic) != n+1 || len(acoustic[0].shape) != 3 {
+func (s *splitModel) runFlow(worker int, acoustic []ort.Tensor) ([]ort.Tensor, error) {
+	n := len(s.voice.FlowInputs)
+	if len(acoustic) != n+1 || len(acoustic[0].Shape) != 3 {
 		return nil, fmt.Errorf("acoustic part gave %d outputs, the first of shape %v; want %d, the first [batch, channels, frames]",
-			len(acoustic), acoustic[0].shape, n+1)
+			len(acoustic), acoustic[0].Shape, n+1)
 	}
-	frames := acoustic[0].shape[2]
+	frames := acoustic[0].Shape[2]
 	padded := roundUp(frames, flowFrameStep)
-	inputs := make([]tensor, n)
+	inputs := make([]ort.Tensor, n)
 	for i, t := range acoustic[:n] {
 		inputs[i] = t
 		// A multi-speaker voice also hands the flow its speaker embedding, [B, C, 1]: that one is not padded,
 		// nor is anything when the batch is one frame long and the two cannot be told apart.
-		if len(t.shape) == 3 && t.shape[2] == frames && frames > 1 && t.f32 != nil {
+		if len(t.Shape) == 3 && t.Shape[2] == frames && frames > 1 && t.F32 != nil {
 			inputs[i] = padLastAxis(t, padded)
 		}
 	}
-	out, err := s.flow[worker%len(s.flow)].runGraph(inputs)
+	out, err := s.flow[worker%len(s.flow)].Run(inputs)
 	if err != nil {
 		return nil, err
 	}
-	return []tensor{out[0], acoustic[n]}, nil
+	return []ort.Tensor{out[0], acoustic[n]}, nil
 }
 
 // padLastAxis returns t [A, B, n] widened to [A, B, to] with zeros.
-func padLastAxis(t tensor, to int64) tensor {
-	n := t.shape[2]
+func padLastAxis(t ort.Tensor, to int64) ort.Tensor {
+	n := t.Shape[2]
 	if n == to {
 		return t
 	}
-	rows := len(t.f32) / int(n)
+	rows := len(t.F32) / int(n)
 	data := make([]float32, rows*int(to))
 	for r := range rows {
-		copy(data[r*int(to):], t.f32[r*int(n):(r+1)*int(n)])
+		copy(data[r*int(to):], t.F32[r*int(n):(r+1)*int(n)])
 	}
-	return tensor{shape: []int64{t.shape[0], t.shape[1], to}, f32: data}
+	return ort.Tensor{Shape: []int64{t.Shape[0], t.Shape[1], to}, F32: data}
 }
 
 // takeWindowsLocked removes the next decoder run from the window queue: the oldest windows of the oldest
@@ -307,7 +312,7 @@ func (e *Engine) runWindows(worker int, run []window) {
 				placeErr = w.placeWindow(it.audio, out[i*perWindow:(i+1)*perWindow], s.strip, j, hop, win.k)
 			}
 			if placeErr != nil {
-				e.finishLocked(it, Result{Err: fmt.Errorf("gpu: voice %q on %s: decoder: %w", m.name, e.device, placeErr)}, it.started)
+				e.finishLocked(it, Result{Err: fmt.Errorf("engine: voice %q on %s: decoder: %w", m.name, e.device, placeErr)}, it.started)
 				continue
 			}
 			it.remaining--
@@ -359,21 +364,20 @@ func (e *Engine) decoderRows(n int) int {
 // decode runs the decoder on rows windows (latent: rows x channels x span, mask: rows x span) and returns their
 // samples.
 func (e *Engine) decode(m *Model, worker int, latent, mask []float32, speakers []int64, rows, channels int) ([]float32, error) {
-	inputs := m.split.voice.decoderInputs(latent, mask, speakers, rows, channels, m.split.window.span())
-	out, err := m.split.decoder[worker%len(m.split.decoder)].runGraph(inputs)
+	inputs := decoderInputs(m.split.voice, latent, mask, speakers, rows, channels, m.split.window.span())
+	out, err := m.split.decoder[worker%len(m.split.decoder)].Run(inputs)
 	if err != nil {
 		return nil, err
 	}
-	return out[0].f32, nil
+	return out[0].F32, nil
 }
 
 // warmUp runs a split voice once at every decoder run size on a GPU, so that the provider compiles its kernels for
-// those shapes at Load rather than during the first requests (first audio measured 47 ms p99 for unseen shapes,
-// 22 ms for seen ones on the H200). The provider's programs depend on a few properties of a shape, not its sizes:
-// a dimension of 1 or more (broadcasting; a request's first batch of two sentences took 87-227 ms more on the H200
-// while they compiled), and a matrix dimension's divisibility by 4 (vector loads) and by 32 (whole tiles). So the
-// parts before the decoder run on batches of one and two sentences of 3, 4 and 32 ids; the latent's channel count
-// comes from those runs.
+// those shapes at Load rather than during the first requests, whose first audio would wait for it. The provider's
+// programs depend on a few properties of a shape, not its sizes: a dimension of 1 or more (broadcasting: a
+// request's first batch of two sentences would compile anew), and a matrix dimension's divisibility by 4 (vector
+// loads) and by 32 (whole tiles). So the parts before the decoder run on batches of one and two sentences of 3, 4
+// and 32 ids; the latent's channel count comes from those runs.
 func (e *Engine) warmUp(m *Model) error {
 	var channels int
 	for size := 1; size <= 2; size++ {
@@ -398,7 +402,7 @@ func (e *Engine) warmUp(m *Model) error {
 // warmUpAcoustic runs the parts of a split voice before the decoder on size sentences of width ids and returns the
 // latent's channel count.
 func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err error) {
-	inputs := acousticInputs(trialBatch(size, width), m.split.voice.io)
+	inputs := acousticInputs(trialBatch(size, width), m.split.voice.IO)
 	if m.split.text != nil {
 		// As a worker past the CPU ones: on the GPU session, waiting for the device if need be, so that it is
 		// the GPU's run that is warmed up and checked.
@@ -406,7 +410,7 @@ func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err er
 			return 0, err
 		}
 	}
-	out, err := m.split.acoustic[0].runGraph(inputs)
+	out, err := m.split.acoustic[0].Run(inputs)
 	if err != nil {
 		return 0, fmt.Errorf("acoustic part: %w", err)
 	}
@@ -415,10 +419,10 @@ func (e *Engine) warmUpAcoustic(m *Model, size, width int) (channels int, err er
 			return 0, fmt.Errorf("flow: %w", err)
 		}
 	}
-	if len(out[0].shape) != 3 {
-		return 0, fmt.Errorf("acoustic part gave a latent of shape %v", out[0].shape)
+	if len(out[0].Shape) != 3 {
+		return 0, fmt.Errorf("acoustic part gave a latent of shape %v", out[0].Shape)
 	}
-	return int(out[0].shape[1]), nil
+	return int(out[0].Shape[1]), nil
 }
 
 // trialBatch is size trialSentences of width ids, with the noise off (and speaker 0, acousticInputs's default).

@@ -9,9 +9,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -57,7 +63,7 @@ func (r *fakeRunner) run(in batchInput) (batchOutput, error) {
 	return out, nil
 }
 
-func (r *fakeRunner) close() error {
+func (r *fakeRunner) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closed = true
@@ -73,43 +79,26 @@ func (r *fakeRunner) recorded() []batchInput {
 // fakeBackend hands out one shared fakeRunner and fails the probes listed in probeErr.
 type fakeBackend struct {
 	runner   *fakeRunner
-	probeErr map[Device]error
+	probeErr map[ort.Device]error
 }
 
-func (b *fakeBackend) probe(d Device, auto bool) error { return b.probeErr[d] }
+func (b *fakeBackend) probe(d ort.Device, auto bool) error { return b.probeErr[d] }
 
-func (b *fakeBackend) newRunner([]byte, modelIO, Device, int) (runner, error) { return b.runner, nil }
+func (b *fakeBackend) newRunner([]byte, vits.ModelIO, ort.Device, int) (runner, error) {
+	return b.runner, nil
+}
 
-func (b *fakeBackend) newGraphRunner([]byte, []string, []string, Device, int) (graphRunner, error) {
+func (b *fakeBackend) newGraphRunner([]byte, []string, []string, ort.Device, int) (graphRunner, error) {
 	return nil, errors.New("fake backend: no split voices")
 }
 
-// fakeVoiceGraph is a minimal graph with a Piper voice's signature: what Load checks and edits, not a voice.
-func fakeVoiceGraph(t *testing.T, withCeil, withSpeaker bool) []byte {
+// identityGraph is y = Identity(x): an ONNX graph that is no voice.
+func identityGraph(t *testing.T) []byte {
 	t.Helper()
-	value := func(name string, elem onnx.TensorProto_DataType) *onnx.ValueInfoProto {
-		return &onnx.ValueInfoProto{Name: name, Type: &onnx.TypeProto{Value: &onnx.TypeProto_TensorType{
-			TensorType: &onnx.TypeProto_Tensor{ElemType: int32(elem)}}}}
-	}
-	graph := &onnx.GraphProto{
-		Name: "fake_voice",
-		Input: []*onnx.ValueInfoProto{value("input", onnx.TensorProto_INT64),
-			value("input_lengths", onnx.TensorProto_INT64), value("scales", onnx.TensorProto_FLOAT)},
-		Output: []*onnx.ValueInfoProto{value("output", onnx.TensorProto_FLOAT)},
-		Node: []*onnx.NodeProto{
-			{Name: "/Cast", OpType: "Cast", Input: []string{"input"}, Output: []string{"/Cast_output_0"}},
-			{Name: "/Identity", OpType: "Identity", Input: []string{"/Cast_output_0"}, Output: []string{"output"}},
-		},
-	}
-	if withCeil {
-		graph.Node = append(graph.Node, &onnx.NodeProto{Name: "/Ceil", OpType: "Ceil",
-			Input: []string{"/Cast_output_0"}, Output: []string{"/Ceil_output_0"}})
-	}
-	if withSpeaker {
-		graph.Input = append(graph.Input, value("sid", onnx.TensorProto_INT64))
-	}
-	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, Graph: graph,
-		OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}})
+	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}},
+		Graph: &onnx.GraphProto{Name: "identity", Input: []*onnx.ValueInfoProto{onnxgraph.FloatTensor("x")},
+			Output: []*onnx.ValueInfoProto{onnxgraph.FloatTensor("y")},
+			Node:   []*onnx.NodeProto{{Name: "id", OpType: "Identity", Input: []string{"x"}, Output: []string{"y"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,14 +109,14 @@ func fakeVoiceGraph(t *testing.T, withCeil, withSpeaker bool) []byte {
 func fakeEngine(t *testing.T, opts Options, r *fakeRunner) (*Engine, *Model) {
 	t.Helper()
 	if opts.Device == "" {
-		opts.Device = DeviceCPU
+		opts.Device = ort.DeviceCPU
 	}
 	e, err := newEngine(opts, &fakeBackend{runner: r})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	m, err := e.Load("fake", fakeVoiceGraph(t, true, true), ModelConfig{SampleRate: 22050, NumSpeakers: 4})
+	m, err := e.Load("fake", orttest.FakeVoice(t, true, true), ModelConfig{SampleRate: 22050, NumSpeakers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +216,7 @@ func TestTakeBatch(t *testing.T) {
 
 func TestEngineDeliversEachItemItsOwnAudio(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 3}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, Tuning: Tuning{MaxBatch: 3}}, r)
 	plugged := plug(t, e, m, r)
 	lengths := []int{7, 3, 5, 9, 4}
 	var results []<-chan Result
@@ -270,9 +259,15 @@ func TestEngineDeliversEachItemItsOwnAudio(t *testing.T) {
 	}
 }
 
+// TestSubmitBlocksWhenQueueIsFull runs in a synctest bubble: time is virtual, and synctest.Wait says when every
+// goroutine of the engine and the test is blocked, so a Submit still blocked then is blocked for good.
 func TestSubmitBlocksWhenQueueIsFull(t *testing.T) {
+	synctest.Test(t, testSubmitBlocksWhenQueueIsFull)
+}
+
+func testSubmitBlocksWhenQueueIsFull(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 1, QueueSize: 2}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, QueueSize: 2, Tuning: Tuning{MaxBatch: 1}}, r)
 	plugged := plug(t, e, m, r)                                            // holds place 1 while it runs
 	waiting := e.Submit(context.Background(), m, Request{IDs: []int64{2}}) // place 2: the queue is now full
 
@@ -286,10 +281,11 @@ func TestSubmitBlocksWhenQueueIsFull(t *testing.T) {
 	// A Submit without one waits until a place frees up.
 	admitted := make(chan (<-chan Result))
 	go func() { admitted <- e.Submit(context.Background(), m, Request{IDs: []int64{4}}) }()
+	synctest.Wait()
 	select {
 	case <-admitted:
 		t.Fatal("Submit returned while the queue was full")
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	r.gate <- struct{}{} // the plug finishes and frees its place
 	await(t, plugged)
@@ -314,7 +310,7 @@ func TestSubmitBlocksWhenQueueIsFull(t *testing.T) {
 
 func TestCancelledRequestsLeaveTheQueue(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 4, QueueSize: 4}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, QueueSize: 4, Tuning: Tuning{MaxBatch: 4}}, r)
 	plugged := plug(t, e, m, r)
 	ctx, cancel := context.WithCancel(context.Background())
 	var cancelled []<-chan Result
@@ -347,9 +343,14 @@ func TestCancelledRequestsLeaveTheQueue(t *testing.T) {
 	}
 }
 
+// TestCloseWhileBusy runs in a synctest bubble (see TestSubmitBlocksWhenQueueIsFull).
 func TestCloseWhileBusy(t *testing.T) {
+	synctest.Test(t, testCloseWhileBusy)
+}
+
+func testCloseWhileBusy(t *testing.T) {
 	r := &fakeRunner{started: make(chan batchInput, 16), gate: make(chan struct{})}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 1, QueueSize: 3}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, QueueSize: 3, Tuning: Tuning{MaxBatch: 1}}, r)
 	running := plug(t, e, m, r)
 	queued := e.Submit(context.Background(), m, Request{IDs: []int64{2}})
 	closed := make(chan error)
@@ -359,10 +360,11 @@ func TestCloseWhileBusy(t *testing.T) {
 	if res := await(t, queued); !errors.Is(res.Err, ErrClosed) {
 		t.Errorf("queued request: err %v, want ErrClosed", res.Err)
 	}
+	synctest.Wait()
 	select {
 	case <-closed:
 		t.Fatal("Close returned while a batch was still running")
-	case <-time.After(30 * time.Millisecond):
+	default:
 	}
 	close(r.gate)
 	if res := await(t, running); res.Err != nil || len(res.Audio) != fakeHop {
@@ -380,7 +382,7 @@ func TestCloseWhileBusy(t *testing.T) {
 	if res := await(t, e.Submit(context.Background(), m, Request{IDs: []int64{3}})); !errors.Is(res.Err, ErrClosed) {
 		t.Errorf("Submit after Close: err %v, want ErrClosed", res.Err)
 	}
-	if _, err := e.Load("late", fakeVoiceGraph(t, true, false), ModelConfig{}); !errors.Is(err, ErrClosed) {
+	if _, err := e.Load("late", orttest.FakeVoice(t, true, false), ModelConfig{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Load after Close: err %v, want ErrClosed", err)
 	}
 }
@@ -393,7 +395,7 @@ func TestFailingItemFailsAlone(t *testing.T) {
 			}
 			return nil
 		}}
-	e, m := fakeEngine(t, Options{Threads: 1, MaxBatch: 4}, r)
+	e, m := fakeEngine(t, Options{Threads: 1, Tuning: Tuning{MaxBatch: 4}}, r)
 	plugged := plug(t, e, m, r)
 	good1 := e.Submit(context.Background(), m, Request{IDs: []int64{1, 1}})
 	bad := e.Submit(context.Background(), m, Request{IDs: []int64{99, 1}})
@@ -444,19 +446,19 @@ func TestDeviceSelection(t *testing.T) {
 	broken := errors.New("provider missing")
 	tests := []struct {
 		name     string
-		device   Device
-		probeErr map[Device]error
-		want     Device
+		device   ort.Device
+		probeErr map[ort.Device]error
+		want     ort.Device
 		wantErr  string
 		wantLog  string
 	}{
-		{"auto prefers cuda", DeviceAuto, nil, DeviceCUDA, "", ""},
-		{"auto falls back to webgpu", DeviceAuto, map[Device]error{DeviceCUDA: broken}, DeviceWebGPU, "", ""},
-		{"auto falls back to cpu with a warning", "", map[Device]error{DeviceCUDA: broken, DeviceWebGPU: broken},
-			DeviceCPU, "", "no GPU provider started, using cpu (cuda: provider missing; webgpu: provider missing)"},
-		{"explicit cuda fails clearly", DeviceCUDA, map[Device]error{DeviceCUDA: broken}, "", "device cuda does not start: provider missing", ""},
-		{"explicit webgpu fails clearly", DeviceWebGPU, map[Device]error{DeviceWebGPU: broken}, "", "device webgpu does not start", ""},
-		{"cpu needs no probe", DeviceCPU, map[Device]error{DeviceCPU: broken}, DeviceCPU, "", ""},
+		{"auto prefers cuda", ort.DeviceAuto, nil, ort.DeviceCUDA, "", ""},
+		{"auto falls back to webgpu", ort.DeviceAuto, map[ort.Device]error{ort.DeviceCUDA: broken}, ort.DeviceWebGPU, "", ""},
+		{"auto falls back to cpu with a warning", "", map[ort.Device]error{ort.DeviceCUDA: broken, ort.DeviceWebGPU: broken},
+			ort.DeviceCPU, "", "no GPU provider started, using cpu (cuda: provider missing; webgpu: provider missing)"},
+		{"explicit cuda fails clearly", ort.DeviceCUDA, map[ort.Device]error{ort.DeviceCUDA: broken}, "", "device cuda does not start: provider missing", ""},
+		{"explicit webgpu fails clearly", ort.DeviceWebGPU, map[ort.Device]error{ort.DeviceWebGPU: broken}, "", "device webgpu does not start", ""},
+		{"cpu needs no probe", ort.DeviceCPU, map[ort.Device]error{ort.DeviceCPU: broken}, ort.DeviceCPU, "", ""},
 		{"unknown device", "tpu", nil, "", `unknown device "tpu"`, ""},
 	}
 	for _, tt := range tests {
@@ -491,12 +493,12 @@ func TestWorkerLayout(t *testing.T) {
 		workers, sessions, maxBatch, q int
 	}{
 		// The queue holds four batches for every worker, and at least 64 sentences.
-		{"cpu: one single-thread session per thread", Options{Device: DeviceCPU, Threads: 16}, 16, 16, DefaultCPUMaxBatch, 64},
-		{"cpu: threads per session", Options{Device: DeviceCPU, Threads: 16, ThreadsPerSession: 4, MaxBatch: 2}, 4, 4, 2, 64},
-		{"cpu: large batches", Options{Device: DeviceCPU, Threads: 8, MaxBatch: 16}, 8, 8, 16, 4 * 8 * 16},
-		{"gpu: one shared session, batches in flight", Options{Device: DeviceCUDA, Threads: 4, DecoderWindow: -1}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
-		{"gpu, decoder windows: a CPU worker per thread", Options{Device: DeviceWebGPU, Threads: 16}, 16, 1, DefaultGPUMaxBatch, 4 * 16 * DefaultGPUMaxBatch},
-		{"explicit queue size", Options{Device: DeviceCPU, Threads: 2, QueueSize: 5}, 2, 2, DefaultCPUMaxBatch, 5},
+		{"cpu: one single-thread session per thread", Options{Device: ort.DeviceCPU, Threads: 16}, 16, 16, DefaultCPUMaxBatch, 64},
+		{"cpu: threads per session", Options{Device: ort.DeviceCPU, Threads: 16, Tuning: Tuning{ThreadsPerSession: 4, MaxBatch: 2}}, 4, 4, 2, 64},
+		{"cpu: large batches", Options{Device: ort.DeviceCPU, Threads: 8, Tuning: Tuning{MaxBatch: 16}}, 8, 8, 16, 4 * 8 * 16},
+		{"engine: one shared session, batches in flight", Options{Device: ort.DeviceCUDA, Threads: 4, Tuning: Tuning{DecoderWindow: -1}}, DefaultInFlight, 1, DefaultGPUMaxBatch, 4 * DefaultInFlight * DefaultGPUMaxBatch},
+		{"gpu, decoder windows: a CPU worker per thread", Options{Device: ort.DeviceWebGPU, Threads: 16}, 16, 1, DefaultGPUMaxBatch, 4 * 16 * DefaultGPUMaxBatch},
+		{"explicit queue size", Options{Device: ort.DeviceCPU, Threads: 2, QueueSize: 5}, 2, 2, DefaultCPUMaxBatch, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -511,17 +513,17 @@ func TestWorkerLayout(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newEngine(Options{MaxBatch: -1}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "MaxBatch is -1") {
+	if _, err := newEngine(Options{Tuning: Tuning{MaxBatch: -1}}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "MaxBatch is -1") {
 		t.Errorf("negative MaxBatch: err %v", err)
 	}
 	for _, tile := range []int{-2, maxTailTile + 1} {
-		if _, err := newEngine(Options{TailTile: tile}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("TailTile is %d", tile)) {
+		if _, err := newEngine(Options{Tuning: Tuning{TailTile: tile}}, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("TailTile is %d", tile)) {
 			t.Errorf("TailTile %d: err %v", tile, err)
 		}
 	}
 	for _, opts := range []Options{
-		{Device: DeviceCPU, AcousticDevice: DeviceWebGPU},
-		{Device: DeviceWebGPU, TextDevice: DeviceCUDA},
+		{Device: ort.DeviceCPU, Tuning: Tuning{AcousticDevice: ort.DeviceWebGPU}},
+		{Device: ort.DeviceWebGPU, Tuning: Tuning{TextDevice: ort.DeviceCUDA}},
 	} {
 		if _, err := newEngine(opts, &fakeBackend{}); err == nil || !strings.Contains(err.Error(), "it runs on the engine's device") {
 			t.Errorf("%+v: err %v, want a part placed on a device the engine does not use refused", opts, err)
@@ -538,21 +540,21 @@ func TestLoadInspectsTheGraph(t *testing.T) {
 		wantErr      string
 		wantLog      string
 	}{
-		{"ceil: batches", func(t *testing.T) []byte { return fakeVoiceGraph(t, true, false) }, ModelConfig{}, 3, "", ""},
-		{"no ceil: one at a time", func(t *testing.T) []byte { return fakeVoiceGraph(t, false, false) }, ModelConfig{}, 1, "",
+		{"ceil: batches", func(t *testing.T) []byte { return orttest.FakeVoice(t, true, false) }, ModelConfig{}, 3, "", ""},
+		{"no ceil: one at a time", func(t *testing.T) []byte { return orttest.FakeVoice(t, false, false) }, ModelConfig{}, 1, "",
 			`voice "v" has no duration Ceil node; running it one sentence at a time`},
 		{"not onnx", func(*testing.T) []byte { return []byte("RIFF....WAVEfmt ") }, ModelConfig{}, 0, `loading voice "v": not an ONNX model`, ""},
 		{"empty", func(*testing.T) []byte { return nil }, ModelConfig{}, 0, `loading voice "v": not an ONNX model: no graph nodes`, ""},
-		{"speakers without sid", func(t *testing.T) []byte { return fakeVoiceGraph(t, true, false) }, ModelConfig{NumSpeakers: 3}, 0,
+		{"speakers without sid", func(t *testing.T) []byte { return orttest.FakeVoice(t, true, false) }, ModelConfig{NumSpeakers: 3}, 0,
 			`config says 3 speakers but the graph has no "sid" input`, ""},
-		{"probe graph is no voice", func(t *testing.T) []byte { g, _ := probeGraph(); return g }, ModelConfig{}, 0,
+		{"a graph that is no voice", identityGraph, ModelConfig{}, 0,
 			`not a Piper voice graph: no input "input"`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs []string
 			logf := func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
-			e, err := newEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 3, Logf: logf}, &fakeBackend{runner: &fakeRunner{}})
+			e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, Logf: logf, Tuning: Tuning{MaxBatch: 3}}, &fakeBackend{runner: &fakeRunner{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -574,27 +576,6 @@ func TestLoadInspectsTheGraph(t *testing.T) {
 				t.Errorf("log %q, want %q", got, tt.wantLog)
 			}
 		})
-	}
-}
-
-func TestPrepareGraphAddsDurationOutput(t *testing.T) {
-	edited, io, err := prepareGraph(fakeVoiceGraph(t, true, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !io.hasFrames || !io.hasSpeaker {
-		t.Fatalf("io %+v, want frames and speaker", io)
-	}
-	model := decodeModel(t, edited)
-	if got := model.GetGraph().OutputNames(); fmt.Sprint(got) != "[output w_ceil]" {
-		t.Errorf("outputs %v, want [output w_ceil]", got)
-	}
-	last := model.GetGraph().GetNode()[len(model.GetGraph().GetNode())-1]
-	if last.GetOpType() != "Identity" || fmt.Sprint(last.GetInput(), last.GetOutput()) != "[/Ceil_output_0] [w_ceil]" {
-		t.Errorf("added node %s %v -> %v, want Identity [/Ceil_output_0] -> [w_ceil]", last.GetOpType(), last.GetInput(), last.GetOutput())
-	}
-	if fmt.Sprint(io.inputNames(), io.outputNames()) != "[input input_lengths scales sid] [output w_ceil]" {
-		t.Errorf("session names %v %v", io.inputNames(), io.outputNames())
 	}
 }
 
@@ -639,6 +620,22 @@ func TestSplitAudio(t *testing.T) {
 	}
 }
 
+func TestAutoIsQuietWhenNoGPUProviderExists(t *testing.T) {
+	var warnings []string
+	logf := func(format string, args ...any) { warnings = append(warnings, format) }
+	missing := &fakeBackend{probeErr: map[ort.Device]error{ort.DeviceCUDA: ort.ErrProviderMissing, ort.DeviceWebGPU: ort.ErrProviderMissing}}
+	if d, err := selectDevice(ort.DeviceAuto, missing, logf); err != nil || d != ort.DeviceCPU || len(warnings) != 0 {
+		t.Errorf("no GPU provider at all: device %s, err %v, warnings %q; want cpu and silence", d, err, warnings)
+	}
+	broken := &fakeBackend{probeErr: map[ort.Device]error{ort.DeviceCUDA: ort.ErrProviderMissing, ort.DeviceWebGPU: errors.New("adapter lost")}}
+	if d, err := selectDevice(ort.DeviceAuto, broken, logf); err != nil || d != ort.DeviceCPU || len(warnings) != 1 {
+		t.Errorf("a GPU provider that fails: device %s, err %v, warnings %q; want cpu and one warning", d, err, warnings)
+	}
+	if _, err := selectDevice(ort.DeviceWebGPU, broken, logf); err == nil || !strings.Contains(err.Error(), "adapter lost") {
+		t.Errorf("explicit webgpu that fails: %v, want the reason", err)
+	}
+}
+
 // echoRunner is a fakeRunner that keeps no record of its batches.
 type echoRunner struct{ fakeRunner }
 
@@ -652,7 +649,7 @@ func (r *echoRunner) run(in batchInput) (batchOutput, error) {
 
 type echoBackend struct{ fakeBackend }
 
-func (b *echoBackend) newRunner([]byte, modelIO, Device, int) (runner, error) {
+func (b *echoBackend) newRunner([]byte, vits.ModelIO, ort.Device, int) (runner, error) {
 	return &echoRunner{}, nil
 }
 
@@ -663,12 +660,12 @@ func TestMemoryStaysBoundedOverAHundredThousandSentences(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100k requests")
 	}
-	e, err := newEngine(Options{Device: DeviceCPU, Threads: 4, MaxBatch: 8, QueueSize: 256}, &echoBackend{})
+	e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 4, QueueSize: 256, Tuning: Tuning{MaxBatch: 8}}, &echoBackend{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	m, err := e.Load("fake", fakeVoiceGraph(t, true, false), ModelConfig{SampleRate: 22050})
+	m, err := e.Load("fake", orttest.FakeVoice(t, true, false), ModelConfig{SampleRate: 22050})
 	if err != nil {
 		t.Fatal(err)
 	}

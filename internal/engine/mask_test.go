@@ -5,100 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
-	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 )
-
-// TestPaddingMasksStructure: every convolution of the decoder reads a masked input, one mask per rate, and layers
-// that would change a sentence's length (where a repeated frame mask no longer lines up) are refused.
-func TestPaddingMasksStructure(t *testing.T) {
-	conv := func(name, in, out string, k, d, padLeft, padRight int64) *onnx.NodeProto {
-		return &onnx.NodeProto{Name: name, OpType: "Conv", Input: []string{in, "w"}, Output: []string{out},
-			Attribute: []*onnx.AttributeProto{intsAttr("kernel_shape", k), intsAttr("dilations", d), intsAttr("pads", padLeft, padRight)}}
-	}
-	up := func(k, stride, pad int64) *onnx.NodeProto {
-		return &onnx.NodeProto{Name: "/dec/ups.0", OpType: "ConvTranspose", Input: []string{"x0", "wt"}, Output: []string{"x1"},
-			Attribute: []*onnx.AttributeProto{intsAttr("kernel_shape", k), intsAttr("strides", stride), intsAttr("pads", pad, pad)}}
-	}
-	decoder := func(pre, ups, r1 *onnx.NodeProto) *onnx.GraphProto {
-		return &onnx.GraphProto{Name: "dec", Node: []*onnx.NodeProto{
-			pre, ups, r1,
-			conv("/dec/r2", "x1", "y2", 3, 1, 1, 1),
-			{Name: "/dec/add", OpType: "Add", Input: []string{"y1", "y2"}, Output: []string{"y"}},
-			{Name: "/dec/tanh", OpType: "Tanh", Input: []string{"y"}, Output: []string{outputAudio}},
-		}}
-	}
-	good := func() *onnx.GraphProto {
-		return decoder(conv(decoderEntry, outputLatent, "x0", 7, 1, 3, 3), up(4, 2, 1), conv("/dec/r1", "x1", "y1", 3, 5, 5, 5))
-	}
-	g := good()
-	masked, err := maskConvolutions(g, outputLatent, inputFrameMask)
-	if err != nil || masked != 4 {
-		t.Fatalf("masked %d convolutions, err %v; want all 4", masked, err)
-	}
-	inputs := map[string]string{} // convolution -> what it reads
-	producers := map[string]*onnx.NodeProto{}
-	for _, n := range g.GetNode() {
-		producers[n.GetOutput()[0]] = n
-		if n.GetOpType() == "Conv" || n.GetOpType() == "ConvTranspose" {
-			inputs[n.GetName()] = n.GetInput()[0]
-		}
-	}
-	for name, in := range inputs {
-		if p := producers[in]; p == nil || p.GetOpType() != "Mul" {
-			t.Errorf("%s reads %q, not a masked input", name, in)
-		}
-	}
-	// r1 and r2 read the same tensor at rate 2: one Mul; the rate-2 mask is built once.
-	if inputs["/dec/r1"] != inputs["/dec/r2"] {
-		t.Errorf("two masks for one tensor: %q and %q", inputs["/dec/r1"], inputs["/dec/r2"])
-	}
-	if m := producers[inputs["/dec/r1"]]; m.GetInput()[1] != maskPrefix+"/rate2" {
-		t.Errorf("rate-2 layer masked with %q", m.GetInput()[1])
-	}
-	if m := producers[inputs[decoderEntry]]; m.GetInput()[1] != inputFrameMask {
-		t.Errorf("rate-1 layer masked with %q", m.GetInput()[1])
-	}
-
-	for _, tt := range []struct {
-		name  string
-		graph *onnx.GraphProto
-		want  string
-	}{
-		{"a Conv that shortens", decoder(conv(decoderEntry, outputLatent, "x0", 7, 1, 0, 0), up(4, 2, 1), conv("/dec/r1", "x1", "y1", 3, 5, 5, 5)), "changes the length"},
-		{"lopsided padding", decoder(conv(decoderEntry, outputLatent, "x0", 7, 1, 3, 3), up(4, 2, 1), conv("/dec/r1", "x1", "y1", 3, 5, 4, 5)), "changes the length"},
-		{"an upsampling that overshoots", decoder(conv(decoderEntry, outputLatent, "x0", 7, 1, 3, 3), up(4, 2, 0), conv("/dec/r1", "x1", "y1", 3, 5, 5, 5)), "exactly 2 times"},
-	} {
-		before := proto.Clone(tt.graph)
-		if _, err := maskConvolutions(tt.graph, outputLatent, inputFrameMask); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: err %v, want %q", tt.name, err, tt.want)
-		}
-		if !proto.Equal(before, tt.graph) {
-			t.Errorf("%s: the graph was changed although masking failed", tt.name)
-		}
-	}
-}
 
 // TestPaddingMasksOfAPiperVoice: Piper's decoder is not masked, so without the masks its batched and windowed audio
 // leak padding into the sentences' ends (this test voice shows it plainly); with them both equal batch-1 audio. The
 // tests of batches and windows (TestBatchedMatchesAlone, TestContinuousBatching) hold the masked engine to 1e-4.
 func TestPaddingMasksOfAPiperVoice(t *testing.T) {
-	voice := readVoice(t, piperShapedVoicePath)
-	prepared, _, err := prepareGraph(voice)
+	voice := orttest.Voice(t, piperShapedVoicePath)
+	prepared, _, err := vits.PrepareGraph(voice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, n, err := maskWholeGraph(prepared); err != nil || n != 23 {
+	if _, n, err := vits.MaskWholeGraph(prepared); err != nil || n != 23 {
 		t.Errorf("whole graph: %d convolutions masked, err %v; want the decoder's 23", n, err)
 	}
-	sv, err := splitGraph(prepared, false)
+	sv, err := vits.SplitGraph(prepared, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, n, err := maskDecoderGraph(sv.decoder); err != nil || n != 23 {
+	if n, err := vits.MaskDecoderGraph(sv.Decoder); err != nil || n != 23 {
 		t.Errorf("split decoder: %d convolutions masked, err %v; want 23", n, err)
 	}
 
@@ -108,13 +38,13 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 		leaks   bool
 		minDiff float64
 	}{
-		{"batched, masked", Options{Threads: 1, MaxBatch: 4}, false, 0},
-		{"batched, unmasked", Options{Threads: 1, MaxBatch: 4, NoPaddingMasks: true}, true, 1e-2},
-		{"windows, masked", Options{Threads: 1, MaxBatch: 4, DecoderWindow: 16}, false, 0},
-		{"windows, unmasked", Options{Threads: 1, MaxBatch: 4, DecoderWindow: 16, NoPaddingMasks: true}, true, 1e-2},
+		{"batched, masked", Options{Threads: 1, Tuning: Tuning{MaxBatch: 4}}, false, 0},
+		{"batched, unmasked", Options{Threads: 1, Tuning: Tuning{MaxBatch: 4, NoPaddingMasks: true}}, true, 1e-2},
+		{"windows, masked", Options{Threads: 1, Tuning: Tuning{MaxBatch: 4, DecoderWindow: 16}}, false, 0},
+		{"windows, unmasked", Options{Threads: 1, Tuning: Tuning{MaxBatch: 4, DecoderWindow: 16, NoPaddingMasks: true}}, true, 1e-2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			alone, aloneModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1, MaxBatch: 1, NoPaddingMasks: true})
+			alone, aloneModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1, Tuning: Tuning{MaxBatch: 1, NoPaddingMasks: true}})
 			e, m := voiceEngine(t, piperShapedVoicePath, tt.opts)
 			rng := rand.New(rand.NewPCG(21, 22))
 			var worst float64
@@ -144,7 +74,7 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 				if len(got) != len(want[0]) {
 					t.Fatalf("%d phonemes: %d samples, want %d", n, len(got), len(want[0]))
 				}
-				worst = max(worst, maxAbsDiff(got, want[0]))
+				worst = max(worst, orttest.MaxAbsDiff(got, want[0]))
 			}
 			if tt.leaks && worst < tt.minDiff {
 				t.Errorf("max difference from Piper's own batch-1 audio %g: the test voice no longer shows the leak (want > %g)", worst, tt.minDiff)
@@ -160,8 +90,8 @@ func TestPaddingMasksOfAPiperVoice(t *testing.T) {
 // TestDecoderMasksItself: the probe tells ttsgen's voice (masked layers) from Piper's (unmasked decoder), so masks
 // are added only where they change the audio.
 func TestDecoderMasksItself(t *testing.T) {
-	needORT(t)
-	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1})
+	orttest.Need(t)
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +100,7 @@ func TestDecoderMasksItself(t *testing.T) {
 		path string
 		want bool
 	}{{tinyVoicePath, true}, {piperShapedVoicePath, false}} {
-		graph, _, err := prepareGraph(readVoice(t, tt.path))
+		graph, _, err := vits.PrepareGraph(orttest.Voice(t, tt.path))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,8 +108,8 @@ func TestDecoderMasksItself(t *testing.T) {
 			t.Errorf("%s: masks itself %v, err %v; want %v", tt.path, got, err, tt.want)
 		}
 	}
-	if _, err := e.decoderMasksItself(fakeVoiceGraph(t, true, false)); !errors.Is(err, errNoDecoder) {
-		t.Errorf("a graph without a decoder: err %v, want errNoDecoder", err)
+	if _, err := e.decoderMasksItself(orttest.Parse(t, orttest.FakeVoice(t, true, false))); !errors.Is(err, vits.ErrNoDecoder) {
+		t.Errorf("a graph without a decoder: err %v, want vits.ErrNoDecoder", err)
 	}
 }
 
@@ -188,13 +118,13 @@ func TestDecoderMasksItself(t *testing.T) {
 // on the GPU, must each come back as that speaker's batch-1 audio.
 func TestMultiSpeakerPiperVoice(t *testing.T) {
 	const path = piperShaped3VoicePath
-	needORT(t)
+	orttest.Need(t)
 	cfg := ModelConfig{SampleRate: 22050, NumSpeakers: 3}
 	load := func(e *Engine, err error) (*Engine, *Model) {
 		t.Helper()
 		return loadOn(t, e, err, path, cfg)
 	}
-	alone, aloneModel := load(NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true}))
+	alone, aloneModel := load(NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: 1, NoPaddingMasks: true}}))
 	rng := rand.New(rand.NewPCG(31, 32))
 	var reqs []Request
 	var want [][]float32
@@ -209,11 +139,11 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		}
 		reqs, want = append(reqs, req), append(want, audio[0])
 	}
-	if len(want[0]) == len(want[4]) && maxAbsDiff(want[0], want[4]) < 1e-3 {
+	if len(want[0]) == len(want[4]) && orttest.MaxAbsDiff(want[0], want[4]) < 1e-3 {
 		t.Fatal("speakers 0 and 1 say the same sentence identically: the test cannot tell speakers apart")
 	}
 
-	batched, batchedModel := load(NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 6}))
+	batched, batchedModel := load(NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: 6}}))
 	var items []*item
 	for _, req := range reqs {
 		items = append(items, &item{model: batchedModel, req: req})
@@ -223,9 +153,8 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A GPU engine's layout (acoustic part on the CPU, flow and decoder windows on the "GPU"), run on the CPU.
-	split, splitModel := load(newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 2,
-		DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{}))
-	if splitModel.split == nil || splitModel.split.flow == nil || !splitModel.split.voice.decoderSpeaker {
+	split, splitModel := load(newEngine(Options{Device: ort.DeviceWebGPU, Threads: 2, Tuning: Tuning{AcousticDevice: ort.DeviceCPU, DecoderWindow: 16, DecoderBatch: 4}}, &deviceRecorder{}))
+	if splitModel.split == nil || splitModel.split.flow == nil || !splitModel.split.voice.DecoderSpeaker {
 		t.Fatalf("not split in three with a speaker-conditioned decoder: %+v", splitModel.split)
 	}
 	results := make([]<-chan Result, len(reqs))
@@ -233,12 +162,12 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 		results[i] = split.Submit(context.Background(), splitModel, req)
 	}
 	for i := range reqs {
-		if len(together[i]) != len(want[i]) || maxAbsDiff(together[i], want[i]) > 1e-4 {
+		if len(together[i]) != len(want[i]) || orttest.MaxAbsDiff(together[i], want[i]) > 1e-4 {
 			t.Errorf("sentence %d (speaker %d) batched: %d samples, want %d; difference %g", i, reqs[i].Speaker,
-				len(together[i]), len(want[i]), maxAbsDiff(together[i], want[i]))
+				len(together[i]), len(want[i]), orttest.MaxAbsDiff(together[i], want[i]))
 		}
 		res := <-results[i]
-		if res.Err != nil || len(res.Audio) != len(want[i]) || maxAbsDiff(res.Audio, want[i]) > 1e-4 {
+		if res.Err != nil || len(res.Audio) != len(want[i]) || orttest.MaxAbsDiff(res.Audio, want[i]) > 1e-4 {
 			t.Errorf("sentence %d (speaker %d) in windows: %d samples, want %d; err %v", i, reqs[i].Speaker,
 				len(res.Audio), len(want[i]), res.Err)
 		}
@@ -248,51 +177,22 @@ func TestMultiSpeakerPiperVoice(t *testing.T) {
 // TestNoMasksWithoutPadding: one sentence at a time (the CPU's default) has no padding, so Load neither probes nor
 // masks the decoder (its sessions are the tiled decoder's head and tail, tail.go); batches of several do.
 func TestNoMasksWithoutPadding(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, tt := range []struct {
 		maxBatch int
 		want     string
 	}{{1, "[tail_in+w_ceil@cpu/1 output@cpu/1]"}, {2, "[output@cpu/1]"}} { // the probe's decoder session
 		b := &deviceRecorder{}
-		e, err := newEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: tt.maxBatch}, b)
+		e, err := newEngine(Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: tt.maxBatch}}, b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Load("v", readVoice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050}); err != nil {
+		if _, err := e.Load("v", orttest.Voice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050}); err != nil {
 			t.Fatal(err)
 		}
 		if got := fmt.Sprint(b.sessions); got != tt.want {
 			t.Errorf("MaxBatch %d: graph sessions %s, want %s", tt.maxBatch, got, tt.want)
 		}
 		e.Close()
-	}
-}
-
-// TestPaddingMasksNameEachTensorOnce: the edited decoder defines each initializer and node output once (ONNX
-// Runtime takes one of two same-named initializers silently).
-func TestPaddingMasksNameEachTensorOnce(t *testing.T) {
-	prepared, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited, _, err := maskWholeGraph(prepared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := decodeModel(t, edited)
-	seen := map[string]bool{}
-	for _, init := range model.GetGraph().GetInitializer() {
-		if seen[init.GetName()] {
-			t.Errorf("initializer %q defined twice", init.GetName())
-		}
-		seen[init.GetName()] = true
-	}
-	for _, node := range model.GetGraph().GetNode() {
-		for _, out := range node.GetOutput() {
-			if seen[out] {
-				t.Errorf("tensor %q defined twice", out)
-			}
-			seen[out] = true
-		}
 	}
 }

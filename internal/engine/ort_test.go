@@ -4,77 +4,29 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/ttsgen/ttsgen/internal/ortlib"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
-	"google.golang.org/protobuf/proto"
 )
 
 const (
-	tinyVoicePath = "../../testdata/tiny-voice/tiny.onnx"
-	// A random voice with a Piper VITS graph (unmasked decoder, flow, relative attention): training/piper_shape.py.
-	piperShapedVoicePath = "../../testdata/piper-shaped-voice/tiny-vits.onnx"
-	// The same with 3 speakers: "sid" conditions its duration predictor, flow and decoder.
-	piperShaped3VoicePath = "../../testdata/piper-shaped-voice/tiny-vits-3speakers.onnx"
-	testVoicePath         = "../../testdata/piper-test-voice/test_voice.onnx"
+	tinyVoicePath         = orttest.TinyVoice
+	piperShapedVoicePath  = orttest.PiperShapedVoice
+	piperShaped3VoicePath = orttest.PiperShaped3Voice
+	testVoicePath         = orttest.TestVoice
 	tinyHop               = 256
 )
 
 // deterministic scales: with no noise a sentence's audio depends only on its phonemes.
 var deterministic = Scales{Noise: 0, Length: 1, NoiseW: 0}
-
-// testLibPath is the library the setup installs ($TTSGEN_ORT_LIB when set), by the rule the binary uses.
-func testLibPath() string {
-	if p := os.Getenv("TTSGEN_ORT_LIB"); p != "" {
-		return p
-	}
-	return ortlib.InstallPath()
-}
-
-// needORT loads ONNX Runtime from $TTSGEN_ORT_LIB (or the setup's cache path). Without it the test is skipped,
-// or fails when TTSGEN_REQUIRE_ORT=1 (CI sets it, so a broken setup cannot pass as skipped tests).
-func needORT(t *testing.T) {
-	t.Helper()
-	lib := testLibPath()
-	if _, err := os.Stat(lib); err != nil {
-		if os.Getenv("TTSGEN_REQUIRE_ORT") == "1" {
-			t.Fatalf("TTSGEN_REQUIRE_ORT=1 but the ONNX Runtime library is missing: %v (set TTSGEN_ORT_LIB)", err)
-		}
-		t.Skipf("no ONNX Runtime library (%v); set TTSGEN_ORT_LIB to run this test", err)
-	}
-	if err := Init(lib); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// decodeModel decodes an ONNX model or fails the test.
-func decodeModel(t *testing.T, data []byte) *onnx.ModelProto {
-	t.Helper()
-	var model onnx.ModelProto
-	if err := proto.Unmarshal(data, &model); err != nil {
-		t.Fatal(err)
-	}
-	return &model
-}
-
-func readVoice(t *testing.T, path string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if os.Getenv("TTSGEN_REQUIRE_ORT") == "1" {
-			t.Fatalf("test voice missing: %v", err)
-		}
-		t.Skipf("test voice missing: %v", err)
-	}
-	return data
-}
 
 // testVoices are the voice graphs the engine's exactness tests run on: ttsgen's own architecture, which masks every
 // layer, and Piper's, whose decoder does not mask (Load adds the masks; mask.go).
@@ -89,9 +41,9 @@ func tinyEngine(t *testing.T, opts Options) (*Engine, *Model) {
 // voiceEngine is a CPU engine with the voice at path loaded.
 func voiceEngine(t *testing.T, path string, opts Options) (*Engine, *Model) {
 	t.Helper()
-	needORT(t)
+	orttest.Need(t)
 	if opts.Device == "" { // only TestOnDevice names a GPU
-		opts.Device = DeviceCPU
+		opts.Device = ort.DeviceCPU
 	}
 	e, err := NewEngine(opts)
 	if err != nil {
@@ -102,7 +54,7 @@ func voiceEngine(t *testing.T, path string, opts Options) (*Engine, *Model) {
 			t.Error(err)
 		}
 	})
-	m, err := e.Load("tiny", readVoice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	m, err := e.Load("tiny", orttest.Voice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,19 +70,20 @@ func sentence(rng *rand.Rand, n int) []int64 {
 	return append(ids, 2)
 }
 
-// runGraphOnce makes a one-thread session of graph on device d, runs it on inputs and returns its outputs.
-func runGraphOnce(t *testing.T, graph []byte, inputNames, outputNames []string, d Device, inputs []tensor) []tensor {
+// cpuRunner is a one-thread CPU graph runner of graph, closed when the test ends.
+func cpuRunner(t *testing.T, graph *onnx.ModelProto, inputs, outputs []string) graphRunner {
 	t.Helper()
-	r, err := ortBackend{}.newGraphRunner(graph, inputNames, outputNames, d, 1)
+	orttest.Need(t)
+	data, err := onnxgraph.Encode(graph)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	out, err := r.runGraph(inputs)
+	r, err := ortBackend{}.newGraphRunner(data, inputs, outputs, ort.DeviceCPU, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	t.Cleanup(func() { r.Close() })
+	return r
 }
 
 // paddedBatch is a batch of random sentences of the given lengths in phoneme ids (Piper's layout, as sentence's),
@@ -191,7 +144,7 @@ func sameAudio(t *testing.T, reference string, got, want [][]float32, tol float6
 		if len(got[i]) != len(want[i]) {
 			t.Fatalf("sentence %d: %d samples, want %d", i, len(got[i]), len(want[i]))
 		}
-		if d := maxAbsDiff(got[i], want[i]); d > tol {
+		if d := orttest.MaxAbsDiff(got[i], want[i]); d > tol {
 			t.Errorf("sentence %d differs from %s by %g", i, reference, d)
 		}
 	}
@@ -206,7 +159,7 @@ func TestBatchedMatchesAlone(t *testing.T) {
 }
 
 func testBatchedMatchesAlone(t *testing.T, path string) {
-	e, m := voiceEngine(t, path, Options{Threads: 1, MaxBatch: 3})
+	e, m := voiceEngine(t, path, Options{Threads: 1, Tuning: Tuning{MaxBatch: 3}})
 	rng := rand.New(rand.NewPCG(1, 2))
 	var batch []*item
 	for _, n := range []int{9, 30, 17} {
@@ -241,7 +194,7 @@ func testBatchedMatchesAlone(t *testing.T, path string) {
 		if len(alone[0]) != len(together[i]) {
 			t.Fatalf("item %d: %d samples alone, %d in the batch", i, len(alone[0]), len(together[i]))
 		}
-		if d := maxAbsDiff(alone[0], together[i]); d > 1e-4 {
+		if d := orttest.MaxAbsDiff(alone[0], together[i]); d > 1e-4 {
 			t.Errorf("item %d: batched audio differs from batch-1 audio by %g (> 1e-4)", i, d)
 		}
 		var energy float64
@@ -257,7 +210,7 @@ func testBatchedMatchesAlone(t *testing.T, path string) {
 // TestConcurrentSubmit drives the real engine from many goroutines; with no noise every copy of a sentence must
 // come back as the sentence's batch-1 audio, whatever batch it ran in.
 func TestConcurrentSubmit(t *testing.T) {
-	e, m := tinyEngine(t, Options{Threads: 2, MaxBatch: 4, QueueSize: 8})
+	e, m := tinyEngine(t, Options{Threads: 2, QueueSize: 8, Tuning: Tuning{MaxBatch: 4}})
 	sentences, reference := aloneReference(t, e, m, rand.New(rand.NewPCG(3, 4)), 6, func(i int) int { return 5 + 7*i })
 	const goroutines, each = 8, 6
 	var wg sync.WaitGroup
@@ -272,7 +225,7 @@ func TestConcurrentSubmit(t *testing.T) {
 					errs <- res.Err
 				case len(res.Audio) != len(reference[s]):
 					errs <- errors.New("length differs from batch-1 audio")
-				case maxAbsDiff(res.Audio, reference[s]) > 1e-4:
+				case orttest.MaxAbsDiff(res.Audio, reference[s]) > 1e-4:
 					errs <- errors.New("audio differs from batch-1 audio")
 				}
 			}
@@ -286,7 +239,7 @@ func TestConcurrentSubmit(t *testing.T) {
 }
 
 func TestPerRequestErrorsDoNotStopTheEngine(t *testing.T) {
-	e, m := tinyEngine(t, Options{Threads: 1, MaxBatch: 4})
+	e, m := tinyEngine(t, Options{Threads: 1, Tuning: Tuning{MaxBatch: 4}})
 	ctx := context.Background()
 	outOfRange := e.Submit(ctx, m, Request{IDs: []int64{1, 5000, 2}, Scales: deterministic})
 	wrongSpeaker := e.Submit(ctx, m, Request{IDs: []int64{1, 20, 2}, Speaker: 1, Scales: deterministic})
@@ -307,8 +260,8 @@ func TestCancelAndCloseWithORT(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"whole sentences", Options{Threads: 2, MaxBatch: 2, QueueSize: 64}},
-		{"decoder windows", Options{Threads: 2, MaxBatch: 2, QueueSize: 64, DecoderWindow: 16, DecoderBatch: 4}},
+		{"whole sentences", Options{Threads: 2, QueueSize: 64, Tuning: Tuning{MaxBatch: 2}}},
+		{"decoder windows", Options{Threads: 2, QueueSize: 64, Tuning: Tuning{MaxBatch: 2, DecoderWindow: 16, DecoderBatch: 4}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { testCancelAndClose(t, tt.opts) })
 	}
@@ -363,15 +316,53 @@ func testCancelAndClose(t *testing.T, opts Options) {
 	}
 }
 
+// A result carries its ids' frames, whole sentences or decoder windows: one value an id, and the audio is their
+// sum times the hop.
+func TestResultDurations(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		opts Options
+	}{
+		{"whole sentences", Options{Threads: 1, Tuning: Tuning{MaxBatch: 3}}},
+		{"decoder windows", Options{Threads: 1, Tuning: Tuning{MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 4}}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			e, m := tinyEngine(t, mode.opts)
+			rng := rand.New(rand.NewPCG(3, 4))
+			var reqs []Request
+			var results []<-chan Result
+			for _, n := range []int{9, 30, 17} {
+				req := Request{IDs: sentence(rng, n), Scales: deterministic}
+				reqs = append(reqs, req)
+				results = append(results, e.Submit(context.Background(), m, req))
+			}
+			for i, ch := range results {
+				res := <-ch
+				if res.Err != nil {
+					t.Fatal(res.Err)
+				}
+				var frames float32
+				for _, f := range res.Durations {
+					frames += f
+				}
+				if len(res.Durations) != len(reqs[i].IDs) || int(frames)*tinyHop != len(res.Audio) {
+					t.Errorf("sentence %d: %d durations for %d ids, %v frames for %d samples", i, len(res.Durations),
+						len(reqs[i].IDs), frames, len(res.Audio))
+				}
+			}
+		})
+	}
+}
+
 func TestVoiceWithoutDurationsRunsAlone(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	var logs []string
-	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, f) }})
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, f) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	m, err := e.Load("piper-test", readVoice(t, testVoicePath), ModelConfig{SampleRate: 22050})
+	m, err := e.Load("piper-test", orttest.Voice(t, testVoicePath), ModelConfig{SampleRate: 22050})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,8 +375,8 @@ func TestVoiceWithoutDurationsRunsAlone(t *testing.T) {
 	}
 	for _, ch := range results {
 		// Piper's test voice always answers with one second of silence.
-		if res := <-ch; res.Err != nil || len(res.Audio) != 22050 {
-			t.Errorf("%d samples, err %v; want 22050", len(res.Audio), res.Err)
+		if res := <-ch; res.Err != nil || len(res.Audio) != 22050 || res.Durations != nil {
+			t.Errorf("%d samples, %d durations, err %v; want 22050 and none", len(res.Audio), len(res.Durations), res.Err)
 		}
 	}
 	if _, err := e.Load("junk", []byte("this is a text file, not a model\n"), ModelConfig{}); err == nil ||
@@ -394,159 +385,18 @@ func TestVoiceWithoutDurationsRunsAlone(t *testing.T) {
 	}
 }
 
-// A graph runner learns its outputs' shapes for given input shapes and then gives ONNX Runtime Go memory to fill:
-// the second run must still compute (not return the first run's numbers), and a graph whose output shape depends on
-// its data must fall back to letting ONNX Runtime allocate.
-func TestGraphRunnerPlannedOutputs(t *testing.T) {
-	needORT(t)
-	graph, err := probeGraph() // y = Conv(x, [0.25, 0.5, 0.25]): 16 samples in, 14 out
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ortBackend{}.newGraphRunner(graph, []string{"x"}, []string{"y"}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.close()
-	for run := range 3 {
-		x := make([]float32, 16)
-		for i := range x {
-			x[i] = float32(run*100 + i*i)
-		}
-		inputs := []tensor{{shape: []int64{1, 1, 16}, f32: x}}
-		_, planned := r.(*ortGraphRunner).plans.Load(shapesKey(inputs))
-		if planned != (run > 0) {
-			t.Errorf("run %d: output plan there: %v", run, planned)
-		}
-		out, err := r.runGraph(inputs)
-		if err != nil {
-			t.Fatalf("run %d: %v", run, err)
-		}
-		if len(out) != 1 || len(out[0].f32) != 14 || !slices.Equal(out[0].shape, []int64{1, 1, 14}) {
-			t.Fatalf("run %d: got %d outputs, shape %v", run, len(out), out[0].shape)
-		}
-		for i, y := range out[0].f32 {
-			if want := 0.25*x[i] + 0.5*x[i+1] + 0.25*x[i+2]; y != want {
-				t.Fatalf("run %d: y[%d] = %g, want %g", run, i, y, want)
-			}
-		}
-	}
-
-	if r.(*ortGraphRunner).shapesVary.Load() {
-		t.Error("planned outputs turned off for a graph whose output shapes follow its input shapes")
-	}
-	if same := r.(*ortGraphRunner).sameShapes.Load().([]int); len(same) != 0 {
-		t.Errorf("Conv's output (14 samples from 16) taken for its input's shape: %v", same)
-	}
-
-	// y = x * 2 keeps its input's shape: after one run, outputs of shapes never seen are planned too.
-	r3 := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, floatInit("two", []float32{2}))
-	for n := 1; n <= 5; n++ {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(n + i)
-		}
-		out, err := r3.runGraph([]tensor{{shape: []int64{1, int64(n)}, f32: x}})
-		if err != nil {
-			t.Fatalf("%d values: %v", n, err)
-		}
-		if !slices.Equal(out[0].shape, []int64{1, int64(n)}) || len(out[0].f32) != n || out[0].f32[n-1] != 2*x[n-1] {
-			t.Fatalf("%d values: got %v %v", n, out[0].shape, out[0].f32)
-		}
-	}
-	if same, _ := r3.sameShapes.Load().([]int); !slices.Equal(same, []int{0}) || r3.shapesVary.Load() {
-		t.Errorf("a shape-keeping graph: outputs like inputs %v, shapes vary %v", same, r3.shapesVary.Load())
-	}
-	planned := 0
-	r3.plans.Range(func(any, any) bool { planned++; return true })
-	if planned != 1 {
-		t.Errorf("%d shapes planned after their own runs, want only the first (the rest planned from the input)", planned)
-	}
-
-	// y = Expand(x, shape): the output's length is the value of the shape input, not its shape.
-	r2 := oneNodeRunner(t, "Expand", []string{"x", "shape"}, []string{"shape"})
-	for _, n := range []int64{3, 5, 2} {
-		out, err := r2.runGraph([]tensor{{shape: []int64{1}, f32: []float32{7}}, {shape: []int64{1}, i64: []int64{n}}})
-		if err != nil {
-			t.Fatalf("expanding to %d: %v", n, err)
-		}
-		if len(out[0].f32) != int(n) || out[0].f32[n-1] != 7 {
-			t.Fatalf("expanding to %d: got %v", n, out[0].f32)
-		}
-	}
-	if !r2.shapesVary.Load() {
-		t.Error("a graph whose output shape follows its data still uses planned outputs")
-	}
-}
-
-// oneNodeRunner is a CPU graph runner for a graph of one node, op(inputs) -> "y" (float32), reading the graph inputs
-// named in inputs (float32, or int64 for those in ints) and the initializers inits.
-func oneNodeRunner(t *testing.T, op string, inputs []string, ints []string, inits ...*onnx.TensorProto) *ortGraphRunner {
-	t.Helper()
-	needORT(t)
-	graph := &onnx.GraphProto{
-		Name:        strings.ToLower(op),
-		Node:        []*onnx.NodeProto{{Name: "node", OpType: op, Input: inputs, Output: []string{"y"}}},
-		Initializer: inits,
-		Output:      []*onnx.ValueInfoProto{floatTensor("y")},
-	}
-	var names []string
-	for _, in := range inputs {
-		if slices.ContainsFunc(inits, func(i *onnx.TensorProto) bool { return i.GetName() == in }) {
-			continue
-		}
-		names = append(names, in)
-		if slices.Contains(ints, in) {
-			graph.Input = append(graph.Input, typedTensor(in, int32(onnx.TensorProto_INT64)))
-		} else {
-			graph.Input = append(graph.Input, floatTensor(in))
-		}
-	}
-	data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ortBackend{}.newGraphRunner(data, names, []string{"y"}, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.close() })
-	return r.(*ortGraphRunner)
-}
-
 // loadOn loads the voice at path on an engine just made (e, err from NewEngine or newEngine), which is closed when
 // the test ends.
 func loadOn(t *testing.T, e *Engine, err error, path string, cfg ModelConfig) (*Engine, *Model) {
 	t.Helper()
-	needORT(t)
+	orttest.Need(t)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	m, err := e.Load("voice", readVoice(t, path), cfg)
+	m, err := e.Load("voice", orttest.Voice(t, path), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e, m
-}
-
-// TestSharedCPUArena: Init registers one CPU memory arena with the environment, and CPU sessions use it (each
-// session's own arena kept room for the largest tensors it ever ran: 8 GiB over 32 sessions on the H200), unless
-// SessionArenas asks for one each.
-func TestSharedCPUArena(t *testing.T) {
-	needORT(t)
-	if !ortEnv.sharedArena {
-		t.Fatal("Init registered no shared CPU arena")
-	}
-	for _, own := range []bool{false, true} {
-		opts, err := ortBackend{sessionArenas: own}.sessionOptions(DeviceCPU, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		set, err := opts.HasSessionConfigEntry("session.use_env_allocators")
-		opts.Destroy()
-		if err != nil || set == own {
-			t.Errorf("session arenas %v: shares the environment's arena %v (%v), want %v", own, set, err, !own)
-		}
-	}
 }

@@ -108,7 +108,7 @@ func (s *splitModel) deviceTimes() map[string]time.Duration {
 	for stage, runners := range map[string][]graphRunner{stageText: s.text, stageAcoustic: s.acoustic,
 		stageFlow: s.flow, stageDecoder: s.decoder} {
 		for _, r := range runners {
-			held[stage] += r.deviceTime()
+			held[stage] += r.DeviceTime()
 		}
 	}
 	return held

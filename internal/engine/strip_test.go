@@ -7,19 +7,21 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
 )
 
 // hookRunner calls before() ahead of every run.
 type hookRunner struct {
 	graphRunner
-	before func(inputs []tensor) error
+	before func(inputs []ort.Tensor) error
 }
 
-func (r *hookRunner) runGraph(inputs []tensor) ([]tensor, error) {
+func (r *hookRunner) Run(inputs []ort.Tensor) ([]ort.Tensor, error) {
 	if err := r.before(inputs); err != nil {
 		return nil, err
 	}
-	return r.graphRunner.runGraph(inputs)
+	return r.graphRunner.Run(inputs)
 }
 
 // multiSentenceWindows counts decoder windows whose frame mask holds frames of two sentences (1..0..1).
@@ -51,22 +53,22 @@ func TestStripsCarrySeveralSentences(t *testing.T) {
 		ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 		sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(5, 6)), 9, func(i int) int { return 2 + 5*i })
 		for _, noStrips := range []bool{false, true} {
-			e, m := voiceEngine(t, path, Options{Threads: 2, MaxBatch: 4, DecoderWindow: 16, DecoderBatch: 4, NoStrips: noStrips})
+			e, m := voiceEngine(t, path, Options{Threads: 2, Tuning: Tuning{MaxBatch: 4, DecoderWindow: 16, DecoderBatch: 4, NoStrips: noStrips}})
 			var multi atomic.Int64
 			for i, d := range m.split.decoder {
-				m.split.decoder[i] = &hookRunner{graphRunner: d, before: func(in []tensor) error {
+				m.split.decoder[i] = &hookRunner{graphRunner: d, before: func(in []ort.Tensor) error {
 					if len(in) > 1 {
-						multi.Add(int64(multiSentenceWindows(in[1].f32, int(in[1].shape[0]), int(in[1].shape[2]))))
+						multi.Add(int64(multiSentenceWindows(in[1].F32, int(in[1].Shape[0]), int(in[1].Shape[2]))))
 					}
 					return nil
 				}}
 			}
 			sameAudio(t, "alone", submitTogether(t, e, m, sentences), want, 1e-4)
-			t.Logf("%s noStrips=%v decoderMasked=%v: %d windows held two sentences", path, noStrips, m.split.voice.decoderMasked, multi.Load())
+			t.Logf("%s noStrips=%v decoderMasked=%v: %d windows held two sentences", path, noStrips, m.split.voice.DecoderMasked, multi.Load())
 			switch {
 			case noStrips && multi.Load() != 0:
 				t.Errorf("NoStrips: %d windows with two sentences", multi.Load())
-			case !noStrips && m.split.voice.decoderMasked && multi.Load() == 0:
+			case !noStrips && m.split.voice.DecoderMasked && multi.Load() == 0:
 				// (Only a masked decoder shows where its windows' sentences are.)
 				t.Errorf("%s: no window held two sentences", path)
 			}
@@ -79,7 +81,7 @@ func TestCancelInsideStrip(t *testing.T) {
 	path := tinyVoicePath
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 	sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(7, 8)), 4, func(i int) int { return 10 + 7*i })
-	e, m := voiceEngine(t, path, Options{Threads: 1, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 1})
+	e, m := voiceEngine(t, path, Options{Threads: 1, Tuning: Tuning{MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 1}})
 	gate := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	var decRuns atomic.Int64
@@ -88,8 +90,8 @@ func TestCancelInsideStrip(t *testing.T) {
 	var cancelB context.CancelFunc
 	cancelled := false
 	for i, a := range m.split.acoustic {
-		m.split.acoustic[i] = &hookRunner{graphRunner: a, before: func(in []tensor) error {
-			if in[0].shape[0] == 3 {
+		m.split.acoustic[i] = &hookRunner{graphRunner: a, before: func(in []ort.Tensor) error {
+			if in[0].Shape[0] == 3 {
 				mu.Lock()
 				abcDone = true
 				mu.Unlock()
@@ -98,7 +100,7 @@ func TestCancelInsideStrip(t *testing.T) {
 		}}
 	}
 	for i, d := range m.split.decoder {
-		m.split.decoder[i] = &hookRunner{graphRunner: d, before: func(in []tensor) error {
+		m.split.decoder[i] = &hookRunner{graphRunner: d, before: func(in []ort.Tensor) error {
 			if decRuns.Add(1) == 1 {
 				entered <- struct{}{}
 				<-gate
@@ -150,10 +152,10 @@ func TestDecoderFailureInStrip(t *testing.T) {
 	path := tinyVoicePath
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
 	sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(9, 8)), 6, func(i int) int { return 3 + 5*i })
-	e, m := voiceEngine(t, path, Options{Threads: 2, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 2})
+	e, m := voiceEngine(t, path, Options{Threads: 2, Tuning: Tuning{MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 2}})
 	var runs atomic.Int64
 	for i, d := range m.split.decoder {
-		m.split.decoder[i] = &hookRunner{graphRunner: d, before: func([]tensor) error {
+		m.split.decoder[i] = &hookRunner{graphRunner: d, before: func([]ort.Tensor) error {
 			if n := runs.Add(1); n == 2 || n == 5 {
 				return errors.New("injected")
 			}
@@ -180,35 +182,18 @@ func TestDecoderFailureInStrip(t *testing.T) {
 	sameAudio(t, "alone after failures", submitTogether(t, e, m, sentences), want, 1e-4)
 }
 
-// A run that fails for its data (an out-of-range index), not its output shapes, must not turn planned outputs off:
-// the runner goes on planning, and returns the failure.
-func TestBadInputKeepsPlans(t *testing.T) {
-	r := oneNodeRunner(t, "Gather", []string{"table", "idx"}, []string{"idx"}, floatInit("table", []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10))
-	for _, idx := range [][]int64{{1, 2}, {3, 4}, {1, 99}, {5, 6}} {
-		out, err := r.runGraph([]tensor{{shape: []int64{2}, i64: idx}})
-		if bad := idx[1] >= 10; bad != (err != nil) {
-			t.Errorf("indices %v: err %v", idx, err)
-		} else if !bad && (out[0].f32[0] != float32(idx[0]) || out[0].f32[1] != float32(idx[1])) {
-			t.Errorf("indices %v: got %v", idx, out[0].f32)
-		}
-	}
-	if r.shapesVary.Load() {
-		t.Error("a run that failed on its data (not its shapes) turned planned outputs off for good")
-	}
-}
-
 // Speaker-conditioned decoder: a batch's sentences of one speaker share a strip (windows with two sentences), and
 // each comes back as that speaker's audio alone.
 func TestSameSpeakerStrips(t *testing.T) {
 	cfg := ModelConfig{SampleRate: 22050, NumSpeakers: 3}
-	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, MaxBatch: 1, NoPaddingMasks: true})
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: 1, NoPaddingMasks: true}})
 	alone, am := loadOn(t, e, err, piperShaped3VoicePath, cfg)
-	e, err = newEngine(Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 1, DecoderWindow: 16, DecoderBatch: 4}, &deviceRecorder{})
+	e, err = newEngine(Options{Device: ort.DeviceWebGPU, Threads: 1, Tuning: Tuning{AcousticDevice: ort.DeviceCPU, DecoderWindow: 16, DecoderBatch: 4}}, &deviceRecorder{})
 	split, sm := loadOn(t, e, err, piperShaped3VoicePath, cfg)
 	var multi atomic.Int64
 	for i, d := range sm.split.decoder {
-		sm.split.decoder[i] = &hookRunner{graphRunner: d, before: func(in []tensor) error {
-			multi.Add(int64(multiSentenceWindows(in[1].f32, int(in[1].shape[0]), int(in[1].shape[2]))))
+		sm.split.decoder[i] = &hookRunner{graphRunner: d, before: func(in []ort.Tensor) error {
+			multi.Add(int64(multiSentenceWindows(in[1].F32, int(in[1].Shape[0]), int(in[1].Shape[2]))))
 			return nil
 		}}
 	}
@@ -238,43 +223,13 @@ func TestSameSpeakerStrips(t *testing.T) {
 	}
 }
 
-// Concurrent runs of one runner, planned and not (run with -race): each gets its own numbers, which it owns.
-func TestPlannedOutputsConcurrent(t *testing.T) {
-	r := oneNodeRunner(t, "Mul", []string{"x", "two"}, nil, floatInit("two", []float32{2}))
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for k := range 200 {
-				n := 1 + (g+k)%7
-				x := make([]float32, n)
-				for i := range x {
-					x[i] = float32(g*1000 + k*10 + i)
-				}
-				out, err := r.runGraph([]tensor{{shape: []int64{1, int64(n)}, f32: x}})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for i := range x {
-					if out[0].f32[i] != 2*x[i] {
-						t.Errorf("output %d = %g for input %g: another run's numbers", i, out[0].f32[i], x[i])
-						return
-					}
-				}
-				out[0].f32[0] = -1 // the caller owns it
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // Request.Stream gets a sentence's audio in order while its windows are decoded: the chunks, then the Result's
 // samples past Streamed, are the sentence's audio alone; a long sentence comes in several chunks; a stream nobody
 // reads (no room) blocks nothing and gets nothing.
 func TestStreamedAudio(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
 	sentences, want := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(13, 14)), 3, func(i int) int { return 40 + 30*i })
-	e, m := voiceEngine(t, piperShapedVoicePath, Options{Threads: 2, DecoderWindow: 8, DecoderBatch: 2})
+	e, m := voiceEngine(t, piperShapedVoicePath, Options{Threads: 2, Tuning: Tuning{DecoderWindow: 8, DecoderBatch: 2}})
 	streams := []chan []float32{make(chan []float32, 64), make(chan []float32), make(chan []float32, 64)} // the second has no room
 	results := make([]<-chan Result, len(sentences))
 	for i, ids := range sentences {

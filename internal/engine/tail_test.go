@@ -7,70 +7,47 @@ import (
 	"testing"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
 // tiledAndWhole makes a tiled runner (tiles of tile samples of the tail's input, margin reach unless it is -1) and
 // a whole-graph runner for the voice at path, both on the CPU.
-func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, runner, *tailCut) {
+func tiledAndWhole(t *testing.T, path string, tile, reach int) (*tiledRunner, runner, *vits.TailCut) {
 	t.Helper()
-	graph, io, err := prepareGraph(readVoice(t, path))
+	graph, io, err := vits.PrepareGraph(orttest.Voice(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := cutTail(graph)
+	tc, err := vits.CutTail(graph)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if reach >= 0 {
-		tc.reach = reach
+		tc.Reach = reach
 	}
-	b := ortBackend{}
-	head, err := b.newGraphRunner(tc.head, io.inputNames(), tc.headOutputs(), DeviceCPU, 1)
+	head := cpuRunner(t, tc.Head, io.InputNames(), tc.HeadOutputs())
+	tail := cpuRunner(t, tc.Tail, tc.TailInputs(), []string{vits.OutputAudio})
+	encoded, err := onnxgraph.Encode(graph)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tail, err := b.newGraphRunner(tc.tail, tc.tailInputs(), []string{outputAudio}, DeviceCPU, 1)
+	whole, err := ortBackend{}.newRunner(encoded, io, ort.DeviceCPU, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := b.newRunner(graph, io, DeviceCPU, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { whole.Close() })
 	tiled := &tiledRunner{head: head, tail: tail, io: io, cut: tc, tile: tile}
-	t.Cleanup(func() { tiled.close(); whole.close() })
 	return tiled, whole, tc
-}
-
-// The cut for ttsgen's voice (which masks its own decoder: the tail reads its masks from the head) and for
-// Piper's graph (nothing but the cut tensor), at the input of the second-to-last upsampling layer.
-func TestCutTail(t *testing.T) {
-	needORT(t)
-	for _, tt := range []struct {
-		path                  string
-		perFrame, rate, extra int
-	}{
-		{tinyVoicePath, 8, 32, 2}, // its masks at the last two stages' rates
-		{piperShapedVoicePath, 8, 32, 0},
-	} {
-		t.Run(tt.path, func(t *testing.T) {
-			_, _, tc := tiledAndWhole(t, tt.path, 16, -1)
-			if tc.perFrame != tt.perFrame || tc.rate != tt.rate || len(tc.extras) != tt.extra {
-				t.Errorf("cut: %d samples per frame, %d output samples per sample, extras %v; want %d, %d, %d extras",
-					tc.perFrame, tc.rate, tc.extras, tt.perFrame, tt.rate, tt.extra)
-			}
-			if tc.reach <= 0 || tc.reach%tc.perFrame != 0 {
-				t.Errorf("reach %d: want a positive number of whole frames", tc.reach)
-			}
-		})
-	}
 }
 
 // A sentence decoded tile by tile is the sentence decoded whole, for tiles smaller and larger than the sentence
 // and not dividing it; without the margins it is not (so the comparison can fail).
 func TestTiledTailMatchesWholeSentence(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, path := range []string{tinyVoicePath, piperShapedVoicePath, piperShaped3VoicePath} {
 		for _, tile := range []int{16, 40, 256} {
@@ -91,17 +68,17 @@ func TestTiledTailMatchesWholeSentence(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if len(got.audio) != len(want.audio) || maxAbsDiff(got.frames, want.frames) != 0 {
-						t.Fatalf("%d phonemes: %d samples, want %d; durations differ by %g", n, len(got.audio), len(want.audio), maxAbsDiff(got.frames, want.frames))
+					if len(got.audio) != len(want.audio) || orttest.MaxAbsDiff(got.frames, want.frames) != 0 {
+						t.Fatalf("%d phonemes: %d samples, want %d; durations differ by %g", n, len(got.audio), len(want.audio), orttest.MaxAbsDiff(got.frames, want.frames))
 					}
-					if d := maxAbsDiff(got.audio, want.audio); d > 1e-5 {
+					if d := orttest.MaxAbsDiff(got.audio, want.audio); d > 1e-5 {
 						t.Errorf("%d phonemes (%d samples): tiled audio differs by %g", n, len(want.audio), d)
 					}
 					cut, err := noMargin.run(in)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if d := maxAbsDiff(cut.audio, want.audio); tile < len(want.audio)/32 && d < 1e-3 {
+					if d := orttest.MaxAbsDiff(cut.audio, want.audio); tile < len(want.audio)/32 && d < 1e-3 {
 						t.Errorf("%d phonemes: without margins the tiles differ by only %g", n, d)
 					}
 				}
@@ -112,15 +89,15 @@ func TestTiledTailMatchesWholeSentence(t *testing.T) {
 
 // A CPU engine running one sentence at a time tiles its decoders by default; -1, batches and GPUs do not.
 func TestTailTilesWhereTheyApply(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, tt := range []struct {
 		name  string
 		opts  Options
 		tiled bool
 	}{
-		{"cpu default", Options{Device: DeviceCPU, Threads: 1}, true},
-		{"cpu, tail tiles off", Options{Device: DeviceCPU, Threads: 1, TailTile: -1}, false},
-		{"cpu, batches", Options{Device: DeviceCPU, Threads: 1, MaxBatch: 4}, false},
+		{"cpu default", Options{Device: ort.DeviceCPU, Threads: 1}, true},
+		{"cpu, tail tiles off", Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{TailTile: -1}}, false},
+		{"cpu, batches", Options{Device: ort.DeviceCPU, Threads: 1, Tuning: Tuning{MaxBatch: 4}}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e, m := voiceEngine(t, piperShapedVoicePath, tt.opts)
@@ -137,7 +114,7 @@ func TestTailTilesWhereTheyApply(t *testing.T) {
 // from the speaker id: a tail that reads something of the head's that does not run along the sentence.
 func speakerScaledTail(t *testing.T) []byte {
 	t.Helper()
-	model := decodeModel(t, readVoice(t, piperShaped3VoicePath))
+	model := orttest.Parse(t, orttest.Voice(t, piperShaped3VoicePath))
 	g := model.GetGraph()
 	var last *onnx.NodeProto
 	for _, n := range g.GetNode() {
@@ -147,10 +124,10 @@ func speakerScaledTail(t *testing.T) []byte {
 	}
 	out := last.GetOutput()[0]
 	last.Output[0] = out + "/unscaled"
-	g.Initializer = append(g.Initializer, floatInit("speaker/zero", []float32{0}), floatInit("speaker/one", []float32{1}),
-		intInit("speaker/shape", 1, 1, 1))
+	g.Initializer = append(g.Initializer, onnxgraph.FloatInit("speaker/zero", []float32{0}), onnxgraph.FloatInit("speaker/one", []float32{1}),
+		onnxgraph.IntInit("speaker/shape", 1, 1, 1))
 	extra := []*onnx.NodeProto{
-		{Name: "speaker/cast", OpType: "Cast", Input: []string{inputSpeaker}, Output: []string{"speaker/f"},
+		{Name: "speaker/cast", OpType: "Cast", Input: []string{vits.InputSpeaker}, Output: []string{"speaker/f"},
 			Attribute: []*onnx.AttributeProto{{Name: "to", Type: onnx.AttributeProto_INT, I: int64(onnx.TensorProto_FLOAT)}}},
 		{Name: "speaker/mul", OpType: "Mul", Input: []string{"speaker/f", "speaker/zero"}, Output: []string{"speaker/0"}},
 		{Name: "speaker/add", OpType: "Add", Input: []string{"speaker/0", "speaker/one"}, Output: []string{"speaker/1"}},
@@ -175,9 +152,9 @@ func speakerScaledTail(t *testing.T) []byte {
 // A tail that reads a head tensor not along the sentence fails Load's trial run: the voice runs whole sentences,
 // with a note, and speaks.
 func TestTailTrialRunFallsBack(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	var logs []string
-	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,12 +175,12 @@ func TestTailTrialRunFallsBack(t *testing.T) {
 // Through the engine (its polyphase upsampling, its workers), tiles as small as a frame give each sentence the audio
 // the voice's own whole-sentence run gives.
 func TestEngineTilesMatchWholeSentences(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, path := range []string{tinyVoicePath, piperShapedVoicePath} {
 		t.Run(path, func(t *testing.T) {
-			ref, refModel := voiceEngine(t, path, Options{Threads: 1, TailTile: -1, Upsampling: UpsamplingConvTranspose})
+			ref, refModel := voiceEngine(t, path, Options{Threads: 1, Tuning: Tuning{TailTile: -1, Upsampling: UpsamplingConvTranspose}})
 			sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(17, 18)), 5, func(i int) int { return 2 + 19*i })
-			e, m := voiceEngine(t, path, Options{Threads: 2, TailTile: 8})
+			e, m := voiceEngine(t, path, Options{Threads: 2, Tuning: Tuning{TailTile: 8}})
 			if _, tiled := m.runners[0].(*tiledRunner); !tiled {
 				t.Fatal("the engine runs whole sentences")
 			}

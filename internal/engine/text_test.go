@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/onnxgraph"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -17,7 +20,7 @@ import (
 // reads (for Piper's graph: the durations, the noise scale, the encoder's means and log-scales), and the text
 // part followed by the expansion gives the acoustic part's outputs for batches of several sentences.
 func TestCutText(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	for _, tt := range []struct {
 		name, path string
 		edit       func(*testing.T, []byte) []byte // nil: the voice as it is
@@ -31,60 +34,47 @@ func TestCutText(t *testing.T) {
 		{"piper-shaped, Ceil writing w_ceil itself", piperShapedVoicePath, ceilWritesFrames, "[/Gather_output_0 /enc_p/Split_output_0 /enc_p/Split_output_1 w_ceil]", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			voice := readVoice(t, tt.path)
+			voice := orttest.Voice(t, tt.path)
 			if tt.edit != nil {
 				voice = tt.edit(t, voice)
 			}
-			graph, io, err := prepareGraph(voice)
+			graph, io, err := vits.PrepareGraph(voice)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sv, err := splitGraph(graph, true)
+			sv, err := vits.SplitGraph(graph, true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cut, err := cutText(sv.acoustic)
+			cut, err := vits.CutText(sv.Acoustic)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var crossed []string
-			for _, name := range cut.boundary {
-				crossed = append(crossed, strings.TrimPrefix(name, textBoundaryPrefix))
+			for _, name := range cut.Boundary {
+				crossed = append(crossed, strings.TrimPrefix(name, vits.TextBoundaryPrefix))
 			}
 			if got := fmt.Sprint(crossed); got != tt.boundary {
 				t.Errorf("boundary %s, want %s", got, tt.boundary)
 			}
-			if got := slices.Contains(cut.expandInput, inputSpeaker); got != tt.expandSid {
-				t.Errorf("expansion inputs %v: reads sid %v, want %v", cut.expandInput, got, tt.expandSid)
+			if got := slices.Contains(cut.ExpandInput, vits.InputSpeaker); got != tt.expandSid {
+				t.Errorf("expansion inputs %v: reads sid %v, want %v", cut.ExpandInput, got, tt.expandSid)
 			}
-			if got := fmt.Sprint(cut.textInputs); got != fmt.Sprint(io.inputNames()) {
-				t.Errorf("text part inputs %s, want the voice's %v", got, io.inputNames())
+			if got := fmt.Sprint(cut.TextInputs); got != fmt.Sprint(io.InputNames()) {
+				t.Errorf("text part inputs %s, want the voice's %v", got, io.InputNames())
 			}
 
-			b := ortBackend{}
-			whole, err := b.newGraphRunner(sv.acoustic, io.inputNames(), sv.acousticOutputs(), DeviceCPU, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer whole.close()
-			text, err := b.newGraphRunner(cut.text, cut.textInputs, cut.boundary, DeviceCPU, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer text.close()
-			expand, err := b.newGraphRunner(cut.expand, cut.expandInput, sv.acousticOutputs(), DeviceCPU, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer expand.close()
-			sm := &splitModel{voice: &splitVoice{io: io, text: cut}, text: []graphRunner{text}}
+			whole := cpuRunner(t, sv.Acoustic, io.InputNames(), sv.AcousticOutputs())
+			text := cpuRunner(t, cut.Text, cut.TextInputs, cut.Boundary)
+			expand := cpuRunner(t, cut.Expand, cut.ExpandInput, sv.AcousticOutputs())
+			sm := &splitModel{voice: &vits.SplitVoice{IO: io, Text: cut}, text: []graphRunner{text}}
 
 			rng := rand.New(rand.NewPCG(5, 6))
 			in := paddedBatch(rng, 30, 12, 21)
-			if io.hasSpeaker {
+			if io.HasSpeaker {
 				in.speakers = []int64{2, 0, 1}
 			}
-			want, err := whole.runGraph(acousticInputs(in, io))
+			want, err := whole.Run(acousticInputs(in, io))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,15 +82,15 @@ func TestCutText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := expand.runGraph(mid)
+			got, err := expand.Run(mid)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range want {
-				if !slices.Equal(got[i].shape, want[i].shape) {
-					t.Fatalf("output %d has shape %v, want %v", i, got[i].shape, want[i].shape)
+				if !slices.Equal(got[i].Shape, want[i].Shape) {
+					t.Fatalf("output %d has shape %v, want %v", i, got[i].Shape, want[i].Shape)
 				}
-				if d := maxAbsDiff(got[i].f32, want[i].f32); d > 1e-5 {
+				if d := orttest.MaxAbsDiff(got[i].F32, want[i].F32); d > 1e-5 {
 					t.Errorf("output %d differs from the uncut acoustic part by %g", i, d)
 				}
 			}
@@ -112,9 +102,9 @@ func TestCutText(t *testing.T) {
 // checkTextPieces runs a batch's text part (want: its outputs in one run, as the expansion reads them) in pieces
 // on a CPU session, with the GPU busy for the first few tries, and checks the runs and that the outputs join into
 // the batch's.
-func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInput, want []tensor) {
+func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInput, want []ort.Tensor) {
 	t.Helper()
-	perRow, ok, err := textPieceOutputs(text, sm.voice.text, sm.voice.io)
+	perRow, ok, err := textPieceOutputs(text, sm.voice.Text, sm.voice.IO)
 	if err != nil || !ok {
 		t.Fatalf("text part outputs per sentence %v, ok %v, %v: want them known", perRow, ok, err)
 	}
@@ -136,7 +126,7 @@ func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInp
 	} {
 		gpu := &busyRunner{graphRunner: text, busy: c.busy}
 		sm.text, sm.textCPU = []graphRunner{gpu}, []graphRunner{text}
-		got, runs, err := sm.runText(0, c.piece, acousticInputs(in, sm.voice.io), time.Now)
+		got, runs, err := sm.runText(0, c.piece, acousticInputs(in, sm.voice.IO), time.Now)
 		if err != nil {
 			t.Fatalf("pieces of %d: %v", c.piece, err)
 		}
@@ -148,9 +138,9 @@ func checkTextPieces(t *testing.T, sm *splitModel, text graphRunner, in batchInp
 			t.Errorf("pieces of %d, GPU busy for %d tries: runs %v, want %s", c.piece, c.busy, where, c.want)
 		}
 		for i := range want {
-			if !slices.Equal(got[i].shape, want[i].shape) || maxAbsDiff(got[i].f32, want[i].f32) > 1e-5 || !slices.Equal(got[i].i64, want[i].i64) {
+			if !slices.Equal(got[i].Shape, want[i].Shape) || orttest.MaxAbsDiff(got[i].F32, want[i].F32) > 1e-5 || !slices.Equal(got[i].I64, want[i].I64) {
 				t.Errorf("pieces of %d: output %d of shape %v differs from the batch's (%v) by %g", c.piece, i,
-					got[i].shape, want[i].shape, maxAbsDiff(got[i].f32, want[i].f32))
+					got[i].Shape, want[i].Shape, orttest.MaxAbsDiff(got[i].F32, want[i].F32))
 			}
 		}
 	}
@@ -162,34 +152,34 @@ type busyRunner struct {
 	busy int
 }
 
-func (r *busyRunner) tryRunGraph(in []tensor) ([]tensor, error) {
+func (r *busyRunner) TryRun(in []ort.Tensor) ([]ort.Tensor, error) {
 	if r.busy > 0 {
 		r.busy--
-		return nil, errDeviceBusy
+		return nil, ort.ErrDeviceBusy
 	}
-	return r.graphRunner.runGraph(in)
+	return r.graphRunner.Run(in)
 }
 
 // ceilWritesFrames renames a voice's duration Ceil output to "w_ceil" and makes it a graph output, as an exporter
 // asked for that output by name would write it.
 func ceilWritesFrames(t *testing.T, voice []byte) []byte {
 	t.Helper()
-	model := decodeModel(t, voice)
+	model := orttest.Parse(t, voice)
 	graph := model.GetGraph()
-	ceil := durationCeil(graph)
+	ceil := vits.DurationCeil(graph)
 	for _, node := range graph.GetNode() {
 		for i, name := range node.Input {
 			if name == ceil {
-				node.Input[i] = outputFrames
+				node.Input[i] = vits.OutputFrames
 			}
 		}
 		for i, name := range node.Output {
 			if name == ceil {
-				node.Output[i] = outputFrames
+				node.Output[i] = vits.OutputFrames
 			}
 		}
 	}
-	graph.Output = append(graph.Output, floatTensor(outputFrames))
+	graph.Output = append(graph.Output, onnxgraph.FloatTensor(vits.OutputFrames))
 	edited, err := proto.Marshal(model)
 	if err != nil {
 		t.Fatal(err)
@@ -197,73 +187,20 @@ func ceilWritesFrames(t *testing.T, voice []byte) []byte {
 	return edited
 }
 
-// TestCutTextBoundaryTypes: what crosses must be float32 or int64; a boolean tensor the expansion reads is
-// recomputed there from what it was made of, and a tensor made of constants alone is not handed over.
-func TestCutTextBoundaryTypes(t *testing.T) {
-	f := int32(onnx.TensorProto_FLOAT)
-	graph := &onnx.GraphProto{
-		Input: []*onnx.ValueInfoProto{typedTensor("x", f), typedTensor("lengths", int32(onnx.TensorProto_INT64))},
-		Initializer: []*onnx.TensorProto{
-			{Name: "half", DataType: f, Dims: []int64{1}, FloatData: []float32{0.5}},
-		},
-		Node: []*onnx.NodeProto{
-			{Name: "enc", OpType: "Exp", Input: []string{"x"}, Output: []string{"h"}},
-			{Name: "/Ceil", OpType: "Ceil", Input: []string{"h"}, Output: []string{"w"}},
-			{Name: "positive", OpType: "Greater", Input: []string{"h", "half"}, Output: []string{"mask"}},
-			{Name: "weight", OpType: "Identity", Input: []string{"half"}, Output: []string{"shared"}},
-			{Name: "shape", OpType: "Shape", Input: []string{"h"}, Output: []string{"hshape"}},
-			{Name: "sum", OpType: "CumSum", Input: []string{"w", "lengths"}, Output: []string{"ends"}},
-			{Name: "pick", OpType: "Where", Input: []string{"mask", "ends", "shared"}, Output: []string{"y"}},
-			{Name: "shape_y", OpType: "Reshape", Input: []string{"y", "hshape"}, Output: []string{"z"}},
-		},
-		Output: []*onnx.ValueInfoProto{typedTensor("z", f)},
-	}
-	model, err := proto.Marshal(&onnx.ModelProto{IrVersion: 8, OpsetImport: []*onnx.OperatorSetIdProto{{Version: 15}}, Graph: graph})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut, err := cutText(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// h crosses (the boolean mask is recomputed from it and from the initializer), w crosses, the shape crosses as
-	// int64; "shared" (an Identity of a weight) does not.
-	if got, want := fmt.Sprint(cut.boundary), "[text:h text:hshape text:w]"; got != want {
-		t.Errorf("boundary %s, want %s", got, want)
-	}
-	if got, want := fmt.Sprint(cut.expandInput), "[text:h text:hshape text:w lengths]"; got != want {
-		t.Errorf("expansion inputs %s, want %s", got, want)
-	}
-	var text onnx.ModelProto
-	if err := proto.Unmarshal(cut.text, &text); err != nil {
-		t.Fatal(err)
-	}
-	for _, out := range text.GetGraph().GetOutput() {
-		want := f
-		if out.GetName() == "text:hshape" {
-			want = int32(onnx.TensorProto_INT64)
-		}
-		if got := out.GetType().GetTensorType().GetElemType(); got != want {
-			t.Errorf("text part output %s declared as type %d, want %d", out.GetName(), got, want)
-		}
-	}
-}
-
 // TestTextDeviceAuto: with TextDevice auto a batch's text part runs on the GPU when the GPU is free and on the
 // worker's CPU session when it is busy, with the same audio either way.
 func TestTextDeviceAuto(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, b := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: DeviceAuto})
+	e, m, b := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, Tuning: Tuning{DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceAuto}})
 	if got := strings.Count(fmt.Sprint(b.sessions), "text:/Ceil_output_0"); got != 3 || len(m.split.textCPU) != 2 {
 		t.Fatalf("sessions %v: want the text part on the GPU and on one CPU session per worker (2)", b.sessions)
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(7, 8)), 4, func(i int) int { return 5 + 8*i })
 	check := func(stage string, i int, got []float32) {
 		t.Helper()
-		if len(got) != len(audio[i]) || maxAbsDiff(got, audio[i]) > 1e-4 {
+		if len(got) != len(audio[i]) || orttest.MaxAbsDiff(got, audio[i]) > 1e-4 {
 			t.Errorf("text part on %s: sentence %d: %d samples (want %d), difference %g", stage, i, len(got),
-				len(audio[i]), maxAbsDiff(got, audio[i]))
+				len(audio[i]), orttest.MaxAbsDiff(got, audio[i]))
 		}
 	}
 	items := func() map[string]int {
@@ -276,16 +213,15 @@ func TestTextDeviceAuto(t *testing.T) {
 
 	// The GPU busy (its lock held) while the sentences' text parts run: they all go to the CPU sessions; the flow
 	// and decoder then wait for the GPU.
-	webgpuRuns.Lock()
+	flows := flowStarts(m)
+	ort.RunLock(ort.DeviceWebGPU).Lock()
 	done := make(chan [][]float32)
 	go func() { done <- submitTogether(t, e, m, sentences) }()
-	for deadline := time.Now().Add(10 * time.Second); items()[stageAcoustic] < len(sentences); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			webgpuRuns.Unlock()
-			t.Fatalf("acoustic part not done with the GPU busy: stages %v", items())
-		}
+	if !awaitSentences(flows, len(sentences)) {
+		ort.RunLock(ort.DeviceWebGPU).Unlock()
+		t.Fatalf("acoustic part not done with the GPU busy: stages %v", items())
 	}
-	webgpuRuns.Unlock()
+	ort.RunLock(ort.DeviceWebGPU).Unlock()
 	for i, got := range <-done {
 		check("the CPU", i, got)
 	}
@@ -308,12 +244,37 @@ func TestTextDeviceAuto(t *testing.T) {
 	}
 }
 
+// flowStarts makes m's flow runners say, as each run starts, how many sentences it holds. A batch's flow runs after
+// its text and acoustic parts, and after their runs are counted in Stats.
+func flowStarts(m *Model) <-chan int {
+	started := make(chan int, 256)
+	for i, f := range m.split.flow {
+		m.split.flow[i] = &hookRunner{graphRunner: f, before: func(in []ort.Tensor) error {
+			started <- int(in[0].Shape[0])
+			return nil
+		}}
+	}
+	return started
+}
+
+// awaitSentences waits until flow runs of n sentences in all have started; false after 10 s without them.
+func awaitSentences(started <-chan int, n int) bool {
+	for seen := 0; seen < n; {
+		select {
+		case k := <-started:
+			seen += k
+		case <-time.After(10 * time.Second):
+			return false
+		}
+	}
+	return true
+}
+
 // TestTextPiecesInEngine: with the GPU busy, a worker runs a batch's text part on its CPU session a piece at a
 // time (one sentence here), each piece counted as a run, with the same audio.
 func TestTextPiecesInEngine(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
-	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16,
-		DecoderBatch: 4, TextDevice: DeviceAuto, TextPiece: 1})
+	e, m, _ := gpuLayoutEngine(t, piperShapedVoicePath, Options{Device: ort.DeviceWebGPU, Threads: 2, Tuning: Tuning{DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceAuto, TextPiece: 1}})
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(11, 12)), 4, func(i int) int { return 5 + 8*i })
 	stage := func(name string) StageStats {
 		for _, st := range e.Stats() {
@@ -324,16 +285,15 @@ func TestTextPiecesInEngine(t *testing.T) {
 		return StageStats{}
 	}
 	textCPU := func() StageStats { return stage(stageTextCPU) }
-	webgpuRuns.Lock()
+	flows := flowStarts(m)
+	ort.RunLock(ort.DeviceWebGPU).Lock()
 	done := make(chan [][]float32)
 	go func() { done <- submitTogether(t, e, m, sentences) }()
-	for deadline := time.Now().Add(10 * time.Second); textCPU().Items < len(sentences); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			webgpuRuns.Unlock()
-			t.Fatalf("text parts not done on the CPU with the GPU busy: %+v", textCPU())
-		}
+	if !awaitSentences(flows, len(sentences)) {
+		ort.RunLock(ort.DeviceWebGPU).Unlock()
+		t.Fatalf("text parts not done on the CPU with the GPU busy: %+v", textCPU())
 	}
-	webgpuRuns.Unlock()
+	ort.RunLock(ort.DeviceWebGPU).Unlock()
 	sameAudio(t, "text part in pieces", <-done, audio, 1e-4)
 	if st := textCPU(); st.Runs != len(sentences) || st.Items != len(sentences) {
 		t.Errorf("text parts on the CPU: %d runs of %d sentences, want one run per sentence (%d)", st.Runs, st.Items, len(sentences))
@@ -345,44 +305,11 @@ func TestTextPiecesInEngine(t *testing.T) {
 	}
 }
 
-// TestDeviceLockIdle: a run that may go elsewhere takes the device only when nobody holds it or waits for it; a
-// free lock with a queue behind it (between two runs) is not idle.
-func TestDeviceLockIdle(t *testing.T) {
-	var l deviceLock
-	if !l.TryLockIdle() {
-		t.Fatal("an idle device refused")
-	}
-	if l.TryLockIdle() {
-		t.Fatal("a held device taken again")
-	}
-	waiting := make(chan struct{})
-	go func() {
-		close(waiting)
-		l.Lock() // queues behind the holder
-		l.Unlock()
-	}()
-	<-waiting
-	for l.users.Load() != 2 {
-		time.Sleep(time.Millisecond)
-	}
-	l.mu.Unlock() // the holder lets go, as Unlock does, before its count drops: the waiter is still queued
-	if l.TryLockIdle() {
-		t.Error("device taken while a run was queued for it")
-	}
-	l.users.Add(-1)
-	for l.users.Load() != 0 {
-		time.Sleep(time.Millisecond)
-	}
-	if !l.TryLockIdle() {
-		t.Error("an idle device refused after the queue drained")
-	}
-}
-
 // textSessionFails is deviceRecorder with every text-part session failing to start.
 type textSessionFails struct{ deviceRecorder }
 
-func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error) {
-	if strings.HasPrefix(outputs[0], textBoundaryPrefix) {
+func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string, d ort.Device, threads int) (graphRunner, error) {
+	if strings.HasPrefix(outputs[0], vits.TextBoundaryPrefix) {
 		return nil, errors.New("no session for you")
 	}
 	return b.deviceRecorder.newGraphRunner(graph, inputs, outputs, d, threads)
@@ -393,17 +320,16 @@ func (b *textSessionFails) newGraphRunner(graph []byte, inputs, outputs []string
 func TestTextSessionFails(t *testing.T) {
 	ref, refModel := voiceEngine(t, piperShapedVoicePath, Options{Threads: 1})
 	var notes []string
-	e, err := newEngine(Options{Device: DeviceWebGPU, Threads: 2, DecoderWindow: 16, DecoderBatch: 4, TextDevice: DeviceAuto,
-		Logf: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }}, &textSessionFails{})
+	e, err := newEngine(Options{Device: ort.DeviceWebGPU, Threads: 2, Logf: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }, Tuning: Tuning{DecoderWindow: 16, DecoderBatch: 4, TextDevice: ort.DeviceAuto}}, &textSessionFails{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	m, err := e.Load("voice", readVoice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	m, err := e.Load("voice", orttest.Voice(t, piperShapedVoicePath), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.split == nil || m.split.voice.text != nil || m.split.text != nil || m.split.textCPU != nil {
+	if m.split == nil || m.split.voice.Text != nil || m.split.text != nil || m.split.textCPU != nil {
 		t.Fatalf("split %v: want the voice split with no text part", m.split != nil)
 	}
 	if got := strings.Join(notes, "\n"); !strings.Contains(got, `voice "voice" runs its text encoder on the CPU: text part session on webgpu: no session for you`) {
@@ -411,47 +337,4 @@ func TestTextSessionFails(t *testing.T) {
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(9, 10)), 3, func(i int) int { return 5 + 6*i })
 	sameAudio(t, "one sentence alone", submitTogether(t, e, m, sentences), audio, 1e-4)
-}
-
-// TestLeadingAxisBothOpsets: the Unsqueeze and Squeeze that carry a text part's outputs across the cut run in ONNX
-// Runtime both before opset 13 (axes an attribute) and from it (axes an input).
-func TestLeadingAxisBothOpsets(t *testing.T) {
-	needORT(t)
-	for _, opset := range []int64{11, 13, 15} {
-		negate := func(in, out string) []byte {
-			g := &onnx.GraphProto{Name: "g", Input: []*onnx.ValueInfoProto{floatTensor(in)}, Output: []*onnx.ValueInfoProto{floatTensor(out)},
-				Node: []*onnx.NodeProto{{Name: "neg", OpType: "Neg", Input: []string{in}, Output: []string{out}}}}
-			data, err := proto.Marshal(&onnx.ModelProto{IrVersion: 7, OpsetImport: []*onnx.OperatorSetIdProto{{Version: opset}}, Graph: g})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return data
-		}
-		crossing := map[string]string{"y": "y"}
-		text, err := addLeadingAxis(negate("x", "y"), crossing, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		expand, err := addLeadingAxis(negate("y", "z"), crossing, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := func(graph []byte, in, out string, x tensor) tensor {
-			r, err := ortBackend{}.newGraphRunner(graph, []string{in}, []string{out}, DeviceCPU, 1)
-			if err != nil {
-				t.Fatalf("opset %d: %v", opset, err)
-			}
-			defer r.close()
-			got, err := r.runGraph([]tensor{x})
-			if err != nil {
-				t.Fatalf("opset %d: %v", opset, err)
-			}
-			return got[0]
-		}
-		crossed := run(text, "x", "text:y", tensor{shape: []int64{2}, f32: []float32{1, -2}})
-		back := run(expand, "text:y", "z", crossed)
-		if fmt.Sprint(crossed.shape, crossed.f32, back.shape, back.f32) != "[1 2] [-1 2] [2] [1 -2]" {
-			t.Errorf("opset %d: crossed %v %v, back %v %v; want [1 2] [-1 2], then [2] [1 -2]", opset, crossed.shape, crossed.f32, back.shape, back.f32)
-		}
-	}
 }

@@ -4,24 +4,20 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/vits"
 )
 
-// tensor is a dense tensor crossing the runner boundary: float32 or int64, row-major.
-type tensor struct {
-	shape []int64
-	f32   []float32
-	i64   []int64
-}
-
-// graphRunner runs a graph with positional inputs and outputs (the order given when it was created). Like runner,
-// it must be safe from several goroutines.
+// graphRunner runs a graph with positional inputs and outputs (the order given when it was created): what an
+// *ort.Runner does, and what tests fake. Like runner, it must be safe from several goroutines.
 type graphRunner interface {
-	runGraph(inputs []tensor) ([]tensor, error)
-	// tryRunGraph is runGraph if the runner's device is free at once, else errDeviceBusy without running.
-	tryRunGraph(inputs []tensor) ([]tensor, error)
-	// deviceTime is how long its runs have held a serialised device (0 for a device that runs several at once).
-	deviceTime() time.Duration
-	close() error
+	Run(inputs []ort.Tensor) ([]ort.Tensor, error)
+	// TryRun is Run if the runner's device is free at once, else ort.ErrDeviceBusy without running.
+	TryRun(inputs []ort.Tensor) ([]ort.Tensor, error)
+	// DeviceTime is how long its runs have held a serialised device (0 for a device that runs several at once).
+	DeviceTime() time.Duration
+	Close() error
 }
 
 // windowing is the decoder's window layout: each window decodes frames frames of one sentence and reads margin
@@ -44,12 +40,11 @@ func (w windowing) count(frames int) int {
 
 // strip lays several sentences' latents end to end on one frame axis, with margin frames of silence (frame mask
 // off) between two sentences, and the decoder's windows are cut from the strip rather than from each sentence. A
-// sentence's last window is then filled by the next sentence's first frames instead of by padding: cut one by one,
-// the sentences of the H200 benchmark wasted 9% of the decoder's window frames on padding past their ends
-// (BENCHMARKS.md, fifth session); in strips, each wastes its gap, ~2%.
+// sentence's last window is then filled by the next sentence's first frames instead of by padding, of which a
+// sentence cut alone leaves up to a window's worth past its end; in a strip each wastes only its gap.
 //
 // The gap keeps sentences apart exactly: an output sample reads latent frames at most margin away (the decoder's
-// reach, reach.go), so a sentence's samples never read the next sentence's frames, and the gap frames they do read
+// reach, vits.DecoderReach), so a sentence's samples never read the next sentence's frames, and the gap frames they do read
 // are zero with the mask off, as the padding past a sentence's end is when it is cut alone.
 type strip struct {
 	latent   []float32 // channels x length, row-major
@@ -164,27 +159,40 @@ func (w windowing) placeWindow(audio []float32, decoded []float32, s *strip, i, 
 	return nil
 }
 
+// decoderInputs packs a decoder run of rows windows of span frames: latent rows x channels x span, mask rows x span
+// (read when the decoder is masked), speakers rows (read when it is speaker-conditioned).
+func decoderInputs(sv *vits.SplitVoice, latent, mask []float32, speakers []int64, rows, channels, span int) []ort.Tensor {
+	inputs := []ort.Tensor{{Shape: []int64{int64(rows), int64(channels), int64(span)}, F32: latent}}
+	if sv.DecoderMasked {
+		inputs = append(inputs, ort.Tensor{Shape: []int64{int64(rows), 1, int64(span)}, F32: mask})
+	}
+	if sv.DecoderSpeaker {
+		inputs = append(inputs, ort.Tensor{Shape: []int64{int64(rows)}, I64: speakers})
+	}
+	return inputs
+}
+
 // sentenceLatents cuts the acoustic graph's batched latent [B, C, Fmax] into each item's own frames
 // (C x frames[b]), with frames from w_ceil [B, 1, L].
-func sentenceLatents(latent tensor, wCeil tensor, size int) (latents [][]float32, frames []int, channels int, err error) {
-	if len(latent.shape) != 3 || latent.shape[0] != int64(size) {
-		return nil, nil, 0, fmt.Errorf("latent has shape %v, want [%d, channels, frames]", latent.shape, size)
+func sentenceLatents(latent ort.Tensor, wCeil ort.Tensor, size int) (latents [][]float32, frames []int, channels int, err error) {
+	if len(latent.Shape) != 3 || latent.Shape[0] != int64(size) {
+		return nil, nil, 0, fmt.Errorf("latent has shape %v, want [%d, channels, frames]", latent.Shape, size)
 	}
-	channels, maxFrames := int(latent.shape[1]), int(latent.shape[2])
-	if len(wCeil.f32)%size != 0 {
-		return nil, nil, 0, fmt.Errorf("duration output has %d values for a batch of %d", len(wCeil.f32), size)
+	channels, maxFrames := int(latent.Shape[1]), int(latent.Shape[2])
+	if len(wCeil.F32)%size != 0 {
+		return nil, nil, 0, fmt.Errorf("duration output has %d values for a batch of %d", len(wCeil.F32), size)
 	}
-	width := len(wCeil.f32) / size
+	width := len(wCeil.F32) / size
 	for b := range size {
 		var sum float32
-		for _, f := range wCeil.f32[b*width : (b+1)*width] {
+		for _, f := range wCeil.F32[b*width : (b+1)*width] {
 			sum += f
 		}
 		// A sentence of no frames gets no audio, as in splitAudio.
 		n := min(int(sum+0.5), maxFrames)
 		item := make([]float32, channels*n)
 		for c := range channels {
-			row := latent.f32[(b*channels+c)*maxFrames:]
+			row := latent.F32[(b*channels+c)*maxFrames:]
 			copy(item[c*n:(c+1)*n], row[:n])
 		}
 		latents = append(latents, item)
@@ -193,28 +201,28 @@ func sentenceLatents(latent tensor, wCeil tensor, size int) (latents [][]float32
 	return latents, frames, channels, nil
 }
 
-// acousticInputs lays a batch out as the acoustic graph's inputs (the voice's own inputs, in modelIO order).
-func acousticInputs(in batchInput, io modelIO) []tensor {
+// acousticInputs lays a batch out as the acoustic graph's inputs (the voice's own inputs, in vits.ModelIO order).
+func acousticInputs(in batchInput, io vits.ModelIO) []ort.Tensor {
 	b, l := int64(in.size), int64(in.width)
-	inputs := []tensor{
-		{shape: []int64{b, l}, i64: in.ids},
-		{shape: []int64{b}, i64: in.lengths},
-		{shape: []int64{3}, f32: []float32{in.scales.Noise, in.scales.Length, in.scales.NoiseW}},
+	inputs := []ort.Tensor{
+		{Shape: []int64{b, l}, I64: in.ids},
+		{Shape: []int64{b}, I64: in.lengths},
+		{Shape: []int64{3}, F32: []float32{in.scales.Noise, in.scales.Length, in.scales.NoiseW}},
 	}
-	if io.hasSpeaker {
+	if io.HasSpeaker {
 		speakers := in.speakers
 		if speakers == nil {
 			speakers = make([]int64, in.size)
 		}
-		inputs = append(inputs, tensor{shape: []int64{b}, i64: speakers})
+		inputs = append(inputs, ort.Tensor{Shape: []int64{b}, I64: speakers})
 	}
 	return inputs
 }
 
 // decodeWindowed synthesizes a batch through the split graph: the acoustic part once for the batch, then the
 // decoder on fixed windows of all the batch's sentences together, at most maxWindows per run.
-func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput, w windowing, hop, maxWindows int) ([][]float32, error) {
-	out, err := acoustic.runGraph(acousticInputs(in, sv.io))
+func decodeWindowed(acoustic, decoder graphRunner, sv *vits.SplitVoice, in batchInput, w windowing, hop, maxWindows int) ([][]float32, error) {
+	out, err := acoustic.Run(acousticInputs(in, sv.IO))
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +242,7 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 		}
 		return in.speakers[b]
 	}
-	for _, items := range stripGroups(frames, speaker, sv.decoderSpeaker, false) {
+	for _, items := range stripGroups(frames, speaker, sv.DecoderSpeaker, false) {
 		strips, stripItems = append(strips, w.groupStrip(latents, frames, items, channels)), append(stripItems, items)
 	}
 	type window struct{ strip, k int }
@@ -256,16 +264,16 @@ func decodeWindowed(acoustic, decoder graphRunner, sv *splitVoice, in batchInput
 				speakers[i] = in.speakers[stripItems[win.strip][0]]
 			}
 		}
-		decoded, err := decoder.runGraph(sv.decoderInputs(batch, mask, speakers, len(run), channels, w.span()))
+		decoded, err := decoder.Run(decoderInputs(sv, batch, mask, speakers, len(run), channels, w.span()))
 		if err != nil {
 			return nil, err
 		}
-		per := len(decoded[0].f32) / len(run)
+		per := len(decoded[0].F32) / len(run)
 		for i, win := range run {
 			s := strips[win.strip]
 			lo, hi := w.sentences(s, win.k)
 			for j := lo; j < hi; j++ {
-				if err := w.placeWindow(audio[stripItems[win.strip][j]], decoded[0].f32[i*per:(i+1)*per], s, j, hop, win.k); err != nil {
+				if err := w.placeWindow(audio[stripItems[win.strip][j]], decoded[0].F32[i*per:(i+1)*per], s, j, hop, win.k); err != nil {
 					return nil, err
 				}
 			}

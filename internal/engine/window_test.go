@@ -7,10 +7,13 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
+	"github.com/ttsgen/ttsgen/internal/vits"
 )
 
 func TestWindowCutAndPlace(t *testing.T) {
@@ -103,17 +106,17 @@ func TestWindowedDecoderMatchesWholeSentence(t *testing.T) {
 
 func testWindowedDecoderMatchesWholeSentence(t *testing.T, path string) {
 	e, m := voiceEngine(t, path, Options{Threads: 1})
-	_, split := voiceEngine(t, path, Options{Threads: 1, DecoderWindow: 32})
+	_, split := voiceEngine(t, path, Options{Threads: 1, Tuning: Tuning{DecoderWindow: 32}})
 	if !split.Windowed() {
 		t.Fatal("voice not split")
 	}
 	// ttsgen's voices mask their own padding; Piper's do not, and Load masks them.
-	if masked, want := split.split.voice.decoderMasked, path == piperShapedVoicePath; masked != want {
+	if masked, want := split.split.voice.DecoderMasked, path == piperShapedVoicePath; masked != want {
 		t.Errorf("decoder masked by Load: %v, want %v", masked, want)
 	}
 	sv := split.split.voice
-	if sv.decoderSpeaker || sv.io.hasSpeaker {
-		t.Errorf("single-speaker voice split with speaker inputs: %+v", sv.io)
+	if sv.DecoderSpeaker || sv.IO.HasSpeaker {
+		t.Errorf("single-speaker voice split with speaker inputs: %+v", sv.IO)
 	}
 	acoustic, decoder := split.split.acoustic[0], split.split.decoder[0]
 
@@ -151,7 +154,7 @@ func testWindowedDecoderMatchesWholeSentence(t *testing.T, path string) {
 				if len(audio[i]) != len(whole[i]) {
 					t.Fatalf("item %d: %d samples windowed, %d whole", i, len(audio[i]), len(whole[i]))
 				}
-				worst = max(worst, maxAbsDiff(audio[i], whole[i]))
+				worst = max(worst, orttest.MaxAbsDiff(audio[i], whole[i]))
 			}
 			if worst > tt.maxDiff || worst < tt.minDiff {
 				t.Errorf("max difference from the whole-sentence decoder %g, want within [%g, %g]", worst, tt.minDiff, tt.maxDiff)
@@ -171,7 +174,7 @@ func TestContinuousBatching(t *testing.T) {
 
 func testContinuousBatching(t *testing.T, path string) {
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
-	e, m := voiceEngine(t, path, Options{Threads: 2, MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 6, QueueSize: 6})
+	e, m := voiceEngine(t, path, Options{Threads: 2, QueueSize: 6, Tuning: Tuning{MaxBatch: 3, DecoderWindow: 16, DecoderBatch: 6}})
 	if !m.Windowed() {
 		t.Fatal("voice not split for continuous batching")
 	}
@@ -193,8 +196,8 @@ func testContinuousBatching(t *testing.T, path string) {
 					errs <- res.Err
 				case len(res.Audio) != len(want[s]):
 					errs <- fmt.Errorf("sentence %d: %d samples, want %d", s, len(res.Audio), len(want[s]))
-				case maxAbsDiff(res.Audio, want[s]) > 1e-4:
-					errs <- fmt.Errorf("sentence %d differs from whole-sentence audio by %g", s, maxAbsDiff(res.Audio, want[s]))
+				case orttest.MaxAbsDiff(res.Audio, want[s]) > 1e-4:
+					errs <- fmt.Errorf("sentence %d differs from whole-sentence audio by %g", s, orttest.MaxAbsDiff(res.Audio, want[s]))
 				case res.Started.Before(res.Queued) || res.Finished.Before(res.Started):
 					errs <- fmt.Errorf("sentence %d: times out of order", s)
 				}
@@ -233,24 +236,23 @@ type recordingRunner struct {
 	shapes [][]int64 // of the first input
 }
 
-func (r *recordingRunner) runGraph(inputs []tensor) ([]tensor, error) {
+func (r *recordingRunner) Run(inputs []ort.Tensor) ([]ort.Tensor, error) {
 	r.mu.Lock()
-	r.sizes = append(r.sizes, inputs[0].shape[0])
-	r.shapes = append(r.shapes, inputs[0].shape)
+	r.sizes = append(r.sizes, inputs[0].Shape[0])
+	r.shapes = append(r.shapes, inputs[0].Shape)
 	r.mu.Unlock()
-	return r.graphRunner.runGraph(inputs)
+	return r.graphRunner.Run(inputs)
 }
 
 func TestContinuousBatchingFallsBackToWholeSentences(t *testing.T) {
-	needORT(t)
+	orttest.Need(t)
 	var logs []string
-	e, err := NewEngine(Options{Device: DeviceCPU, Threads: 1, DecoderWindow: 16,
-		Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+	e, err := NewEngine(Options{Device: ort.DeviceCPU, Threads: 1, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }, Tuning: Tuning{DecoderWindow: 16}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	m, err := e.Load("piper-test", readVoice(t, testVoicePath), ModelConfig{SampleRate: 22050})
+	m, err := e.Load("piper-test", orttest.Voice(t, testVoicePath), ModelConfig{SampleRate: 22050})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,18 +272,47 @@ type deviceRecorder struct {
 	sessions []string // "outputs@device/threads"
 }
 
-func (b *deviceRecorder) probe(Device, bool) error { return nil }
+func (b *deviceRecorder) probe(ort.Device, bool) error { return nil }
 
-func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, d Device, threads int) (graphRunner, error) {
+func (b *deviceRecorder) newGraphRunner(graph []byte, inputs, outputs []string, d ort.Device, threads int) (graphRunner, error) {
 	b.mu.Lock()
 	b.sessions = append(b.sessions, fmt.Sprintf("%s@%s/%d", strings.Join(outputs, "+"), d, threads))
 	b.mu.Unlock()
-	r, err := b.ortBackend.newGraphRunner(graph, inputs, outputs, DeviceCPU, 1)
-	if err == nil {
-		r.(*ortGraphRunner).serial = runLock(d) // a GPU's runs take turns, as on the device
+	r, err := b.ortBackend.newGraphRunner(graph, inputs, outputs, ort.DeviceCPU, 1)
+	if lock := ort.RunLock(d); err == nil && lock != nil {
+		r = &serialRunner{graphRunner: r, lock: lock}
 	}
 	return r, err
 }
+
+// serialRunner is a CPU runner whose runs take turns on a GPU's lock, as they would on the device, and count the
+// time they hold it.
+type serialRunner struct {
+	graphRunner
+	lock *ort.DeviceLock
+	held atomic.Int64
+}
+
+func (r *serialRunner) Run(in []ort.Tensor) ([]ort.Tensor, error) {
+	r.lock.Lock()
+	return r.runLocked(in)
+}
+
+func (r *serialRunner) TryRun(in []ort.Tensor) ([]ort.Tensor, error) {
+	if !r.lock.TryLockIdle() {
+		return nil, ort.ErrDeviceBusy
+	}
+	return r.runLocked(in)
+}
+
+func (r *serialRunner) runLocked(in []ort.Tensor) ([]ort.Tensor, error) {
+	defer r.lock.Unlock()
+	start := time.Now()
+	defer func() { r.held.Add(int64(time.Since(start))) }()
+	return r.graphRunner.Run(in)
+}
+
+func (r *serialRunner) DeviceTime() time.Duration { return time.Duration(r.held.Load()) }
 
 // gpuLayoutEngine starts an engine laid out for the GPU that opts names, its sessions all on the CPU (see
 // deviceRecorder), and loads the voice at path.
@@ -293,7 +324,7 @@ func gpuLayoutEngine(t *testing.T, path string, opts Options) (*Engine, *Model, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	m, err := e.Load("voice", readVoice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
+	m, err := e.Load("voice", orttest.Voice(t, path), ModelConfig{SampleRate: 22050, NumSpeakers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,21 +340,21 @@ func TestAcousticOnCPU(t *testing.T) {
 	for _, tt := range []struct {
 		name, path string
 		gpuWorkers int
-		text       Device
+		text       ort.Device
 		sessions   string
 	}{
 		// First the CPU decoder that probes whether the voice masks its own padding (mask.go), then the engine's;
 		// a flow's session last, made at the warm-up's first flow run (rankedRunner).
-		{"tiny", tinyVoicePath, 0, DeviceCPU, "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
-		{"piper-shaped", piperShapedVoicePath, 0, DeviceCPU, "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "output@webgpu/3 latent@webgpu/3]"},
-		{"piper-shaped, a GPU acoustic worker too", piperShapedVoicePath, 1, DeviceCPU,
+		{"tiny", tinyVoicePath, 0, ort.DeviceCPU, "[output@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 latent+w_ceil@cpu/1 output@webgpu/3]"},
+		{"piper-shaped", piperShapedVoicePath, 0, ort.DeviceCPU, "[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "output@webgpu/3 latent@webgpu/3]"},
+		{"piper-shaped, a GPU acoustic worker too", piperShapedVoicePath, 1, ort.DeviceCPU,
 			"[output@cpu/1 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + piperAcoustic + "@webgpu/3 output@webgpu/3 latent@webgpu/3]"},
 		// The text encoder and duration predictor on the GPU, the expansion to frames on the CPU (text.go).
-		{"piper-shaped, text part on the GPU", piperShapedVoicePath, 0, DeviceWebGPU,
+		{"piper-shaped, text part on the GPU", piperShapedVoicePath, 0, ort.DeviceWebGPU,
 			"[output@cpu/1 " + piperText + "@webgpu/3 " + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) + "output@webgpu/3 latent@webgpu/3]"},
 		// Auto: the text part on the GPU when it is free, else on a CPU session of each CPU worker; the GPU worker's
 		// expansion on the GPU.
-		{"piper-shaped, text part auto, a GPU acoustic worker too", piperShapedVoicePath, 1, DeviceAuto,
+		{"piper-shaped, text part auto, a GPU acoustic worker too", piperShapedVoicePath, 1, ort.DeviceAuto,
 			"[output@cpu/1 " + piperText + "@webgpu/3 " + strings.Repeat(piperText+"@cpu/1 ", 3) + strings.Repeat(piperAcoustic+"@cpu/1 ", 3) +
 				piperAcoustic + "@webgpu/3 output@webgpu/3 latent@webgpu/3]"},
 	} {
@@ -331,10 +362,9 @@ func TestAcousticOnCPU(t *testing.T) {
 	}
 }
 
-func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, sessions string) {
+func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text ort.Device, sessions string) {
 	ref, refModel := voiceEngine(t, path, Options{Threads: 1})
-	e, m, b := gpuLayoutEngine(t, path, Options{Device: DeviceWebGPU, AcousticDevice: DeviceCPU, Threads: 3, DecoderWindow: 16,
-		DecoderBatch: 4, AcousticGPUWorkers: gpuWorkers, TextDevice: text})
+	e, m, b := gpuLayoutEngine(t, path, Options{Device: ort.DeviceWebGPU, Threads: 3, Tuning: Tuning{AcousticDevice: ort.DeviceCPU, DecoderWindow: 16, DecoderBatch: 4, AcousticGPUWorkers: gpuWorkers, TextDevice: text}})
 	if got := fmt.Sprint(b.sessions); got != sessions || e.Workers() != 3+gpuWorkers {
 		t.Errorf("sessions %s with %d workers, want %s with %d", got, e.Workers(), sessions, 3+gpuWorkers)
 	}
@@ -377,7 +407,7 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 			t.Errorf("warm-up ran a GPU part before the decoder on batches of %s sentences, want [1 1 1 2 2 2]", got)
 		}
 	}
-	if want := map[bool]int{true: 1}[m.split.flow != nil] + map[bool]int{true: 1}[text != DeviceCPU]; len(before) != want {
+	if want := map[bool]int{true: 1}[m.split.flow != nil] + map[bool]int{true: 1}[text != ort.DeviceCPU]; len(before) != want {
 		t.Errorf("%d GPU parts before the decoder, want %d", len(before), want)
 	}
 	sentences, audio := aloneReference(t, ref, refModel, rand.New(rand.NewPCG(13, 14)), 6, func(i int) int { return 4 + 7*i })
@@ -391,34 +421,34 @@ func testAcousticOnCPU(t *testing.T, path string, gpuWorkers int, text Device, s
 			t.Errorf("stage %s: %.4f s holding the GPU", st.Stage, st.DeviceSeconds)
 		}
 	}
-	if want := map[bool]int{true: len(sentences)}[text != DeviceCPU]; stages[stageText]+stages[stageTextCPU] != want || stages[stageAcoustic] != len(sentences) {
+	if want := map[bool]int{true: len(sentences)}[text != ort.DeviceCPU]; stages[stageText]+stages[stageTextCPU] != want || stages[stageAcoustic] != len(sentences) {
 		t.Errorf("stages %v: want %d sentences through the text part and %d through the acoustic part", stages, want, len(sentences))
 	}
 }
 
 // TestDeviceDefaults: a WebGPU engine runs decoder windows with the acoustic part on the CPU and its text part
-// wherever has time (auto) unless told otherwise (what measured fastest on the H200), twice the windows per run in
-// float16; a CPU engine runs whole sentences; -1 turns windows off.
+// wherever has time (auto) unless told otherwise, twice the windows per run in float16; a CPU engine runs whole
+// sentences; -1 turns windows off.
 func TestDeviceDefaults(t *testing.T) {
 	for _, tt := range []struct {
 		opts                 Options
 		window, margin, runs int
 		acousticOnCPU        bool
-		text                 Device
+		text                 ort.Device
 	}{
-		{Options{Device: DeviceWebGPU, Threads: 4}, 512, 12, 8, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 512, 12, 16, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, DecoderBatch: 8}, 512, 12, 8, true, DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4}, 512, 12, 8, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16}, 512, 12, 16, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, Tuning: Tuning{DecoderBatch: 8}}, 512, 12, 8, true, ort.DeviceAuto},
 		// Windows per run follow the window: the same frames per run, unless their margins would take the
 		// largest tensor past maxDecoderSpanFrames (4,608 frames; 9,216 in float16).
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 256}, 256, 12, 16, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 128}, 128, 12, 30, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 128, Precision: PrecisionFloat16}, 128, 12, 60, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 64}, 64, 12, 52, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: 5000}, 5000, 12, 1, true, DeviceAuto},
-		{Options{Device: DeviceWebGPU, Threads: 4, DecoderWindow: -1}, 0, 0, 0, false, ""},
-		{Options{Device: DeviceWebGPU, Threads: 4, AcousticDevice: DeviceWebGPU}, 512, 12, 8, false, ""},
-		{Options{Device: DeviceCPU, Threads: 4}, 0, 0, 0, false, ""},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: 256}}, 256, 12, 16, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: 128}}, 128, 12, 30, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Precision: PrecisionFloat16, Tuning: Tuning{DecoderWindow: 128}}, 128, 12, 60, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: 64}}, 64, 12, 52, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: 5000}}, 5000, 12, 1, true, ort.DeviceAuto},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{DecoderWindow: -1}}, 0, 0, 0, false, ""},
+		{Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{AcousticDevice: ort.DeviceWebGPU}}, 512, 12, 8, false, ""},
+		{Options{Device: ort.DeviceCPU, Threads: 4}, 0, 0, 0, false, ""},
 	} {
 		e, err := newEngine(tt.opts, &deviceRecorder{})
 		if err != nil {
@@ -437,7 +467,7 @@ func TestDeviceDefaults(t *testing.T) {
 	}
 	// A batch's text part on the CPU: two sentences at a time unless told otherwise; < 0 the whole batch (0).
 	for _, tt := range []struct{ opt, want int }{{0, 2}, {5, 5}, {-1, 0}} {
-		e, err := newEngine(Options{Device: DeviceWebGPU, Threads: 4, TextPiece: tt.opt}, &deviceRecorder{})
+		e, err := newEngine(Options{Device: ort.DeviceWebGPU, Threads: 4, Tuning: Tuning{TextPiece: tt.opt}}, &deviceRecorder{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -448,83 +478,25 @@ func TestDeviceDefaults(t *testing.T) {
 	}
 }
 
-// TestFlowInputs: the flow is cut out at the tensors its nodes read from the rest of the graph (Piper's z_p and
-// frame mask); a flow fed by a graph input directly is left in place.
-func TestFlowInputs(t *testing.T) {
-	graph, _, err := prepareGraph(readVoice(t, piperShapedVoicePath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := decodeModel(t, graph)
-	if got := fmt.Sprint(flowInputs(model.GetGraph())); got != "[/Add_output_0 /Cast_4_output_0]" {
-		t.Errorf("flow inputs %s, want z_p and the frame mask: [/Add_output_0 /Cast_4_output_0]", got)
-	}
-	sv, err := splitGraph(graph, true)
-	if err != nil || sv.flow == nil || fmt.Sprint(sv.acousticOutputs()) != "[flow_in0 flow_in1 w_ceil]" {
-		t.Fatalf("split with flow: err %v, outputs %v", err, sv.acousticOutputs())
-	}
-	if sv, err := splitGraph(graph, false); err != nil || sv.flow != nil {
-		t.Errorf("split without flow: err %v, flow cut anyway", err)
-	}
-	fed := &onnx.GraphProto{Input: []*onnx.ValueInfoProto{floatTensor("z")}, Node: []*onnx.NodeProto{
-		{Name: "/flow/Neg", OpType: "Neg", Input: []string{"z"}, Output: []string{"y"}}}}
-	if got := flowInputs(fed); got != nil {
-		t.Errorf("a flow fed by a graph input: cut at %v", got)
-	}
-	if got := flowInputs(&onnx.GraphProto{}); got != nil {
-		t.Errorf("no flow: cut at %v", got)
-	}
-}
-
-// TestSplitRanks: the decoder's latent (a Conv's input) and the masked decoder's frame mask are declared of rank
-// 3; the flow's inputs, which the acoustic part computes, are left to its first run (TestRankedRunner).
-func TestSplitRanks(t *testing.T) {
-	sv := splitPiperShaped(t)
-	masked, _, err := maskDecoderGraph(sv.decoder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		name  string
-		graph []byte
-		ranks string
-	}{{"decoder", sv.decoder, "latent:3"}, {"masked decoder", masked, "latent:3 frame_mask:3"}, {"flow", sv.flow, "flow_in0:0 flow_in1:0"}} {
-		if got := inputRanks(t, tt.graph); got != tt.ranks {
-			t.Errorf("%s: inputs declared %s, want %s", tt.name, got, tt.ranks)
-		}
-	}
-}
-
 // splitPiperShaped cuts the Piper-shaped test voice as a GPU engine with the acoustic part on the CPU does.
-func splitPiperShaped(t *testing.T) *splitVoice {
+func splitPiperShaped(t *testing.T) *vits.SplitVoice {
 	t.Helper()
 	sv, _ := splitVoiceAt(t, piperShapedVoicePath)
 	return sv
 }
 
 // splitVoiceAt cuts the voice at path as a GPU engine with the acoustic part on the CPU does (flow apart).
-func splitVoiceAt(t *testing.T, path string) (*splitVoice, modelIO) {
+func splitVoiceAt(t *testing.T, path string) (*vits.SplitVoice, vits.ModelIO) {
 	t.Helper()
-	graph, io, err := prepareGraph(readVoice(t, path))
+	graph, io, err := vits.PrepareGraph(orttest.Voice(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sv, err := splitGraph(graph, true)
+	sv, err := vits.SplitGraph(graph, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sv, io
-}
-
-// inputRanks lists a graph's inputs with their declared ranks (0: unknown).
-func inputRanks(t *testing.T, graph []byte) string {
-	t.Helper()
-	model := decodeModel(t, graph)
-	var ranks []string
-	for _, in := range model.GetGraph().GetInput() {
-		ranks = append(ranks, fmt.Sprintf("%s:%d", in.GetName(), len(in.GetType().GetTensorType().GetShape().GetDim())))
-	}
-	return strings.Join(ranks, " ")
 }
 
 // TestRankedRunner: the runner is made once, at the first run, from the graph with its inputs declared of the
@@ -533,28 +505,28 @@ func TestRankedRunner(t *testing.T) {
 	sv := splitPiperShaped(t)
 	var made []string
 	fake := &fakeGraphRunner{}
-	r := newRankedRunner(sv.flow, sv.flowInputs, func(g []byte) (graphRunner, error) {
-		made = append(made, inputRanks(t, g))
+	r := newRankedRunner(sv.Flow, sv.FlowInputs, func(g []byte) (graphRunner, error) {
+		made = append(made, orttest.InputRanks(orttest.Parse(t, g)))
 		return fake, nil
 	})
-	if r.deviceTime() != 0 || r.close() != nil {
+	if r.DeviceTime() != 0 || r.Close() != nil {
 		t.Error("a runner not made yet has device time or fails to close")
 	}
-	in := []tensor{{shape: []int64{2, 4, 8}}, {shape: []int64{2, 8}}}
+	in := []ort.Tensor{{Shape: []int64{2, 4, 8}}, {Shape: []int64{2, 8}}}
 	for range 2 {
-		if _, err := r.runGraph(in); err != nil {
+		if _, err := r.Run(in); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if fmt.Sprint(made) != "[flow_in0:3 flow_in1:2]" || fake.runs != 2 {
 		t.Errorf("made %v, ran %d times; want made once with ranks 3 and 2, run twice", made, fake.runs)
 	}
-	if err := r.close(); err != nil || !fake.closed {
+	if err := r.Close(); err != nil || !fake.closed {
 		t.Errorf("close: %v, closed %v", err, fake.closed)
 	}
-	broken := newRankedRunner(sv.flow, sv.flowInputs, func([]byte) (graphRunner, error) { return nil, errors.New("no adapter") })
+	broken := newRankedRunner(sv.Flow, sv.FlowInputs, func([]byte) (graphRunner, error) { return nil, errors.New("no adapter") })
 	for range 2 {
-		if _, err := broken.tryRunGraph(in); err == nil || !strings.Contains(err.Error(), "no adapter") {
+		if _, err := broken.TryRun(in); err == nil || !strings.Contains(err.Error(), "no adapter") {
 			t.Errorf("a runner that cannot be made: %v", err)
 		}
 	}
@@ -566,10 +538,10 @@ type fakeGraphRunner struct {
 	closed bool
 }
 
-func (f *fakeGraphRunner) runGraph([]tensor) ([]tensor, error)    { f.runs++; return nil, nil }
-func (f *fakeGraphRunner) tryRunGraph([]tensor) ([]tensor, error) { f.runs++; return nil, nil }
-func (f *fakeGraphRunner) deviceTime() time.Duration              { return 0 }
-func (f *fakeGraphRunner) close() error                           { f.closed = true; return nil }
+func (f *fakeGraphRunner) Run([]ort.Tensor) ([]ort.Tensor, error)    { f.runs++; return nil, nil }
+func (f *fakeGraphRunner) TryRun([]ort.Tensor) ([]ort.Tensor, error) { f.runs++; return nil, nil }
+func (f *fakeGraphRunner) DeviceTime() time.Duration                 { return 0 }
+func (f *fakeGraphRunner) Close() error                              { f.closed = true; return nil }
 
 func TestStripGroups(t *testing.T) {
 	frames := []int{3, 0, 5, 2, 4} // sentence 1 has no audio to decode
@@ -621,7 +593,7 @@ func TestWindowsFirst(t *testing.T) {
 		{"a short run, no request waiting", false, 3, 0, true},
 		{"a short run, closing", true, 3, 3, true},
 	} {
-		e := &Engine{device: DeviceWebGPU, decoderBatch: 4, closed: tt.closed,
+		e := &Engine{device: ort.DeviceWebGPU, decoderBatch: 4, closed: tt.closed,
 			windows: make([]window, tt.windows), pending: make([]*item, tt.pending)}
 		if got := e.windowsFirstLocked(); got != tt.want {
 			t.Errorf("%s: windows first %v", tt.name, got)

@@ -97,7 +97,7 @@ func checkScan(t *testing.T, data []byte, limit int) {
 		}
 		out := it.OutPath()
 		if path.IsAbs(out) || strings.HasPrefix(out, "../") || strings.Contains(out, "/../") || path.Clean(out) != out ||
-			!strings.EqualFold(path.Ext(out), ".wav") || strings.ContainsAny(out, "\x00\n") {
+			len(path.Ext(out)) < 2 || strings.ContainsAny(out, "\x00\n") {
 			t.Fatalf("valid item with unsafe output path %q", out)
 		}
 		if outs[out] {

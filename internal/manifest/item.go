@@ -11,6 +11,7 @@ type Item struct {
 	Text  string
 	Out   string // requested output path relative to the output dir, "/"-separated ("" = "<id>.wav")
 	Voice string // "" = default; a path as written in the manifest (relative to the manifest's folder)
+	Format string // requested audio format, lower case ("" = from Out's extension, else the run's default)
 	// Speaker is "" for the default; a number from the manifest is kept as its
 	// decimal string, a name as written.
 	Speaker string

@@ -105,14 +105,17 @@ var singleLineCases = []struct {
 	{name: "absolute out", line: `{"text":"Hi","out":"/abs.wav"}`, wantErr: `line 1: "out" must be a relative path, got "/abs.wav"`},
 	{name: "out escapes", line: `{"text":"Hi","out":"../escaped.wav"}`, wantErr: `line 1: "out" must not contain "..", got "../escaped.wav"`},
 	{name: "out escapes inside", line: `{"text":"Hi","out":"a/../../x.wav"}`, wantErr: `line 1: "out" must not contain "..", got "a/../../x.wav"`},
-	{name: "out not wav", line: `{"text":"Hi","out":"x.mp3"}`, wantErr: `line 1: "out" must end in .wav, got "x.mp3"`},
-	{name: "out is a folder", line: `{"text":"Hi","out":"dir/"}`, wantErr: `line 1: "out" must end in .wav, got "dir/"`},
+	{name: "out in another format", line: `{"text":"Hi","out":"x.mp3"}`, want: Item{ID: "m-1", Text: "Hi", Out: "x.mp3"}},
+	{name: "format", line: `{"text":"Hi","format":" FLAC"}`, want: Item{ID: "m-1", Text: "Hi", Format: "flac"}},
+	{name: "format is a number", line: `{"text":"Hi","format":3}`, wantErr: `line 1: "format" must be a string, got number`},
+	{name: "out without extension", line: `{"text":"Hi","out":"x"}`, wantErr: `line 1: "out" must end in an audio extension such as .wav or .flac, got "x"`},
+	{name: "out is a folder", line: `{"text":"Hi","out":"dir/"}`, wantErr: `line 1: "out" must end in an audio extension such as .wav or .flac, got "dir/"`},
 	{name: "out without name", line: `{"text":"Hi","out":"dir/.wav"}`, wantErr: `line 1: "out" has no file name before .wav, got "dir/.wav"`},
 	{name: "out reserved", line: `{"text":"Hi","out":"a/.ttsgen-tmp-9.wav"}`, wantErr: `line 1: "out" must not use the reserved prefix ".ttsgen-", got "a/.ttsgen-tmp-9.wav"`},
 	{name: "out control char", line: `{"text":"Hi","out":"a\nb.wav"}`, wantErr: `line 1: "out" must not contain control characters, got "a\nb.wav"`},
 	{name: "duplicate key", line: `{"text":"Hi","text":"Ho"}`, wantErr: `line 1: field "text" appears more than once`},
-	{name: "every problem at once", line: `{"length_scale":"fast","noise_w":-1,"out":"x.mp3"}`,
-		wantErr: `line 1: "length_scale" must be a number, got string; "noise_w" must be in [0, 10], got -1; "text" is missing; "out" must end in .wav, got "x.mp3"`},
+	{name: "every problem at once", line: `{"length_scale":"fast","noise_w":-1,"out":"x"}`,
+		wantErr: `line 1: "length_scale" must be a number, got string; "noise_w" must be in [0, 10], got -1; "text" is missing; "out" must end in an audio extension such as .wav or .flac, got "x"`},
 }
 
 func TestParseLine(t *testing.T) {

@@ -26,7 +26,7 @@ const (
 	reservedPrefix = ".ttsgen-"
 )
 
-var knownFields = []string{"id", "text", "out", "voice", "speaker", "length_scale", "noise_scale", "noise_w"}
+var knownFields = []string{"id", "text", "out", "format", "voice", "speaker", "length_scale", "noise_scale", "noise_w"}
 
 // place is where an id or output path was first used, for messages.
 type place struct {
@@ -140,6 +140,10 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 		case "out":
 			if v, ok := optionalString(f, &bad); ok && v != "" {
 				it.Out = v
+			}
+		case "format":
+			if v, ok := optionalString(f, &bad); ok {
+				it.Format = strings.ToLower(strings.TrimSpace(v)) // checked where the formats are known
 			}
 		case "voice":
 			if v, ok := optionalString(f, &bad); ok {
@@ -369,11 +373,12 @@ func checkOut(out string) (cleaned, problem string) {
 		}
 	}
 	cleaned = path.Clean(out)
-	if !strings.EqualFold(path.Ext(cleaned), ".wav") {
-		return "", fmt.Sprintf(`"out" must end in .wav, got %q`, out)
+	ext := path.Ext(cleaned)
+	if ext == "" || ext == "." {
+		return "", fmt.Sprintf(`"out" must end in an audio extension such as .wav or .flac, got %q`, out)
 	}
-	if strings.EqualFold(path.Base(cleaned), ".wav") {
-		return "", fmt.Sprintf(`"out" has no file name before .wav, got %q`, out)
+	if path.Base(cleaned) == ext {
+		return "", fmt.Sprintf(`"out" has no file name before %s, got %q`, ext, out)
 	}
 	return cleaned, ""
 }

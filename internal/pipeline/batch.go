@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/results"
 	"github.com/ttsgen/ttsgen/internal/shard"
 	"github.com/ttsgen/ttsgen/internal/textnorm"
+	"github.com/ttsgen/ttsgen/internal/timestamps"
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
@@ -36,6 +38,14 @@ type Defaults struct {
 	NoiseScale      *float32
 	NoiseW          *float32
 	SentenceSilence float64
+	// Format is the audio format of items whose manifest line names none, neither with "format" nor by the
+	// extension of its "out" ("" = WAV).
+	Format audio.Format
+	// Encoding are the encoders' settings (bitrate, sample rate) for every item.
+	Encoding audio.Options
+	Level    audio.Level
+	// Timestamps, when set, writes each item's word times beside its audio file in this format.
+	Timestamps timestamps.Format
 }
 
 // Scales resolves the synthesis scales: the item's own (nil = unset), else these defaults, else the voice's config.
@@ -88,6 +98,8 @@ type Batch struct {
 	// Shard is the share of the items this run makes (the zero Spec: all): the items of other shards are passed
 	// over as they are read, before any work on them.
 	Shard shard.Spec
+
+	aligners sync.Map // *voices.Config -> *timestamps.Aligner, for Defaults.Timestamps
 }
 
 // MinItemConcurrency is the fewest items a batch keeps in flight by default. By default it keeps as many items as
@@ -99,6 +111,7 @@ const MinItemConcurrency = 64
 // job is what an item is made with, decided before it is made.
 type job struct {
 	opt      SpeakOptions
+	format   audio.Format
 	settings results.Settings
 }
 
@@ -172,11 +185,15 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if it.Err != nil {
 			return fail(it.Err)
 		}
-		row.Out = it.OutPath()
 		j, err := b.prepare(it)
 		if err != nil {
 			return fail(err)
 		}
+		row.Out = it.Out
+		if row.Out == "" {
+			row.Out = it.ID + j.format.Ext()
+		}
+		row.Format = string(j.format)
 		row.Settings = j.settings
 		done, err := b.Out.Check(row)
 		if err != nil {
@@ -254,18 +271,39 @@ func (b *Batch) prepare(it manifest.Item) (job, error) {
 	if err != nil {
 		return job{}, fmt.Errorf("choosing its speaker: %w", err)
 	}
+	format, err := b.format(it)
+	if err != nil {
+		return job{}, err
+	}
 	opt := SpeakOptions{
 		Speaker:         sid,
 		Scales:          b.Defaults.Scales(v.Config.Inference, it.LengthScale, it.NoiseScale, it.NoiseW),
 		SentenceSilence: b.Defaults.SentenceSilence,
+		Level:           b.Defaults.Level,
 	}
-	return job{opt: opt, settings: b.audioSettings(it, v, opt)}, nil
+	if b.Defaults.Timestamps != "" {
+		opt.Timeline = b.aligner(v.Config).NewBuilder()
+	}
+	return job{opt: opt, format: format, settings: b.audioSettings(it, v, opt, format)}, nil
 }
 
 // audioSettings lists everything that decides an item's audio, for its row: a re-run redoes the items whose
 // settings differ, like make. A setting that changes the audio (a format, a sample rate, a volume) is one more line
 // here.
-func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOptions) results.Settings {
+func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOptions, format audio.Format) results.Settings {
+	enc := b.Defaults.Encoding
+	rate := v.Config.Audio.SampleRate
+	if enc.SampleRate != 0 {
+		rate = enc.SampleRate
+	}
+	bitrate := 0
+	if format.Lossy() {
+		bitrate = cmp.Or(enc.Bitrate, format.DefaultBitrate())
+	}
+	volume := opt.Level.Volume
+	if volume == 0 {
+		volume = 1
+	}
 	return results.Settings{
 		"text_sha256":      textDigest(it.Text),
 		"voice":            v.Name,
@@ -276,8 +314,12 @@ func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOption
 		"noise_w":          formatScale(opt.Scales.NoiseW),
 		"sentence_silence": strconv.FormatFloat(opt.SentenceSilence, 'g', -1, 64),
 		"normalize":        strconv.FormatBool(b.Frontend.Normalize),
-		"format":           "wav",
-		"sample_rate":      strconv.Itoa(v.Config.Audio.SampleRate),
+		"format":           string(format),
+		"bitrate":          strconv.Itoa(bitrate),
+		"sample_rate":      strconv.Itoa(rate),
+		"volume":           formatScale(volume),
+		"model_level":      strconv.FormatBool(opt.Level.KeepModelLevel),
+		"timestamps":       string(b.Defaults.Timestamps),
 	}
 }
 
@@ -323,6 +365,32 @@ func (b *Batch) withDefaults(it manifest.Item) manifest.Item {
 		it.NoiseW = b.Defaults.NoiseW
 	}
 	return it
+}
+
+// format is the item's audio format: its own "format", else the one its "out" names by extension, else the
+// batch's. A "format" and an "out" that disagree are an error, as is an "out" whose extension names no format
+// when nothing else says which.
+func (b *Batch) format(it manifest.Item) (audio.Format, error) {
+	byExt, known := audio.FormatOf(it.Out)
+	if it.Format != "" {
+		f, err := audio.ParseFormat(it.Format)
+		if err != nil {
+			return "", err
+		}
+		if known && byExt != f {
+			return "", fmt.Errorf(`"out" %q is a %s file, but "format" is %s`, it.Out, byExt, f)
+		}
+		return f, nil
+	}
+	switch {
+	case known:
+		return byExt, nil
+	case it.Out != "":
+		return "", fmt.Errorf(`"out" %q has an extension of no audio format; give "format" (%s)`, it.Out, audio.FormatNames())
+	case b.Defaults.Format != "":
+		return b.Defaults.Format, nil
+	}
+	return audio.WAV, nil
 }
 
 // finish writes the item's row and reports it; at names the item for messages. A failed attempt at an item whose
@@ -377,42 +445,55 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	text := b.Frontend.Split(it.Text)
 	planned := text.Estimate()
 	b.plan(planned - estimate)
-	var seconds float64
+	var samples, size int64
 	written := 0
 	var speakErr error // the audio could not be made: an error about synthesis, not about writing
+	rate := v.Voice.Config.Audio.SampleRate
 	err = b.Out.WriteFile(path, func(w io.Writer) error {
-		ws, ok := w.(io.WriteSeeker)
+		ws, ok := w.(io.WriteSeeker) // the temporary file
 		if !ok {
 			return fmt.Errorf("output for %s cannot seek", path)
 		}
 		file := &fileErrors{WriteSeeker: ws}
-		wav := audio.NewWAVWriter(file, v.Voice.Config.Audio.SampleRate)
-		var err error
-		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(text, v.Voice.Config), j.opt, wav,
+		enc, err := audio.NewEncoder(audio.Format(row.Format), file, rate, b.Defaults.Encoding)
+		if err != nil {
+			return err
+		}
+		written, err = Speak(ctx, b.Engine, inFlight, v, b.Frontend.Stream(text, v.Voice.Config), j.opt, enc,
 			func(d SentenceDone) {
+				samples = d.End
 				if b.Progress != nil {
 					b.Progress.Sentence(d)
 				}
 			})
+		if err != nil && file.err == nil {
+			speakErr = err
+		}
+		if cerr := enc.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
-			if file.err == nil {
-				speakErr = err
-			}
 			return err
 		}
-		seconds = wav.Seconds()
-		return wav.Close()
+		size, err = sizeOf(w)
+		return err
 	})
 	b.plan(written - planned)
 	if speakErr != nil {
 		return fail(fmt.Errorf("synthesising: %w", speakErr))
+	}
+	if err == nil && j.opt.Timeline != nil {
+		err = b.Out.WriteFile(timestampsPath(path, b.Defaults.Timestamps), func(w io.Writer) error {
+			return timestamps.Write(w, b.Defaults.Timestamps, j.opt.Timeline.Timeline())
+		})
 	}
 	if err != nil {
 		return fail(err) // "writing out/x.wav: ..."
 	}
 	row.Status = results.StatusOK
 	row.Sentences = written
-	row.AudioSeconds = seconds
+	row.AudioSeconds = float64(samples) / float64(rate)
+	row.Bytes = size
 	return row
 }
 
@@ -439,6 +520,28 @@ func (f *fileErrors) keep(err error) {
 	if f.err == nil {
 		f.err = err
 	}
+}
+
+// sizeOf is the size of the file being written through w (a temporary file: results.Dir.WriteFile).
+func sizeOf(w io.Writer) (int64, error) {
+	s, ok := w.(io.Seeker)
+	if !ok {
+		return 0, nil
+	}
+	end, err := s.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0, fmt.Errorf("measuring the encoded file: %w", err)
+	}
+	return end, nil
+}
+
+// aligner is the word timer of a voice, one for the batch.
+func (b *Batch) aligner(cfg *voices.Config) *timestamps.Aligner {
+	if a, ok := b.aligners.Load(cfg); ok {
+		return a.(*timestamps.Aligner)
+	}
+	a, _ := b.aligners.LoadOrStore(cfg, b.Frontend.Aligner(cfg))
+	return a.(*timestamps.Aligner)
 }
 
 func (b *Batch) plan(delta int) {

@@ -26,6 +26,9 @@ type Sentence struct {
 	Text     string  `json:"text"`
 	Phonemes string  `json:"phonemes"`
 	IDs      []int64 `json:"ids"`
+	// Source is the sentence of the input this one was made from, as written (before normalisation): what word
+	// timestamps name. Without normalisation it is the whole text that went to espeak-ng.
+	Source string `json:"-"`
 }
 
 // Frontend turns text into sentences for one voice's phoneme map. Safe for concurrent use.
@@ -54,6 +57,7 @@ func (f *Frontend) Sentences(text string, cfg *voices.Config) ([]Sentence, error
 // normalisation (Frontend.Split), with its blocks of raw phonemes ("[[ həlˈoʊ ]]") apart.
 type Text struct {
 	pieces   []phonemes.Part
+	sources  []string // the sentence each piece comes from, as written
 	estimate int
 }
 
@@ -68,7 +72,8 @@ func (f *Frontend) Split(text string) Text {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	t := Text{pieces: f.textPieces(text)}
+	t := Text{}
+	t.pieces, t.sources = f.textPieces(text)
 	t.estimate = f.estimate(t.pieces)
 	return t
 }
@@ -97,6 +102,9 @@ func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, err
 		}
 		for i, piece := range text.pieces {
 			if piece.Raw {
+				if !hasPending {
+					pending.Source = text.sources[i]
+				}
 				pending.Text = joinText(pending.Text, piece.Text, piece.SpaceBefore)
 				pending.Phonemes += rawPhonemes(piece)
 				hasPending, joinNext, spaceAfter = true, true, piece.SpaceAfter
@@ -116,7 +124,7 @@ func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, err
 					if !emit() {
 						return
 					}
-					pending, hasPending = Sentence{Text: piece.Text, Phonemes: ph}, true
+					pending, hasPending = Sentence{Text: piece.Text, Phonemes: ph, Source: text.sources[i]}, true
 				}
 			}
 			if nextRaw := i+1 < len(text.pieces) && text.pieces[i+1].Raw; !nextRaw && !joinNext && !emit() {
@@ -157,35 +165,34 @@ func (f *Frontend) yieldSentence(s Sentence, cfg *voices.Config, yield func(Sent
 		if len(ids) <= 3 { // only ^ _ $: nothing speakable (e.g. a stray quote)
 			continue
 		}
-		if !yield(Sentence{Text: s.Text, Phonemes: part, IDs: ids}, nil) {
+		if !yield(Sentence{Text: s.Text, Phonemes: part, IDs: ids, Source: s.Source}, nil) {
 			return false
 		}
 	}
 	return true
 }
 
-// textPieces is what goes to the phonemizer: the words between blocks of raw phonemes, and the blocks. Without
-// normalisation the words go as they are, exactly as Piper sends them to espeak-ng (espeak-ng finds the
-// sentences), so phoneme ids match Piper's. textnorm never sees a block.
-func (f *Frontend) textPieces(text string) []phonemes.Part {
-	var pieces []phonemes.Part
+// textPieces is what goes to the phonemizer, and the sentence of text each piece comes from: the words between
+// blocks of raw phonemes, and the blocks. Without normalisation the words go as they are, exactly as Piper sends
+// them to espeak-ng (espeak-ng finds the sentences), so phoneme ids match Piper's. textnorm never sees a block.
+func (f *Frontend) textPieces(text string) (pieces []phonemes.Part, sources []string) {
 	for _, part := range phonemes.SplitRaw(text) {
 		switch {
 		case part.Raw:
-			pieces = append(pieces, part)
+			pieces, sources = append(pieces, part), append(sources, part.Text)
 		case !f.Normalize:
 			if strings.TrimSpace(part.Text) != "" {
-				pieces = append(pieces, part)
+				pieces, sources = append(pieces, part), append(sources, part.Text)
 			}
 		default:
 			for _, s := range textnorm.Sentences(part.Text) {
 				for _, piece := range textnorm.SplitLong(textnorm.Normalize(s), maxSentenceRunes) {
-					pieces = append(pieces, phonemes.Part{Text: piece})
+					pieces, sources = append(pieces, phonemes.Part{Text: piece}), append(sources, s)
 				}
 			}
 		}
 	}
-	return pieces
+	return pieces, sources
 }
 
 // estimate counts the sentences pieces will give: one per normalised piece, espeak-ng's count for text that is not

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/timestamps"
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
@@ -31,31 +32,40 @@ type SpeakOptions struct {
 	Speaker         int64
 	Scales          engine.Scales
 	SentenceSilence float64 // seconds of silence between sentences
+	Level           audio.Level
+	// Timeline, when set, gets every sentence's words timed as they are written (a voice that gives no
+	// durations fails at its first sentence, before any audio is written).
+	Timeline *timestamps.Builder
 }
 
-// SentenceDone reports one finished sentence, for progress and latency measurements.
+// SentenceDone reports one written sentence, for progress and latency measurements and for what is written
+// beside the audio.
 type SentenceDone struct {
 	AudioSeconds float64
 	Latency      time.Duration // from submission to audio
+	// Start is where the sentence's audio begins in the output, End where it ends, in samples at the voice's rate
+	// (the silence before it included in Start).
+	Start, End int64
 }
 
 // ErrNothingToSpeak is Speak's error for a text that gave no sentence with anything to say.
 var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
 
 // Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
-// sentences, and returns how many it wrote (ErrNothingToSpeak when sentences yields none). It submits each
+// sentences, flushing out after each so that a listener hears it, and returns how many it wrote
+// (ErrNothingToSpeak when sentences yields none). The caller closes out. It submits each
 // sentence as soon as sentences yields it (a Frontend streams a text's sentences as it phonemizes them) while
 // writing those before it. Each sentence holds a place in inFlight, shared by the job's texts, from its submission
 // until its audio is taken to be written. onSentence (may be nil) is called once per written sentence. On error or
 // cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
 func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences iter.Seq2[Sentence, error],
-	opt SpeakOptions, out *audio.WAVWriter, onSentence func(SentenceDone)) (int, error) {
+	opt SpeakOptions, out audio.Encoder, onSentence func(SentenceDone)) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	type pending struct {
-		text   string
-		result <-chan engine.Result // nil for err
-		err    error                // sentences failed: nothing follows
-		sent   time.Time
+		sentence Sentence
+		result   <-chan engine.Result // nil for err
+		err      error                // sentences failed: nothing follows
+		sent     time.Time
 	}
 	// Results come back in any order but are written in reading order; the places of sentences submitted and not
 	// written are given back however Speak returns (cancel stops the submitter, which then closes the queue).
@@ -78,7 +88,7 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 				if inFlight.acquire(ctx) != nil {
 					return
 				}
-				p = pending{text: s.Text, sent: time.Now()}
+				p = pending{sentence: s, sent: time.Now()}
 				p.result = eng.Submit(ctx, v.Model, engine.Request{IDs: s.IDs, Speaker: opt.Speaker, Scales: opt.Scales})
 			}
 			select {
@@ -97,6 +107,7 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 
 	silence := audio.SilenceSamples(opt.SentenceSilence, v.Voice.Config.Audio.SampleRate)
 	written := 0
+	var at int64 // samples written
 	for p := range queue {
 		if p.err != nil {
 			return written, p.err
@@ -110,14 +121,29 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 		}
 		inFlight.release()
 		if res.Err != nil {
-			return written, fmt.Errorf("sentence %d (%q): %w", written+1, clip(p.text, 60), res.Err)
+			return written, fmt.Errorf("sentence %d (%q): %w", written+1, clip(p.sentence.Text, 60), res.Err)
 		}
+		start := at
 		if written > 0 {
-			if err := out.WriteSilence(silence); err != nil {
+			start += int64(silence)
+		}
+		if opt.Timeline != nil {
+			s := p.sentence
+			if err := opt.Timeline.Add(timestamps.Unit{Source: s.Source, Text: s.Text, Phonemes: s.Phonemes, IDs: s.IDs,
+				Durations: res.Durations, Start: start, Samples: len(res.Audio)}); err != nil {
 				return written, err
 			}
 		}
-		if err := out.Write(audio.PCM16(res.Audio)); err != nil {
+		if written > 0 {
+			if err := audio.WriteSilence(out, silence); err != nil {
+				return written, err
+			}
+		}
+		at = start
+		if err := out.Write(opt.Level.PCM16(res.Audio)); err != nil {
+			return written, err
+		}
+		if err := out.Flush(); err != nil {
 			return written, err
 		}
 		written++
@@ -125,8 +151,11 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 			onSentence(SentenceDone{
 				AudioSeconds: float64(len(res.Audio)) / float64(v.Voice.Config.Audio.SampleRate),
 				Latency:      time.Since(p.sent),
+				Start:        at,
+				End:          at + int64(len(res.Audio)),
 			})
 		}
+		at += int64(len(res.Audio))
 	}
 	if err := ctx.Err(); err != nil {
 		return written, err

@@ -65,6 +65,8 @@ type Row struct {
 	Sentences    int      `json:"sentences"`
 	AudioSeconds float64  `json:"audio_seconds"`
 	Settings     Settings `json:"settings,omitempty"`
+	Format       string   `json:"format,omitempty"` // the audio format of Out ("wav", "flac", ...)
+	Bytes        int64    `json:"bytes,omitempty"`  // Out's size as encoded
 	// Shard is the shard that recorded the row ("2/4"), empty for a run without shards.
 	Shard string `json:"shard,omitempty"`
 	// Finished is when the row was recorded (Append sets it): across results files, the latest row of an item wins.

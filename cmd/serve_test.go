@@ -1,0 +1,165 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/server/servertest"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// served is a `ttsgen serve` running in this process.
+type served struct {
+	url  string
+	stop func() int // SIGINT, as Execute delivers it; returns the exit status
+}
+
+// startServe runs `ttsgen serve --addr 127.0.0.1:0 args...` and waits until it says it is ready, reading its log
+// as a user would.
+func startServe(t *testing.T, args ...string) served {
+	t.Helper()
+	logR, logW := io.Pipe()
+	streams := IO{In: strings.NewReader(""), Out: io.Discard, ErrOut: logW}
+	root := NewRootCmd(streams)
+	root.SetArgs(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...))
+	ctx, interrupt := context.WithCancelCause(context.Background())
+	code := make(chan int, 1)
+	go func() {
+		err := root.ExecuteContext(ctx)
+		code <- exitCode(ctx, logW, err)
+		logW.Close()
+	}()
+	lines := bufio.NewScanner(logR)
+	url := ""
+	for url == "" || !strings.Contains(lines.Text(), "msg=ready") {
+		if !lines.Scan() {
+			t.Fatalf("serve stopped before it was ready (exit %d)", <-code)
+		}
+		if m := regexp.MustCompile(` url=(\S+)`).FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	go io.Copy(io.Discard, logR) // the rest of the log
+	s := served{url: url, stop: func() int { interrupt(errInterrupted); return <-code }}
+	t.Cleanup(func() { interrupt(errInterrupted) })
+	return s
+}
+
+func (s served) client() sdk.Client {
+	return sdk.NewClient(option.WithBaseURL(s.url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+}
+
+// TestServeSpeaksAsSynthDoes: through OpenAI's client, a request's audio is byte for byte what `ttsgen synth -o -`
+// writes for the same text and settings (no noise: deterministic), as wav, as pcm, and streamed as events.
+func TestServeSpeaksAsSynthDoes(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	const text = "Hello there. The server speaks as synth does, 3 times over!"
+	want := run(t, "", "synth", "--voice", tinyVoice, "--noise-scale", "0", "--noise-w", "0", "-o", "-", text)
+	if want.code != 0 || len(want.out) < 10000 {
+		t.Fatalf("synth: exit %d, %d bytes: %s", want.code, len(want.out), want.errOut)
+	}
+	srv := startServe(t, "--voice", tinyVoice)
+	client := srv.client()
+	noNoise := []option.RequestOption{option.WithJSONSet("noise_scale", 0), option.WithJSONSet("noise_w", 0)}
+	params := func(format sdk.AudioSpeechNewParamsResponseFormat) sdk.AudioSpeechNewParams {
+		return sdk.AudioSpeechNewParams{Model: sdk.SpeechModelTTS1, Input: text, ResponseFormat: format,
+			Voice: sdk.AudioSpeechNewParamsVoiceUnion{OfString: sdk.String("alloy")}}
+	}
+	resp, err := client.Audio.Speech.New(t.Context(), params("wav"), noNoise...)
+	if got := servertest.ReadBody(t, resp, err); !bytes.Equal(got, []byte(want.out)) {
+		t.Errorf("wav: %d bytes from the server, %d from synth; want the same bytes", len(got), len(want.out))
+	}
+	resp, err = client.Audio.Speech.New(t.Context(), params("pcm"), noNoise...)
+	if got := servertest.ReadBody(t, resp, err); !bytes.Equal(got, []byte(want.out[44:])) {
+		t.Errorf("pcm: %d bytes; want synth's %d samples' bytes", len(got), len(want.out)-44)
+	}
+	sse := params("pcm")
+	sse.StreamFormat = sdk.AudioSpeechNewParamsStreamFormatSSE
+	resp, err = client.Audio.Speech.New(t.Context(), sse, noNoise...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := ssestream.NewStream[struct{ Type, Audio string }](ssestream.NewDecoder(resp), nil)
+	var got []byte
+	for stream.Next() {
+		chunk, _ := base64.StdEncoding.DecodeString(stream.Current().Audio)
+		got = append(got, chunk...)
+	}
+	if err := stream.Err(); err != nil || !bytes.Equal(got, []byte(want.out[44:])) {
+		t.Errorf("sse: %d bytes of deltas, %v", len(got), err)
+	}
+	if code := srv.stop(); code != ExitOK {
+		t.Errorf("exit %d after SIGINT; want %d", code, ExitOK)
+	}
+}
+
+// TestServeTheBuiltInVoiceUnderOpenAINames: with no --voice, OpenAI's names speak with the built-in voice.
+func TestServeTheBuiltInVoiceUnderOpenAINames(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	srv := startServe(t)
+	client := srv.client()
+	resp, err := client.Audio.Speech.New(t.Context(), sdk.AudioSpeechNewParams{Model: sdk.SpeechModelTTS1HD,
+		Input: "Good morning.", ResponseFormat: "wav", Voice: sdk.AudioSpeechNewParamsVoiceUnion{OfString: sdk.String("shimmer")}})
+	samples, rate, err := audio.ReadWAV(bytes.NewReader(servertest.ReadBody(t, resp, err)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate != 22050 || len(samples) < rate/2 || rms(samples) < 100 {
+		t.Errorf("%d samples at %d Hz, rms %.0f: not speech", len(samples), rate, rms(samples))
+	}
+	resp, err = http.Get(srv.url + "/v1/audio/voices")
+	if list := string(servertest.ReadBody(t, resp, err)); !strings.Contains(list, `"id":"en_US-ttsgen-medium"`) {
+		t.Errorf("voices: %s", list)
+	}
+	if code := srv.stop(); code != ExitOK {
+		t.Errorf("exit %d after SIGINT; want %d", code, ExitOK)
+	}
+}
+
+// bench --url drives a running server: here 3 of the three-sentence requests, 0.3 s apart, as the vLLM-style
+// load test sends 80, and a voice the server does not have, whose 400s are counted by status.
+func TestBenchDrivesAServer(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	srv := startServe(t, "--voice", tinyVoice)
+	r := run(t, "", "bench", "--url", srv.url, "--texts", "../samples/three-sentences.txt", "--rate", "3.333",
+		"--requests", "3", "--warmup", "0", "--json")
+	var report struct {
+		Mode           string
+		Requests       int
+		Errors         int
+		AudioSeconds   float64               `json:"audio_seconds"`
+		FirstAudio     struct{ P50 float64 } `json:"first_audio_ms"`
+		Latency        struct{ P50 float64 } `json:"latency_ms"`
+		ErrorsByStatus map[string]int        `json:"errors_by_status"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &report); err != nil || r.code != 0 {
+		t.Fatalf("exit %d, %v: %s %s", r.code, err, r.out, r.errOut)
+	}
+	if report.Mode != "open-loop" || report.Requests != 3 || report.Errors != 0 || report.AudioSeconds < 3 ||
+		report.FirstAudio.P50 <= 0 || report.FirstAudio.P50 >= report.Latency.P50 {
+		t.Errorf("report %+v", report)
+	}
+	r = run(t, "", "bench", "--url", srv.url, "--texts", "../samples/three-sentences.txt", "--voice", "nobody",
+		"--requests", "2", "--warmup", "0")
+	if r.code != ExitFailure || !strings.Contains(r.errOut, `HTTP 400: voice "nobody" is neither`) {
+		t.Errorf("exit %d: %s", r.code, r.errOut)
+	}
+	if r := run(t, "", "bench", "--url", srv.url, "--texts", "x", "--compare", "sequential"); r.code != ExitUsage {
+		t.Errorf("--url with --compare: exit %d", r.code)
+	}
+}

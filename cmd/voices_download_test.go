@@ -1,0 +1,88 @@
+package cmd
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mirror lays the repository's test voices out as Piper's catalogue does, with a voices.json that gets one of
+// them wrong (its MD5), and serves the folder over HTTP on loopback.
+func mirror(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	index := map[string]any{}
+	add := func(key, from, md5Override string) {
+		files := map[string]any{}
+		for _, ext := range []string{".onnx", ".onnx.json"} {
+			b, err := os.ReadFile(from + ext)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := "en/en_US/" + key + "/" + key + ext
+			writeFile(t, filepath.Join(root, filepath.FromSlash(rel)), string(b))
+			sum := md5.Sum(b)
+			digest := hex.EncodeToString(sum[:])
+			if ext == ".onnx" && md5Override != "" {
+				digest = md5Override
+			}
+			files[rel] = map[string]any{"size_bytes": len(b), "md5_digest": digest}
+		}
+		index[key] = map[string]any{"key": key, "quality": "x_low", "num_speakers": 1, "files": files,
+			"language": map[string]string{"code": "en_US", "name_english": "English", "country_english": "United States"}}
+	}
+	add("en_US-tiny-x_low", "../testdata/tiny-voice/tiny", "")
+	add("en_US-piper-x_low", "../testdata/piper-test-voice/test_voice", "")
+	add("en_US-broken-x_low", "../testdata/piper-test-voice/test_voice", "00000000000000000000000000000000")
+	b, _ := json.Marshal(index)
+	writeFile(t, filepath.Join(root, "voices.json"), string(b))
+	srv := httptest.NewServer(http.FileServer(http.Dir(root)))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/voices.json"
+}
+
+func TestVoicesDownloadAndAvailable(t *testing.T) {
+	dir := isolate(t)
+	catalog := mirror(t)
+	r := run(t, "", "voices", "list", "--available", "--catalog", catalog)
+	if r.code != 0 || !strings.Contains(r.out, "en_US-tiny-x_low") || !strings.Contains(r.out, "English, United States") {
+		t.Fatalf("list --available: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	r = run(t, "", "voices", "download", "en_US-tiny-x_low", "en_US-piper-x_low", "--catalog", catalog)
+	if r.code != 0 || strings.Count(r.out, "installed ") != 2 {
+		t.Fatalf("download: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	if r := run(t, "", "voices", "info", "en_US-tiny-x_low", "--json"); r.code != 0 || !strings.Contains(r.out, `"sample_rate": 22050`) {
+		t.Errorf("info of the downloaded voice: exit %d %s%s", r.code, r.out, r.errOut)
+	}
+	var avail []remoteVoiceInfo
+	r = run(t, "", "voices", "list", "--available", "--json", "--catalog", catalog)
+	if err := json.Unmarshal([]byte(r.out), &avail); err != nil || len(avail) != 3 || avail[0].Installed || !avail[1].Installed || !avail[2].Installed {
+		t.Errorf("list --available --json after the download: %v %+v", err, avail)
+	}
+
+	// The corrupted one installs nothing and fails the command; an unknown name is said before anything starts.
+	r = run(t, "", "voices", "download", "en_US-broken-x_low", "--catalog", catalog)
+	if r.code != ExitFailure || !strings.Contains(r.errOut, "does not match the catalogue: MD5") {
+		t.Errorf("corrupted: exit %d %s", r.code, r.errOut)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "voices"))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "broken") || strings.HasPrefix(e.Name(), ".ttsgen-") {
+			t.Errorf("a failed download left %s", e.Name())
+		}
+	}
+	r = run(t, "", "voices", "download", "en_US-piper-x_low", "en_US-nobody-high", "--catalog", catalog, "--replace")
+	if r.code != ExitUsage || !strings.Contains(r.errOut, `"en_US-nobody-high" is not in the catalogue`) || strings.Contains(r.out, "installed") {
+		t.Errorf("unknown name: exit %d %s%s", r.code, r.out, r.errOut)
+	}
+	if r := run(t, "", "voices", "download"); r.code != ExitUsage {
+		t.Errorf("no name: exit %d", r.code)
+	}
+}

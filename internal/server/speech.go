@@ -1,0 +1,246 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/pipeline"
+)
+
+// job is a validated speech request, ready to speak.
+type job struct {
+	voice  *pipeline.LoadedVoice
+	text   pipeline.Text
+	opt    pipeline.SpeakOptions
+	format Format
+}
+
+// prepare checks req against the served voices and the limits and resolves its settings as synth does: unset
+// scales are the voice's own.
+func (b *backend) prepare(req SpeechRequest, o Options) (*job, *Error) {
+	if e := checkText(req.Text, o.MaxInput); e != nil {
+		return nil, e
+	}
+	v, e := b.voice(req.Voice)
+	if e != nil {
+		return nil, e
+	}
+	format, e := checkFormat(req.Format)
+	if e != nil {
+		return nil, e
+	}
+	if e := checkSettings(req); e != nil {
+		return nil, e
+	}
+	cfg := v.Voice.Config
+	speaker, err := cfg.SpeakerID(string(req.Speaker))
+	if err != nil {
+		return nil, BadRequest(paramSpeaker, "unknown_speaker", "%v", err)
+	}
+	scales := pipeline.Defaults{}.Scales(cfg.Inference, req.LengthScale, req.NoiseScale, req.NoiseW)
+	if req.Speed != nil {
+		scales.Length /= float32(*req.Speed)
+		if scales.Length > maxLengthScale {
+			return nil, BadRequest("speed", "invalid_value", "speed %g makes the voice's length scale %g, beyond %d: "+
+				"ask for a higher speed", *req.Speed, scales.Length, maxLengthScale)
+		}
+	}
+	silence := DefaultSentenceSilence
+	for _, s := range []*float64{o.SentenceSilence, req.SentenceSilence} {
+		if s != nil {
+			silence = *s
+		}
+	}
+	text := b.Frontend.Split(req.Text)
+	if text.Estimate() == 0 {
+		return nil, BadRequest(paramText, "nothing_to_speak", "the text has no words to speak, only punctuation or symbols")
+	}
+	return &job{voice: v, text: text, format: format,
+		opt: pipeline.SpeakOptions{Speaker: speaker, Scales: scales, SentenceSilence: silence}}, nil
+}
+
+// Speech is POST /api/speech: it speaks a SpeechRequest and streams the audio in the asked-for format as the
+// sentences are spoken, each sent as soon as it and those before it are. A failure before the first audio is
+// answered with an Error; after it, the response is cut short (its connection aborted), so that a client never
+// takes a truncated stream for a whole one. A request whose client goes away stops: its sentences not yet spoken
+// leave the engine's queue.
+func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
+	b := s.backend.Load()
+	if b == nil {
+		WriteError(w, errNotReady)
+		return
+	}
+	j, e := s.admit(w, r, b)
+	if e != nil {
+		WriteError(w, e)
+		return
+	}
+	defer s.admission.leave()
+	s.metrics.inFlight.Inc()
+	defer s.metrics.inFlight.Dec()
+
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+	defer cancel()
+	cfg := j.voice.Voice.Config
+	out, err := newAudioStream(w, j.format, cfg.Audio.SampleRate, s.opts.WriteTimeout)
+	if err != nil {
+		WriteError(w, &Error{Status: http.StatusInternalServerError, Type: TypeServer, Code: "encoder_unavailable",
+			Message: fmt.Sprintf("this server cannot encode %s: %v; ask for another response_format", j.format.Name, err)})
+		return
+	}
+	var firstAudio time.Duration
+	sentences, err := pipeline.Speak(ctx, b.Engine, pipeline.NewInFlight(s.opts.SentencesInFlight), j.voice,
+		b.Frontend.Stream(j.text, cfg), j.opt, out, func(pipeline.SentenceDone) {
+			if err := out.flush(); err == nil && firstAudio == 0 {
+				firstAudio = time.Since(arrived)
+				s.metrics.firstAudio.Observe(firstAudio.Seconds())
+			}
+		})
+	if err == nil {
+		err = out.close()
+	}
+	total := time.Since(arrived)
+	s.metrics.audio.Add(out.seconds())
+	log := s.opts.Logger.With("request", s.requestID.Add(1), "voice", j.voice.Voice.Name, "format", j.format.Name,
+		"sentences", sentences, "audio_s", round3(out.seconds()), "first_audio_s", round3(firstAudio.Seconds()),
+		"total_s", round3(total.Seconds()))
+	if err == nil {
+		s.metrics.duration.Observe(total.Seconds())
+		log.Info("spoken")
+		return
+	}
+	log.Warn("not spoken", "error", err)
+	switch {
+	case out.started:
+		panic(http.ErrAbortHandler) // the status is sent: cutting the stream short is the only way left to say so
+	case errors.Is(context.Cause(r.Context()), errGraceOver):
+		WriteError(w, errDraining)
+	case r.Context().Err() != nil:
+		WriteError(w, errClientGone) // nobody reads it; the metrics count it
+	default:
+		WriteError(w, speakError(err))
+	}
+}
+
+// admit reads, checks and admits a speech request.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, b *backend) (*job, *Error) {
+	body, e := s.ReadBody(w, r)
+	if e != nil {
+		return nil, e
+	}
+	req, e := DecodeSpeechRequest(body)
+	if e != nil {
+		return nil, e
+	}
+	j, e := b.prepare(req, s.opts)
+	if e != nil {
+		return nil, e
+	}
+	if e := s.admission.enter(); e != nil {
+		return nil, e
+	}
+	return j, nil
+}
+
+// speakError is the answer to a request that failed before any of its audio was sent.
+func speakError(err error) *Error {
+	switch {
+	case errors.Is(err, pipeline.ErrNothingToSpeak):
+		return BadRequest(paramText, "nothing_to_speak", "the text has no words to speak, only punctuation or symbols")
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Status: http.StatusServiceUnavailable, Type: TypeServer, Code: "timeout",
+			Message: "the request took longer than the server's limit (ttsgen serve --request-timeout): send less text at a time, or retry when it is less busy"}
+	case errors.Is(err, engine.ErrClosed):
+		return errDraining
+	}
+	return errInternal(err)
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// audioStream is a response's body as it is spoken: the encoder writes into a buffer that goes out at the end of
+// each sentence (flush), or sooner when it fills. Every write to the connection must finish within writeTimeout.
+type audioStream struct {
+	enc          audio.Encoder
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	buf          *bufio.Writer
+	format       Format
+	rate         int
+	writeTimeout time.Duration
+	started      bool  // bytes went to the client: the status is sent
+	samples      int64 // written to the encoder, silence included
+}
+
+func newAudioStream(w http.ResponseWriter, f Format, rate int, writeTimeout time.Duration) (*audioStream, error) {
+	a := &audioStream{w: w, rc: http.NewResponseController(w), format: f, rate: rate, writeTimeout: writeTimeout}
+	a.buf = bufio.NewWriterSize(writerFunc(a.send), 64<<10)
+	enc, err := audio.NewEncoder(f.Audio, a.buf, rate, audio.Options{})
+	if err != nil {
+		return nil, err
+	}
+	a.enc = enc
+	return a, nil
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// send writes to the client, sending the headers first.
+func (a *audioStream) send(p []byte) (int, error) {
+	if !a.started {
+		h := a.w.Header()
+		h.Set("Content-Type", a.format.ContentType)
+		h.Set("X-Sample-Rate", strconv.Itoa(a.rate))
+		a.started = true
+	}
+	_ = a.rc.SetWriteDeadline(time.Now().Add(a.writeTimeout))
+	return a.w.Write(p)
+}
+
+func (a *audioStream) Write(pcm []int16) error {
+	a.samples += int64(len(pcm))
+	return a.enc.Write(pcm)
+}
+
+// Flush sends what the encoder has made of the samples so far (Speak calls it after each sentence).
+func (a *audioStream) Flush() error {
+	if err := a.enc.Flush(); err != nil {
+		return err
+	}
+	return a.flush()
+}
+
+// Close ends the encoder's stream and sends the rest.
+func (a *audioStream) Close() error { return a.close() }
+
+// flush sends what is buffered now.
+func (a *audioStream) flush() error {
+	if err := a.buf.Flush(); err != nil {
+		return err
+	}
+	if err := a.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
+
+// close ends the encoder's stream and sends the rest.
+func (a *audioStream) close() error {
+	if err := a.enc.Close(); err != nil {
+		return err
+	}
+	return a.flush()
+}
+
+func (a *audioStream) seconds() float64 { return float64(a.samples) / float64(a.rate) }
