@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ttsgen/ttsgen/internal/pipeline"
+	"github.com/ttsgen/ttsgen/internal/plural"
 	"github.com/ttsgen/ttsgen/internal/results"
+	"github.com/ttsgen/ttsgen/internal/shard"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
 )
 
@@ -21,6 +23,9 @@ type batchOptions struct {
 	timestamps string
 	voice      voiceFlags
 	audio      audioFlags
+	shard      string // --shard K/N
+	shardCount int    // --shard-count N, for Kubernetes' JOB_COMPLETION_INDEX
+	getenv     func(string) string
 }
 
 func newBatchCmd(s *settings, streams IO) *cobra.Command {
@@ -45,9 +50,10 @@ An INPUT is:
   - a folder: each .txt file in it (not in subfolders).
 
 results.jsonl gets one row per item: {"id", "line", "source", "out", "status": "ok"|"error", "error",
-"retry_error", "sentences", "audio_seconds", "settings", "format", "bytes"} (bytes: the encoded size). A bad line (invalid JSON, missing text, unknown voice,
-an "out" outside DIR, ...) gets an error row naming its line, is reported on stderr, and every good item is still
-spoken; the exit status is then 1.
+"retry_error", "sentences", "audio_seconds", "settings", "format", "bytes", "shard", "finished"} (bytes: the
+encoded size). A bad line (invalid JSON, missing text, unknown voice, an "out" outside DIR, ...) gets an error row
+naming its line, is reported on stderr as an error (even with -q), and every good item is still spoken; the exit
+status is then 1.
 
 Nothing is lost and nothing is overwritten without a word:
   - Outputs are atomic (a temporary file, renamed when complete). A batch removes only the temporary files of
@@ -64,13 +70,23 @@ Nothing is lost and nothing is overwritten without a word:
   - Lines of results.jsonl that ttsgen cannot read as its rows are kept byte for byte, with a warning.
 Ctrl-C (or SIGTERM) stops cleanly at any point, a wait for more input included (exit status 130); run the command
 again to finish.
+
+Many machines on one corpus: --shard K/N makes only the items whose id hashes to shard K of N (the same item always
+lands in the same shard, whatever the order of the inputs; an item without an id by its input and line), and the
+others are passed over before any work. Without --shard, the shard comes from the scheduler: a Kubernetes Indexed
+Job's JOB_COMPLETION_INDEX (0-based) with --shard-count N (or TTSGEN_SHARD_COUNT), or a Slurm job array's
+SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT and SLURM_ARRAY_TASK_MIN. The shards of a job write into one DIR side by
+side, each into DIR/results.K-of-N.jsonl (rows record "shard": "K/N"), and each resumes on its own; items that DIR's
+results.jsonl records as done are not done again. "ttsgen results merge DIR" then folds the shards' rows into
+results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel script.
 `,
 		Example: `  ttsgen batch prompts.jsonl -o out/
   generate-prompts | ttsgen batch - -o out/
   ttsgen batch book.txt chapters/ -o audiobook/ --voice en_GB-alan-medium --sentence-silence 0.4
   ttsgen batch prompts.jsonl -o out/ --format flac
   ttsgen batch chapters/ -o audiobook/ --format opus --bitrate 24 --timestamps vtt
-  ttsgen batch prompts.jsonl -o out/ --force --device webgpu`,
+  ttsgen batch prompts.jsonl -o out/ --force --device webgpu
+  ttsgen batch prompts.jsonl -o /shared/out/ --shard 2/4      # one of 4 workers, then: ttsgen results merge /shared/out/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("batch needs at least one INPUT (a .jsonl manifest, a .txt file or a folder)")
@@ -89,10 +105,49 @@ again to finish.
 	cmd.Flags().IntVar(&o.jobs, "jobs", 0, fmt.Sprintf(
 		"items in flight at once (default: as many as the engine's queue holds sentences, at least %d)",
 		pipeline.MinItemConcurrency))
+	cmd.Flags().StringVar(&o.shard, "shard", "", "make only shard K of N of the items: "+shard.Forms+
+		" (default: from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID, if set)")
+	cmd.Flags().IntVar(&o.shardCount, "shard-count", 0, "the number of shards, for a Kubernetes Indexed Job's "+
+		"JOB_COMPLETION_INDEX (the Job's completions)")
 	o.voice.add(cmd.Flags())
 	o.audio.add(cmd.Flags(), "wav, or what an item's \"format\" or \"out\" says")
 	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file: `json`, srt or vtt")
 	return cmd
+}
+
+// batchShard is the shard a run makes, and where it came from (for the progress line and the summary): --shard,
+// else what a scheduler put in the environment (shard.FromEnv); the zero Spec for no sharding. Every mistake is a
+// usage error.
+func batchShard(o *batchOptions) (s shard.Spec, from string, err error) {
+	if o.shard != "" {
+		if s, err = shard.Parse(o.shard); err != nil {
+			return shard.Spec{}, "", usageError{fmt.Errorf("--shard: %w", err)}
+		}
+		if o.shardCount != 0 && o.shardCount != s.Count {
+			return shard.Spec{}, "", usageErrorf("--shard %s and --shard-count %d disagree about the number of shards", o.shard, o.shardCount)
+		}
+		return s, "--shard", nil
+	}
+	getenv := o.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if s, from, err = shard.FromEnv(getenv, o.shardCount); err != nil {
+		return shard.Spec{}, "", usageError{err}
+	}
+	if !s.Enabled() && o.shardCount != 0 {
+		return shard.Spec{}, "", usageErrorf("--shard-count %d (or TTSGEN_SHARD_COUNT) is given but JOB_COMPLETION_INDEX is not set: "+
+			"run in a Kubernetes Indexed Job, or give --shard K/N", o.shardCount)
+	}
+	return s, from, nil
+}
+
+// shardLabel names the shard a run makes for its progress line and summary: "shard 2/4 (JOB_COMPLETION_INDEX=1)".
+func shardLabel(s shard.Spec, from string) string {
+	if !s.Enabled() {
+		return ""
+	}
+	return fmt.Sprintf("shard %s (%s)", s, from)
 }
 
 func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inputs []string) error {
@@ -110,6 +165,10 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 			return usageErrorf("--timestamps: %w", err)
 		}
 	}
+	spec, from, err := batchShard(o)
+	if err != nil {
+		return err
+	}
 	for _, in := range inputs { // a mistyped input is said before anything is created or started
 		if in == "-" {
 			continue
@@ -123,7 +182,7 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		}
 	}
 	con := newConsole(streams, s.quiet())
-	out, err := results.Open(o.outDir, o.force)
+	out, err := results.OpenShard(o.outDir, spec, o.force)
 	if err != nil {
 		return fmt.Errorf("opening output folder: %w", err)
 	}
@@ -142,7 +201,8 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		}
 	}
 
-	prog := con.startProgress()
+	label := shardLabel(spec, from)
+	prog := con.startLabelledProgress(label)
 	b := &pipeline.Batch{
 		Engine:      rt.engine,
 		Frontend:    rt.frontend,
@@ -153,7 +213,9 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		Defaults:    defaults,
 		Progress:    prog,
 		Warnf:       con.Warnf,
+		Errorf:      con.Errorf,
 		Concurrency: o.jobs,
+		Shard:       spec,
 	}
 	start := time.Now()
 	sum, runErr := b.Run(ctx, inputs)
@@ -162,14 +224,18 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		runErr = cerr
 	}
 	wall := time.Since(start).Seconds()
-	con.Printf("%d items: %d ok, %d failed, %d skipped (already done); %d sentences, %.1f s of audio in %.1f s (%.1fx real time); results in %s\n",
-		sum.Items, sum.OK, sum.Failed, sum.Skipped, sum.Sentences, sum.AudioSeconds, wall,
-		ratio(sum.AudioSeconds, wall), results.Path(o.outDir))
+	if label != "" {
+		label += ": "
+	}
+	con.Printf("%s%s: %d ok, %d failed, %d skipped (already done); %s, %.1f s of audio in %.1f s (%.1fx real time); results in %s\n",
+		label, plural.Count(sum.Items, "item"), sum.OK, sum.Failed, sum.Skipped, plural.Count(sum.Sentences, "sentence"),
+		sum.AudioSeconds, wall, ratio(sum.AudioSeconds, wall), out.Path())
 	if runErr != nil {
 		return runErr // an interruption is reported by Execute, with its own exit status
 	}
 	if sum.Failed > 0 {
-		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %d items failed (see stderr, and the error and retry_error rows in %s)", sum.Failed, sum.Items, results.Path(o.outDir))}
+		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %s failed (see stderr, and the error and retry_error rows in %s)",
+			sum.Failed, plural.Count(sum.Items, "item"), out.Path())}
 	}
 	return nil
 }

@@ -28,15 +28,22 @@ func newConsole(streams IO, quiet bool) *console {
 
 // Warnf prints a warning (not in --quiet mode).
 func (c *console) Warnf(format string, args ...any) {
-	if c.quiet {
-		return
+	if !c.quiet {
+		c.println("warning: "+format, args...)
 	}
+}
+
+// Errorf prints an error that does not stop the command (an item of a batch that failed), in --quiet mode too.
+func (c *console) Errorf(format string, args ...any) { c.println("error: "+format, args...) }
+
+// println writes a line above the progress bar, if one is shown.
+func (c *console) println(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.bar != nil {
 		_ = c.bar.Clear()
 	}
-	fmt.Fprintf(c.w, "warning: "+format+"\n", args...)
+	fmt.Fprintf(c.w, format+"\n", args...)
 	if c.bar != nil {
 		_ = c.bar.RenderBlank()
 	}
@@ -56,6 +63,7 @@ func (c *console) Printf(format string, args ...any) {
 // and the ETA. On a terminal it is a live bar; otherwise a plain line every plainEvery, so logs stay readable.
 type progress struct {
 	c          *console
+	label      string // what runs, before the figures: "shard 2/4 (JOB_COMPLETION_INDEX=1)"; "" for nothing
 	start      time.Time
 	mu         sync.Mutex
 	total      int
@@ -68,8 +76,11 @@ type progress struct {
 
 const plainProgressEvery = 5 * time.Second
 
-func (c *console) startProgress() *progress {
-	p := &progress{c: c, start: time.Now(), plainEvery: plainProgressEvery, now: time.Now}
+func (c *console) startProgress() *progress { return c.startLabelledProgress("") }
+
+// startLabelledProgress starts a progress display whose lines start with label.
+func (c *console) startLabelledProgress(label string) *progress {
+	p := &progress{c: c, label: label, start: time.Now(), plainEvery: plainProgressEvery, now: time.Now}
 	p.lastPlain = p.start
 	if c.quiet || !c.terminal {
 		return p
@@ -117,7 +128,7 @@ func (p *progress) Sentence(d pipeline.SentenceDone) {
 	defer p.c.mu.Unlock()
 	switch {
 	case p.c.bar != nil:
-		p.c.bar.Describe(line.rates())
+		p.c.bar.Describe(line.labelled(line.rates()))
 		_ = p.c.bar.Add(1)
 	case plainDue && !p.c.quiet:
 		fmt.Fprintln(p.c.w, "progress:", line)
@@ -138,6 +149,7 @@ func (p *progress) finish() {
 }
 
 type progressLine struct {
+	label                 string
 	done, total           int
 	sentPerSec, audioRate float64
 	eta                   time.Duration
@@ -146,7 +158,7 @@ type progressLine struct {
 // line computes the figures under p.mu.
 func (p *progress) line() progressLine {
 	elapsed := p.now().Sub(p.start).Seconds()
-	l := progressLine{done: p.done, total: p.total}
+	l := progressLine{label: p.label, done: p.done, total: p.total}
 	if elapsed > 0 {
 		l.sentPerSec = float64(p.done) / elapsed
 		l.audioRate = p.audio / elapsed
@@ -166,5 +178,13 @@ func (l progressLine) String() string {
 	if l.total > 0 {
 		pct = 100 * float64(l.done) / float64(l.total)
 	}
-	return fmt.Sprintf("%d/%d sentences (%.0f%%), %s, ETA %s", l.done, l.total, pct, l.rates(), l.eta)
+	return l.labelled(fmt.Sprintf("%d/%d sentences (%.0f%%), %s, ETA %s", l.done, l.total, pct, l.rates(), l.eta))
+}
+
+// labelled is s after the line's label, if it has one.
+func (l progressLine) labelled(s string) string {
+	if l.label == "" {
+		return s
+	}
+	return l.label + ": " + s
 }

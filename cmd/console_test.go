@@ -3,6 +3,8 @@ package cmd
 import (
 	"strings"
 	"testing"
+
+	"github.com/ttsgen/ttsgen/internal/pipeline"
 )
 
 // Where standard output goes decides synth's default: a terminal gets no WAV bytes, a pipe gets the stream.
@@ -48,5 +50,18 @@ func TestProgressIsABarOnlyOnATerminal(t *testing.T) {
 		if got := c.bar != nil; got != tt.wantBar {
 			t.Errorf("%s: progress bar %v, want %v", tt.name, got, tt.wantBar)
 		}
+	}
+}
+
+// A shard's plain progress lines say which shard runs, and from where.
+func TestProgressLineNamesTheShard(t *testing.T) {
+	var w strings.Builder
+	c := newConsole(IO{ErrOut: &w}, false)
+	p := c.startLabelledProgress("shard 2/4 (JOB_COMPLETION_INDEX=1)")
+	p.plainEvery = 0
+	p.Planned(3)
+	p.Sentence(pipeline.SentenceDone{AudioSeconds: 1})
+	if want := "progress: shard 2/4 (JOB_COMPLETION_INDEX=1): 1/3 sentences (33%), "; !strings.HasPrefix(w.String(), want) {
+		t.Errorf("progress line %q, want it to start %q", w.String(), want)
 	}
 }

@@ -139,6 +139,7 @@ A default English voice is built in, so the first command works with nothing dow
 	root.AddCommand(
 		newSynthCmd(settings, streams, nil),
 		newBatchCmd(settings, streams),
+		newResultsCmd(settings, streams),
 		newVoicesCmd(settings, streams),
 		newPhonemizeCmd(settings, streams, nil),
 		newBenchCmd(settings, streams),

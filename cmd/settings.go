@@ -53,7 +53,7 @@ func envHint(key string) string  { return " [$TTSGEN_" + strings.ToUpper(key) + 
 // notSettings are flags that name one run's inputs and outputs or ask for help: they come from the command line
 // only, never from the environment or a config file.
 var notSettings = map[string]bool{"help": true, "version": true, "config": true, "output": true, "file": true,
-	"force": true}
+	"force": true, "shard": true, "inputs": true, "remove_shards": true}
 
 // load binds flags, environment and config file. It runs before every command. Every other flag of the command is a
 // setting too: given neither on the command line nor here, it is taken from TTSGEN_<KEY> or the config file's <key>

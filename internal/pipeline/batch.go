@@ -16,6 +16,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/manifest"
 	"github.com/ttsgen/ttsgen/internal/results"
+	"github.com/ttsgen/ttsgen/internal/shard"
 	"github.com/ttsgen/ttsgen/internal/textnorm"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
 	"github.com/ttsgen/ttsgen/internal/voices"
@@ -92,7 +93,11 @@ type Batch struct {
 	Stdin       io.Reader // read for the input "-"
 	Progress    Progress  // may be nil
 	Warnf       func(format string, args ...any)
-	Concurrency int // items in flight (0 = the engine's queue size, at least MinItemConcurrency)
+	Errorf      func(format string, args ...any) // a failed item, named by its input, line and id
+	Concurrency int                              // items in flight (0 = the engine's queue size, at least MinItemConcurrency)
+	// Shard is the share of the items this run makes (the zero Spec: all): the items of other shards are passed
+	// over as they are read, before any work on them.
+	Shard shard.Spec
 
 	aligners sync.Map // *voices.Config -> *timestamps.Aligner, for Defaults.Timestamps
 }
@@ -110,7 +115,7 @@ type job struct {
 	settings results.Settings
 }
 
-// Run synthesises every item of inputs. Bad items get an error row and do not stop the others; an item that would
+// Run synthesises every item of inputs that b.Shard owns. Bad items get an error row and do not stop the others; an item that would
 // overwrite what the output folder records for another input's item is refused (see results.Dir.Check) and gets
 // no row, the other item's row standing. Items the folder already holds, made with the same settings, are
 // skipped. It returns when every item is settled, or early when ctx is cancelled: items in flight then get no row
@@ -121,7 +126,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		streamed[in] = manifest.IsStream(in)
 	}
 	if b.Progress != nil {
-		n, err := EstimateSentences(ctx, inputs)
+		n, err := EstimateSentences(ctx, inputs, b.Shard)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -159,6 +164,10 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	var appendErr error
 	var appendOnce sync.Once
 	scanErr := manifest.Scan(ctx, inputs, b.Stdin, func(it manifest.Item) error {
+		row := itemRow(it)
+		if !b.Shard.Owns(row.ShardKey()) {
+			return nil // another shard's
+		}
 		at := where(it)
 		for _, w := range it.Warnings {
 			b.warnf("%s: %s", at, w)
@@ -168,7 +177,6 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 			b.plan(estimate)
 		}
 		it = b.withDefaults(it)
-		row := results.Row{ID: it.ID, Line: it.Line, Source: inputPath(it.Source), Out: it.Out, Status: results.StatusError}
 		fail := func(err error) error {
 			row.Error = err.Error()
 			b.plan(-estimate)
@@ -190,7 +198,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		done, err := b.Out.Check(row)
 		if err != nil {
 			b.plan(-estimate)
-			b.refuse(at, row, err, record)
+			b.refuse(at, row, fmt.Errorf("not made: %w", err), record)
 			return nil
 		}
 		if done {
@@ -232,15 +240,36 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	return sum, scanErr
 }
 
+// itemRow is the row an item starts with, an error until it is made: what identifies the item (its id, or its input
+// and line) and where its output goes.
+func itemRow(it manifest.Item) results.Row {
+	return results.Row{ID: it.ID, Line: it.Line, Source: inputPath(it.Source), Out: it.Out, Status: results.StatusError}
+}
+
+// Items lists the items of inputs as their rows identify them (id, input, line), without making anything: what a
+// merge of a batch's results needs to tell the items that have no row.
+func Items(ctx context.Context, inputs []string, stdin io.Reader) ([]results.Row, error) {
+	var rows []results.Row
+	err := manifest.Scan(ctx, inputs, stdin, func(it manifest.Item) error {
+		r := itemRow(it)
+		rows = append(rows, results.Row{ID: r.ID, Source: r.Source, Line: r.Line})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading inputs: %w", err)
+	}
+	return rows, nil
+}
+
 // prepare decides how an item is made: its voice, speaker and scales, and the settings that say so.
 func (b *Batch) prepare(it manifest.Item) (job, error) {
 	v, err := b.FindVoice(it.Voice)
 	if err != nil {
-		return job{}, err
+		return job{}, fmt.Errorf("finding its voice: %w", err)
 	}
 	sid, err := v.Config.SpeakerID(it.Speaker)
 	if err != nil {
-		return job{}, err
+		return job{}, fmt.Errorf("choosing its speaker: %w", err)
 	}
 	format, err := b.format(it)
 	if err != nil {
@@ -370,7 +399,7 @@ func (b *Batch) format(it manifest.Item) (audio.Format, error) {
 // lose work silently.
 func (b *Batch) finish(at string, row results.Row, record func(results.Row, bool)) error {
 	if row.Status != results.StatusOK {
-		b.warnFailed(at, row)
+		b.reportFailed(at, row)
 		row = b.Out.KeepGood(row)
 	}
 	if err := b.Out.Append(row); err != nil {
@@ -384,16 +413,19 @@ func (b *Batch) finish(at string, row results.Row, record func(results.Row, bool
 // row in its way belongs to another input's item, which stays as it is.
 func (b *Batch) refuse(at string, row results.Row, err error, record func(results.Row, bool)) {
 	row.Error = err.Error()
-	b.warnFailed(at, row)
+	b.reportFailed(at, row)
 	record(row, false)
 }
 
-func (b *Batch) warnFailed(at string, row results.Row) {
+// reportFailed says which item failed (file:line and id) and what failed, as an error.
+func (b *Batch) reportFailed(at string, row results.Row) {
 	if row.ID != "" {
 		at += fmt.Sprintf(": item %q", row.ID)
 	}
-	// Manifest errors already start with their line; say it once, as file:line.
-	b.warnf("%s: %s", at, strings.TrimPrefix(row.Error, fmt.Sprintf("line %d: ", row.Line)))
+	if b.Errorf != nil {
+		// Manifest errors already start with their line; say it once, as file:line.
+		b.Errorf("%s: %s", at, strings.TrimPrefix(row.Error, fmt.Sprintf("line %d: ", row.Line)))
+	}
 }
 
 func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manifest.Item, j job, row results.Row,
@@ -415,9 +447,15 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	b.plan(planned - estimate)
 	var samples, size int64
 	written := 0
+	var speakErr error // the audio could not be made: an error about synthesis, not about writing
 	rate := v.Voice.Config.Audio.SampleRate
 	err = b.Out.WriteFile(path, func(w io.Writer) error {
-		enc, err := audio.NewEncoder(audio.Format(row.Format), w, rate, b.Defaults.Encoding)
+		ws, ok := w.(io.WriteSeeker) // the temporary file
+		if !ok {
+			return fmt.Errorf("output for %s cannot seek", path)
+		}
+		file := &fileErrors{WriteSeeker: ws}
+		enc, err := audio.NewEncoder(audio.Format(row.Format), file, rate, b.Defaults.Encoding)
 		if err != nil {
 			return err
 		}
@@ -428,6 +466,9 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 					b.Progress.Sentence(d)
 				}
 			})
+		if err != nil && file.err == nil {
+			speakErr = err
+		}
 		if cerr := enc.Close(); err == nil {
 			err = cerr
 		}
@@ -438,19 +479,47 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		return err
 	})
 	b.plan(written - planned)
+	if speakErr != nil {
+		return fail(fmt.Errorf("synthesising: %w", speakErr))
+	}
 	if err == nil && j.opt.Timeline != nil {
 		err = b.Out.WriteFile(timestampsPath(path, b.Defaults.Timestamps), func(w io.Writer) error {
 			return timestamps.Write(w, b.Defaults.Timestamps, j.opt.Timeline.Timeline())
 		})
 	}
 	if err != nil {
-		return fail(err)
+		return fail(err) // "writing out/x.wav: ..."
 	}
 	row.Status = results.StatusOK
 	row.Sentences = written
 	row.AudioSeconds = float64(samples) / float64(rate)
 	row.Bytes = size
 	return row
+}
+
+// fileErrors remembers the first error of writing to (or seeking in) an output file, to tell a failure to write from
+// a failure to make the audio.
+type fileErrors struct {
+	io.WriteSeeker
+	err error
+}
+
+func (f *fileErrors) Write(p []byte) (int, error) {
+	n, err := f.WriteSeeker.Write(p)
+	f.keep(err)
+	return n, err
+}
+
+func (f *fileErrors) Seek(offset int64, whence int) (int64, error) {
+	n, err := f.WriteSeeker.Seek(offset, whence)
+	f.keep(err)
+	return n, err
+}
+
+func (f *fileErrors) keep(err error) {
+	if f.err == nil {
+		f.err = err
+	}
 }
 
 // sizeOf is the size of the file being written through w (a temporary file: results.Dir.WriteFile).
@@ -511,10 +580,10 @@ func estimateItem(it manifest.Item) int {
 // no words. Frontend.Split's estimate is closer and slower.
 func estimateText(text string) int { return len(textnorm.Sentences(text)) }
 
-// EstimateSentences counts the sentences of every good item in inputs, without phonemizing: a quick first pass so
-// progress can show a total and an ETA from the start. Streams (stdin, FIFOs) can be read only once and are left
-// out: their items are counted as they come.
-func EstimateSentences(ctx context.Context, inputs []string) (int, error) {
+// EstimateSentences counts the sentences of every good item of inputs that s owns, without phonemizing: a quick first
+// pass so progress can show a total and an ETA from the start. Streams (stdin, FIFOs) can be read only once and are
+// left out: their items are counted as they come.
+func EstimateSentences(ctx context.Context, inputs []string, s shard.Spec) (int, error) {
 	var files []string
 	for _, in := range inputs {
 		if !manifest.IsStream(in) {
@@ -526,7 +595,9 @@ func EstimateSentences(ctx context.Context, inputs []string) (int, error) {
 	}
 	n := 0
 	err := manifest.Scan(ctx, files, nil, func(it manifest.Item) error {
-		n += estimateItem(it)
+		if s.Owns(itemRow(it).ShardKey()) {
+			n += estimateItem(it)
+		}
 		return nil
 	})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/results"
+	"github.com/ttsgen/ttsgen/internal/shard"
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
@@ -28,6 +29,7 @@ type rig struct {
 	frontend *Frontend // normalising
 	plain    *Frontend // not normalising
 	engine   Engine
+	shard    shard.Spec // the shard run writes as (the zero Spec: no sharding)
 
 	mu    sync.Mutex
 	asked []string // voices FindVoice was asked for
@@ -63,7 +65,7 @@ func (r *rig) write(name, content string) string {
 // run runs one batch of inputs; edit may change the batch's settings first.
 func (r *rig) run(force bool, edit func(*Batch), inputs ...string) Summary {
 	r.t.Helper()
-	out, err := results.Open(r.out, force)
+	out, err := results.OpenShard(r.out, r.shard, force)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func (r *rig) run(force bool, edit func(*Batch), inputs ...string) Summary {
 		}
 		return voices.Open(name)
 	}
-	b := &Batch{Engine: r.engine, Frontend: r.frontend, FindVoice: find, Out: out,
+	b := &Batch{Engine: r.engine, Frontend: r.frontend, FindVoice: find, Out: out, Shard: r.shard,
 		Defaults: Defaults{SentenceSilence: 0.2},
 		LoadVoice: func(name string) (*LoadedVoice, error) {
 			v, err := find(name)
@@ -241,9 +243,9 @@ func TestBatchNeverOverwritesAnotherInputsItem(t *testing.T) {
 		t.Fatalf("a: %+v", sum)
 	}
 	x := r.read("x.wav")
-	var warnings []string
+	var errs []string
 	warn := func(b *Batch) {
-		b.Warnf = func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
+		b.Errorf = func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	}
 	if sum := r.run(false, warn, b); sum.OK != 1 || sum.Failed != 1 {
 		t.Errorf("b: %+v, want 1 ok and 1 refused", sum)
@@ -264,11 +266,11 @@ func TestBatchNeverOverwritesAnotherInputsItem(t *testing.T) {
 		t.Error("x.wav was overwritten")
 	}
 	want := []string{
-		fmt.Sprintf(`b.jsonl:2: item "x": item "x" is already recorded in %s, from %s line 2, with other text or settings`, filepath.Join(r.out, "results.jsonl"), a),
-		fmt.Sprintf(`c.jsonl:1: item "y": output "x.wav" is already recorded in %s for item "x", from %s line 2`, filepath.Join(r.out, "results.jsonl"), a),
+		fmt.Sprintf(`b.jsonl:2: item "x": not made: item "x" is already recorded in %s, from %s line 2, with other text or settings`, filepath.Join(r.out, "results.jsonl"), a),
+		fmt.Sprintf(`c.jsonl:1: item "y": not made: output "x.wav" is already recorded in %s for item "x", from %s line 2`, filepath.Join(r.out, "results.jsonl"), a),
 	}
-	if len(warnings) != 2 || !strings.HasSuffix(strings.Split(warnings[0], ": give")[0], want[0]) || !strings.HasSuffix(strings.Split(warnings[1], ": give")[0], want[1]) {
-		t.Errorf("warnings:\n%s\nwant them to end with\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))
+	if len(errs) != 2 || !strings.HasSuffix(strings.Split(errs[0], ": give")[0], want[0]) || !strings.HasSuffix(strings.Split(errs[1], ": give")[0], want[1]) {
+		t.Errorf("errors:\n%s\nwant them to end with\n%s", strings.Join(errs, "\n"), strings.Join(want, "\n"))
 	}
 	if sum := r.run(true, nil, b); sum.OK != 2 {
 		t.Errorf("b with --force: %+v, want x replaced", sum)

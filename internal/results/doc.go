@@ -3,7 +3,10 @@
 // and a re-run redoes exactly what changed.
 //
 // An output directory holds the outputs, results.jsonl (one JSON Row per
-// item) and a lock file, .ttsgen-lock. The guarantees:
+// item) and a lock file, .ttsgen-lock. Shards of one job (OpenShard) write
+// into one directory side by side, each into its own results file,
+// results.K-of-N.jsonl, under its own lock, .ttsgen-lock.K-of-N; Merge folds
+// their rows into results.jsonl and Summarize counts them. The guarantees:
 //
 //   - No torn outputs. WriteFile writes into a temporary file in the target's
 //     folder (".ttsgen-tmp-<pid>-*"), fsyncs it, renames it over the target
@@ -35,10 +38,24 @@
 //     and symlinks (in any existing component) that lead outside it. This
 //     protects against mistakes in a manifest, not against someone racing the
 //     batch by swapping folders for symlinks while it runs.
-//   - One batch per directory. Open takes an exclusive lock (flock) on
-//     .ttsgen-lock, so a second batch in the same directory fails at once
-//     instead of interleaving rows. The file stays; the lock dies with the
-//     process, so a killed batch leaves no stale lock.
+//   - One batch per directory, or one per shard. Open takes an exclusive
+//     lock (flock) on .ttsgen-lock, so a second batch in the same directory
+//     fails at once instead of interleaving rows; a shard takes it shared
+//     (shards of a job run side by side, never beside a batch without
+//     shards or a merge) and its own .ttsgen-lock.K-of-N exclusively. The
+//     files stay; the locks die with the process, so a killed batch leaves
+//     no stale lock.
+//   - A shard does its share once. Each shard owns the items whose
+//     Row.ShardKey hashes to it (shard.Spec.Owns), takes as done what the
+//     folder's other results files record of them (a run without shards, a
+//     merge, shards of another count: read-only), and resumes from its own
+//     file like a run without shards.
+//   - Merging loses nothing and settles. Every row records when it was made
+//     (Row.Finished): across files the latest row of an item wins. Merge
+//     writes results.jsonl atomically, keeps its lines that are not rows,
+//     never merges a shard file's unreadable line (a last line cut off by a
+//     killed writer included: it is reported, and stays in its file), and a
+//     second merge gives the same bytes.
 //
 // Rows without an id (manifest lines too broken to have one) are kept per
 // source and line instead.

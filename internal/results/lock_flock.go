@@ -10,11 +10,15 @@ import (
 
 var errLocked = errors.New("locked by another process")
 
-// lockFile takes an exclusive, non-blocking flock on f. The kernel releases
-// it when f is closed or the process dies, so a killed batch never leaves a
-// stale lock behind.
-func lockFile(f *os.File) error {
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+// lockFile takes a non-blocking flock on f, shared or exclusive. The kernel
+// releases it when f is closed or the process dies, so a killed batch never
+// leaves a stale lock behind.
+func lockFile(f *os.File, shared bool) error {
+	how := syscall.LOCK_EX
+	if shared {
+		how = syscall.LOCK_SH
+	}
+	err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return errLocked
 	}

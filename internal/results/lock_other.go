@@ -11,4 +11,4 @@ var errLocked = errors.New("locked by another process")
 
 // lockFile does nothing where flock is unavailable: two batches in one
 // directory are then the user's responsibility.
-func lockFile(*os.File) error { return nil }
+func lockFile(*os.File, bool) error { return nil }

@@ -7,26 +7,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/ttsgen/ttsgen/internal/atomicfile"
+	"github.com/ttsgen/ttsgen/internal/plural"
+	"github.com/ttsgen/ttsgen/internal/shard"
 )
 
 const (
-	// FileName is the results file inside the output directory.
+	// FileName is the results file inside the output directory, of a run without shards and of a merge; shard K/N
+	// writes results.K-of-N.jsonl (FileFor).
 	FileName = "results.jsonl"
 	// TempPrefix starts the name of every temporary file this package
 	// creates; Open deletes those whose writer is gone anywhere under the
 	// directory.
 	TempPrefix = atomicfile.TempPrefix
 	// lockName shares the reserved ".ttsgen-" prefix so that no output can
-	// be named like it.
+	// be named like it. A run without shards (and a merge) holds it
+	// exclusively; each shard holds it shared, and its own
+	// lockName.K-of-N exclusively.
 	lockName = ".ttsgen-lock"
 	// reservedPrefix may not start any component of an output path.
 	reservedPrefix = ".ttsgen-"
@@ -62,11 +67,25 @@ type Row struct {
 	Settings     Settings `json:"settings,omitempty"`
 	Format       string   `json:"format,omitempty"` // the audio format of Out ("wav", "flac", ...)
 	Bytes        int64    `json:"bytes,omitempty"`  // Out's size as encoded
+	// Shard is the shard that recorded the row ("2/4"), empty for a run without shards.
+	Shard string `json:"shard,omitempty"`
+	// Finished is when the row was recorded (Append sets it): across results files, the latest row of an item wins.
+	// Rows of older versions have none and count as the oldest.
+	Finished time.Time `json:"finished,omitzero"`
 }
 
 // Failed reports whether the row records a failure: an error row, or a good
 // output whose retry failed.
 func (r Row) Failed() bool { return r.Status != StatusOK || r.RetryError != "" }
+
+// ShardKey is what decides the shard of the row's item (shard.Spec.Owns): its id, or for an item without one (a
+// manifest line too broken to have one), its input and line.
+func (r Row) ShardKey() string {
+	if r.ID != "" {
+		return r.ID
+	}
+	return r.Source + ":" + strconv.Itoa(r.Line)
+}
 
 // key identifies the item a row is about: its id, or for rows without one
 // (manifest lines too broken to have an id), its source and line.
@@ -109,25 +128,30 @@ func (r Row) where() string {
 type entry struct {
 	row      Row    // Settings is nil
 	settings []byte // canonical JSON of row.Settings; nil when the row has none
-	line     int    // the row's line in results.jsonl, 1-based
+	line     int    // the row's line in the Dir's results file, 1-based; 0 for a row of another results file
+	file     string // the other results file that holds the row, as shown in messages; "" for the Dir's own
 }
 
 // Dir is an output directory opened for one batch run. Its methods are safe
 // for concurrent use.
 type Dir struct {
-	name  string // as given to Open, for messages
-	abs   string // absolute path
-	real  string // abs with symlinks resolved: the boundary Resolve enforces
-	lock  *os.File
-	force bool
+	name     string // as given to Open, for messages
+	abs      string // absolute path
+	real     string // abs with symlinks resolved: the boundary Resolve enforces
+	spec     shard.Spec
+	fileName string // the results file's name in abs: FileFor(spec)
+	locks    []*os.File
+	force    bool
+	now      func() time.Time
 
 	mu          sync.Mutex
-	file        rowFile // results.jsonl, opened for appending
-	size        int64   // bytes of complete lines in file
-	lines       int     // lines in file
-	needNewline bool    // the file's last line has no "\n": the next append starts with one
-	broken      error   // set when a failed append could not be cut off again
-	rows        map[string]entry
+	file        rowFile           // results.jsonl, opened for appending
+	size        int64             // bytes of complete lines in file
+	lines       int               // lines in file
+	needNewline bool              // the file's last line has no "\n": the next append starts with one
+	broken      error             // set when a failed append could not be cut off again
+	rows        map[string]entry  // the rows of the Dir's own results file
+	prior       map[string]entry  // the latest rows of the items spec owns in the folder's other results files
 	outs        map[string]string // output path -> key of the "ok" row that records it
 	kept        []int             // lines that are not rows ttsgen can read, kept as they are
 	dirty       bool              // the file holds superseded rows: compact on Close
@@ -148,13 +172,22 @@ type rowFile interface {
 	Truncate(size int64) error
 }
 
-// Open prepares dir (creating it), takes the batch lock on it, deletes the
-// temp files of writers that are gone, and reads an existing results.jsonl to
-// know which items are done. A results.jsonl holding superseded rows is
-// compacted right away; lines that are not rows ttsgen can read stay as they
-// are. With force, Check reports no item as done, but every row stays until
-// its item is done again.
-func Open(dir string, force bool) (*Dir, error) {
+// Open prepares dir (creating it) for a run without shards, which writes
+// results.jsonl; see OpenShard.
+func Open(dir string, force bool) (*Dir, error) { return OpenShard(dir, shard.Spec{}, force) }
+
+// OpenShard prepares dir (creating it) for a run of shard s (the zero Spec:
+// no sharding), takes its lock, deletes the temp files of writers that are
+// gone, and reads the results files to know which items are done: its own,
+// FileFor(s), and read-only, the rows of the items s owns in the folder's
+// other results files (those of a run without shards or of a merge, and of
+// shards of another count; shards of s's count own other items). Shards of
+// one job run side by side; a second process of the same shard, or a run
+// without shards beside shards, is refused. A results file holding
+// superseded rows is compacted right away; lines that are not rows ttsgen
+// can read stay as they are. With force, Check reports no item as done, but
+// every row stays until its item is done again.
+func OpenShard(dir string, s shard.Spec, force bool) (*Dir, error) {
 	if dir == "" {
 		return nil, errors.New("results: no output directory given")
 	}
@@ -170,42 +203,36 @@ func Open(dir string, force bool) (*Dir, error) {
 		return nil, fmt.Errorf("finding output directory %s: %w", dir, err)
 	}
 	d := &Dir{
-		name:  dir,
-		abs:   abs,
-		real:  real,
-		force: force,
-		rows:  map[string]entry{},
-		outs:  map[string]string{},
-		temps: map[string]bool{},
+		name:     dir,
+		abs:      abs,
+		real:     real,
+		spec:     s,
+		fileName: FileFor(s),
+		force:    force,
+		now:      time.Now,
+		rows:     map[string]entry{},
+		prior:    map[string]entry{},
+		outs:     map[string]string{},
+		temps:    map[string]bool{},
 	}
-	if err := d.acquireLock(); err != nil {
+	if d.locks, err = lockDir(abs, dir, s); err != nil {
 		return nil, err
 	}
-	if err := d.removeStaleTemps(); err != nil {
-		d.lock.Close()
-		return nil, err
-	}
-	if err := d.openResults(); err != nil {
-		d.lock.Close()
-		return nil, err
+	for _, step := range []func() error{d.removeStaleTemps, d.readPrior, d.openResults} {
+		if err := step(); err != nil {
+			d.unlock()
+			return nil, err
+		}
 	}
 	return d, nil
 }
 
-func (d *Dir) acquireLock() error {
-	f, err := os.OpenFile(filepath.Join(d.abs, lockName), os.O_RDWR|os.O_CREATE, 0o666)
-	if err != nil {
-		return fmt.Errorf("locking output directory %s: %w", d.name, err)
+func (d *Dir) unlock() error {
+	var errs []error
+	for _, f := range d.locks {
+		errs = append(errs, f.Close()) // releases the flock
 	}
-	if err := lockFile(f); err != nil {
-		f.Close()
-		if errors.Is(err, errLocked) {
-			return fmt.Errorf("output directory %s is in use by another ttsgen batch", d.name)
-		}
-		return fmt.Errorf("locking output directory %s: %w", d.name, err)
-	}
-	d.lock = f
-	return nil
+	return errors.Join(errs...)
 }
 
 // removeStaleTemps deletes the temp files that killed writers left anywhere
@@ -217,15 +244,21 @@ func (d *Dir) removeStaleTemps() error {
 		return fmt.Errorf("cleaning output directory %s: %w", d.name, err)
 	}
 	if removed > 0 {
-		d.warnings = append(d.warnings, fmt.Sprintf("%s: removed %d temp file(s) left by an interrupted run", d.name, removed))
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: removed %s left by an interrupted run", d.name, plural.Count(removed, "temp file")))
 	}
 	return nil
 }
 
-// Path returns the results file of the output directory dir.
+// Path returns the results file of the output directory dir, for a run without shards.
 func Path(dir string) string { return filepath.Join(dir, FileName) }
 
-func (d *Dir) resultsPath() string { return filepath.Join(d.abs, FileName) }
+// Path is the Dir's results file, as shown in messages ("out/results.2-of-4.jsonl").
+func (d *Dir) Path() string { return filepath.Join(d.name, d.fileName) }
+
+// Shard is the shard the Dir was opened for (the zero Spec: no sharding).
+func (d *Dir) Shard() shard.Spec { return d.spec }
+
+func (d *Dir) resultsPath() string { return filepath.Join(d.abs, d.fileName) }
 
 func (d *Dir) openResults() error {
 	compact, err := d.readRows()
@@ -250,55 +283,96 @@ func (d *Dir) openResults() error {
 	return nil
 }
 
-// readRows loads results.jsonl, last row per item winning. Lines that are
-// not rows ttsgen can read are kept, with a warning naming each. It reports
-// whether the file holds superseded rows, to be compacted.
+// readRows loads the Dir's results file, last row per item winning. Lines
+// that are not rows ttsgen can read are kept, with a warning naming each. It
+// reports whether the file holds superseded rows, to be compacted.
 func (d *Dir) readRows() (compact bool, err error) {
-	f, err := os.Open(d.resultsPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("opening results file: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
 	show := d.display(d.resultsPath())
 	unreadable := 0
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			d.lines = n
-			d.needNewline = line[len(line)-1] != '\n'
-			r, settings, rowErr := parseRow(line)
-			switch {
-			case rowErr == nil:
-				if d.put(r, settings, n) {
-					compact = true
-				}
-			case len(bytes.TrimSpace(line)) == 0:
-				d.kept = append(d.kept, n) // a blank line: nobody's row, nothing to say
-			default:
-				d.kept = append(d.kept, n)
-				if unreadable++; unreadable <= maxLineWarnings {
-					if d.needNewline {
-						rowErr = fmt.Errorf("%w; it has no newline: cut off by an interrupted run?", rowErr)
-					}
-					d.warnings = append(d.warnings, fmt.Sprintf("%s line %d: kept a line that is not a ttsgen row: %v", show, n, rowErr))
-				}
+	err = eachLine(d.resultsPath(), show, func(n int, line []byte) {
+		d.lines = n
+		d.needNewline = line[len(line)-1] != '\n'
+		r, settings, rowErr := parseRow(line)
+		switch {
+		case rowErr == nil:
+			if d.put(r, settings, n) {
+				compact = true
+			}
+		case len(bytes.TrimSpace(line)) == 0:
+			d.kept = append(d.kept, n) // a blank line: nobody's row, nothing to say
+		default:
+			d.kept = append(d.kept, n)
+			if unreadable++; unreadable <= maxLineWarnings {
+				d.warnings = append(d.warnings, fmt.Sprintf("%s line %d: kept a line that is not a ttsgen row: %v",
+					show, n, unreadableLine(rowErr, d.needNewline)))
 			}
 		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return false, fmt.Errorf("reading %s: %w", show, err)
-		}
+	})
+	if err != nil {
+		return false, err
 	}
 	if unreadable > maxLineWarnings {
-		d.warnings = append(d.warnings, fmt.Sprintf("%s: kept %d more lines that are not ttsgen rows", show, unreadable-maxLineWarnings))
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: kept %s that are not ttsgen rows", show,
+			plural.Count(unreadable-maxLineWarnings, "more line")))
 	}
 	return compact, nil
+}
+
+// readPrior loads, read-only, the rows of the items d's shard owns from the
+// folder's other results files, so that an item another run finished (one
+// without shards, a merge, a shard of another count) is not done again.
+// Shards of d's own count are left out: they own other items. Lines that are
+// not rows are those files' business, and a shard of another count may be
+// appending to its file right now: they are passed over.
+func (d *Dir) readPrior() error {
+	files, err := resultsFiles(d.abs)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if f.name == d.fileName || (d.spec.Enabled() && f.spec.Count == d.spec.Count) {
+			continue
+		}
+		show := d.display(filepath.Join(d.abs, f.name))
+		err := eachLine(filepath.Join(d.abs, f.name), show, func(n int, line []byte) {
+			r, settings, err := parseRow(line)
+			if err != nil || !d.spec.Owns(r.ShardKey()) {
+				return
+			}
+			k := r.key()
+			if old, had := d.prior[k]; had && old.row.Finished.After(r.Finished) {
+				return
+			}
+			d.prior[k] = entry{row: r, settings: settings, file: show}
+			if r.Status == StatusOK {
+				d.outs[outKey(r.Out)] = k
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// latest is the effective row of the item with key k: the row of the Dir's
+// own file, unless another results file holds a later one. Callers hold d.mu
+// or own d.
+func (d *Dir) latest(k string) (entry, bool) {
+	own, hasOwn := d.rows[k]
+	other, hasOther := d.prior[k]
+	if hasOther && (!hasOwn || other.row.Finished.After(own.row.Finished)) {
+		return other, true
+	}
+	return own, hasOwn
+}
+
+// recordedIn names the results file that holds e, for messages.
+func (d *Dir) recordedIn(e entry) string {
+	if e.file != "" {
+		return e.file
+	}
+	return d.display(d.resultsPath())
 }
 
 // parseRow reads one line of results.jsonl as a row, its settings apart in
@@ -394,20 +468,22 @@ func (d *Dir) compact() error {
 }
 
 // Warnings lists what Open found: temp files of killed runs it removed, and
-// lines of results.jsonl that are not rows it can read, which it keeps.
+// lines of its results file that are not rows it can read, which it keeps.
 func (d *Dir) Warnings() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.warnings)
 }
 
-// Append adds one row to results.jsonl and fsyncs it before returning. A
-// row for an item replaces any earlier row for it (the file is compacted on
-// Close and on the next Open). Write an item's output with WriteFile before
-// appending its "ok" row, so that a row never claims a missing file; record
-// a failed attempt through KeepGood, so that an error row never stands beside
-// a good output.
+// Append adds one row to the Dir's results file and fsyncs it before
+// returning, stamped with the Dir's shard and the time (Row.Shard,
+// Row.Finished). A row for an item replaces any earlier row for it (the file
+// is compacted on Close and on the next Open). Write an item's output with
+// WriteFile before appending its "ok" row, so that a row never claims a
+// missing file; record a failed attempt through KeepGood, so that an error
+// row never stands beside a good output.
 func (d *Dir) Append(r Row) error {
+	r.Shard, r.Finished = d.spec.String(), d.now().UTC()
 	if err := r.check(); err != nil {
 		return fmt.Errorf("recording result for %q: %w", r.ID, err)
 	}
@@ -473,11 +549,11 @@ func (d *Dir) Check(r Row) (done bool, err error) {
 	}
 	k := r.key()
 	d.mu.Lock()
-	e, had := d.rows[k]
+	e, had := d.latest(k)
 	owner, taken := d.outs[outKey(r.Out)]
-	var other Row
+	var other entry
 	if taken && owner != k {
-		other = d.rows[owner].row
+		other, _ = d.latest(owner)
 	}
 	d.mu.Unlock()
 
@@ -489,13 +565,13 @@ func (d *Dir) Check(r Row) (done bool, err error) {
 		if !same && !d.force && !sameInput(e.row.Source, r.Source) {
 			return false, fmt.Errorf("item %q is already recorded in %s, from %s, with other text or settings: "+
 				"give this item its own \"id\", write into another folder, or use --force to replace it",
-				r.ID, d.display(d.resultsPath()), e.row.where())
+				r.ID, d.recordedIn(e), e.row.where())
 		}
 	}
 	if taken && owner != k {
 		return false, fmt.Errorf("output %q is already recorded in %s for item %q, from %s: "+
 			"give this item its own \"out\" (or \"id\"), or write into another folder",
-			r.Out, d.display(d.resultsPath()), other.ID, other.where())
+			r.Out, d.recordedIn(other), other.row.ID, other.row.where())
 	}
 	return false, nil
 }
@@ -543,10 +619,11 @@ func (d *Dir) KeepGood(r Row) Row {
 	return prev
 }
 
-// Row returns the latest row recorded for id, from this run or an earlier one.
+// Row returns the latest row recorded for id: by this run or an earlier one, or in another results file of the
+// folder (see OpenShard).
 func (d *Dir) Row(id string) (Row, bool) {
 	d.mu.Lock()
-	e, ok := d.rows[Row{ID: id}.key()]
+	e, ok := d.latest(Row{ID: id}.key())
 	d.mu.Unlock()
 	if ok && e.settings != nil {
 		json.Unmarshal(e.settings, &e.row.Settings) // cannot fail: it is what parseRow or Append encoded
@@ -578,7 +655,7 @@ func (d *Dir) Close() error {
 		os.Remove(tmp)
 	}
 	d.tempMu.Unlock()
-	if err := d.lock.Close(); err != nil { // releases the flock
+	if err := d.unlock(); err != nil {
 		errs = append(errs, fmt.Errorf("unlocking output directory: %w", err))
 	}
 	return errors.Join(errs...)

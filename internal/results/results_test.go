@@ -13,14 +13,27 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/ttsgen/ttsgen/internal/shard"
 )
 
 func openDir(t *testing.T, dir string, force bool) *Dir {
 	t.Helper()
-	d, err := Open(dir, force)
+	return openShard(t, dir, shard.Spec{}, force)
+}
+
+// finishedAt is the time tests' rows are recorded at (Row.Finished).
+var finishedAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// openShard opens dir for shard s with a clock stopped at finishedAt.
+func openShard(t *testing.T, dir string, s shard.Spec, force bool) *Dir {
+	t.Helper()
+	d, err := OpenShard(dir, s, force)
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		t.Fatalf("OpenShard(%s): %v", s, err)
 	}
+	d.now = func() time.Time { return finishedAt }
 	t.Cleanup(func() { d.Close() })
 	return d
 }
@@ -203,7 +216,7 @@ func TestKeepGood(t *testing.T) {
 		attempt, want Row
 	}{
 		{Row{ID: "good", Line: 2, Out: "good.wav", Status: StatusError, Error: "voice not found"},
-			Row{ID: "good", Line: 1, Source: "/m.jsonl", Out: "good.wav", Status: StatusOK, Sentences: 3, Settings: settings("v1"), RetryError: "voice not found"}},
+			Row{ID: "good", Line: 1, Source: "/m.jsonl", Out: "good.wav", Status: StatusOK, Sentences: 3, Settings: settings("v1"), RetryError: "voice not found", Finished: finishedAt}},
 		{Row{ID: "lost", Out: "lost.wav", Status: StatusError, Error: "x"}, Row{ID: "lost", Out: "lost.wav", Status: StatusError, Error: "x"}},
 		{Row{ID: "failed", Out: "failed.wav", Status: StatusError, Error: "again"}, Row{ID: "failed", Out: "failed.wav", Status: StatusError, Error: "again"}},
 		{Row{ID: "new", Out: "new.wav", Status: StatusError, Error: "x"}, Row{ID: "new", Out: "new.wav", Status: StatusError, Error: "x"}},
@@ -301,23 +314,27 @@ func TestOpenKeepsLinesItCannotRead(t *testing.T) {
 	}
 	got := fileLines(t, dir)
 	want = append(slices.Clone(kept[:3]), kept[4:]...) // the future row was superseded by ttsgen's own
-	want = append(want, `{"id":"b","line":0,"out":"b.wav","status":"error","error":"x","sentences":0,"audio_seconds":0}`,
-		`{"id":"a","line":0,"out":"a.wav","status":"error","error":"x","sentences":0,"audio_seconds":0}`,
-		`{"id":"f","line":0,"out":"f.wav","status":"error","error":"redone","sentences":0,"audio_seconds":0}`)
+	want = append(want, `{"id":"b","line":0,"out":"b.wav","status":"error","error":"x","sentences":0,"audio_seconds":0,"finished":"2026-01-02T03:04:05Z"}`,
+		`{"id":"a","line":0,"out":"a.wav","status":"error","error":"x","sentences":0,"audio_seconds":0,"finished":"2026-01-02T03:04:05Z"}`,
+		`{"id":"f","line":0,"out":"f.wav","status":"error","error":"redone","sentences":0,"audio_seconds":0,"finished":"2026-01-02T03:04:05Z"}`)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after appends and Close:\n%q\nwant\n%q", got, want)
 	}
 }
 
-// fileLines is results.jsonl's lines, which must each end with a newline.
-func fileLines(t *testing.T, dir string) []string {
+// fileLines is the lines of results.jsonl (or of the results file name), which must each end with a newline.
+func fileLines(t *testing.T, dir string, name ...string) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	file := FileName
+	if len(name) > 0 {
+		file = name[0]
+	}
+	data, err := os.ReadFile(filepath.Join(dir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(data) > 0 && data[len(data)-1] != '\n' {
-		t.Fatalf("%s does not end with a newline", FileName)
+		t.Fatalf("%s does not end with a newline", file)
 	}
 	if len(data) == 0 {
 		return nil
@@ -374,7 +391,7 @@ func TestOpenRemovesOnlyDeadWritersTempFiles(t *testing.T) {
 	if left := tempFiles(t, dir); fmt.Sprint(left) != fmt.Sprint([]string{live}) {
 		t.Errorf("temp files after Open: %q, want only the live writer's %q", left, live)
 	}
-	if got, want := d.Warnings(), []string{dir + ": removed 2 temp file(s) left by an interrupted run"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := d.Warnings(), []string{dir + ": removed 2 temp files left by an interrupted run"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Warnings = %q, want %q", got, want)
 	}
 }
@@ -383,7 +400,7 @@ func TestOneBatchPerDirectory(t *testing.T) {
 	dir := t.TempDir()
 	d := openDir(t, dir, false)
 	_, err := Open(dir, false)
-	if want := fmt.Sprintf("output directory %s is in use by another ttsgen batch", dir); err == nil || err.Error() != want {
+	if want := fmt.Sprintf("output directory %s is in use by another ttsgen batch (or shards of one, or a results merge)", dir); err == nil || err.Error() != want {
 		t.Fatalf("second Open: %v, want %q", err, want)
 	}
 	d.Close()
@@ -422,7 +439,9 @@ func TestResolve(t *testing.T) {
 		{out: "/abs.wav", wantErr: `output "/abs.wav": must be a relative path`},
 		{out: "", wantErr: `output "": empty path`},
 		{out: ".", wantErr: `output ".": names the output directory itself`},
-		{out: "results.jsonl", wantErr: `output "results.jsonl": would overwrite results.jsonl`},
+		{out: "results.jsonl", wantErr: `output "results.jsonl": would overwrite the results file results.jsonl`},
+		{out: "results.2-of-4.jsonl", wantErr: `output "results.2-of-4.jsonl": would overwrite the results file results.2-of-4.jsonl`},
+		{out: "sub/results.jsonl", want: filepath.Join(dir, "sub", "results.jsonl")}, // only the folder's own are reserved
 		{out: "x/.ttsgen-tmp-1", wantErr: `output "x/.ttsgen-tmp-1": must not use the reserved prefix ".ttsgen-"`},
 		{out: "escape/x.wav", wantErr: fmt.Sprintf(`output "escape/x.wav": escape is a symlink to %s, outside the output directory`, outside)},
 		{out: "file-link.wav", wantErr: `output "file-link.wav": file-link.wav is a symlink that cannot be followed: lstat ` + filepath.Join(outside, "x.wav") + `: no such file or directory`},

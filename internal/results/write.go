@@ -15,7 +15,8 @@ import (
 // Resolve returns the absolute final path for out, a "/"-separated path
 // relative to the output directory, and creates its parent folders. It
 // refuses empty and absolute paths, any ".." component, names with the
-// reserved ".ttsgen-" prefix, results.jsonl itself, existing symlinks (in
+// reserved ".ttsgen-" prefix, a results file (results.jsonl,
+// results.K-of-N.jsonl) in the directory itself, existing symlinks (in
 // any component) that lead outside the directory, and an existing target
 // that is not a regular file (a FIFO or a device is never replaced).
 func (d *Dir) Resolve(out string) (string, error) {
@@ -95,8 +96,8 @@ func cleanRel(out string) (string, error) {
 	if p == "." {
 		return "", errors.New("names the output directory itself")
 	}
-	if p == FileName {
-		return "", fmt.Errorf("would overwrite %s", FileName)
+	if _, ok := shardOfFile(p); ok {
+		return "", fmt.Errorf("would overwrite the results file %s", p)
 	}
 	return p, nil
 }

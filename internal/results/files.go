@@ -1,0 +1,148 @@
+package results
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ttsgen/ttsgen/internal/shard"
+)
+
+// FileFor is the results file a run of shard s writes: results.jsonl without sharding, results.K-of-N.jsonl for
+// shard K/N.
+func FileFor(s shard.Spec) string {
+	if !s.Enabled() {
+		return FileName
+	}
+	return "results." + s.FileTag() + ".jsonl"
+}
+
+// shardOfFile reads a results file's name: the shard that writes it (the zero Spec for results.jsonl), and whether
+// it is one.
+func shardOfFile(name string) (shard.Spec, bool) {
+	if name == FileName {
+		return shard.Spec{}, true
+	}
+	tag, ok := strings.CutPrefix(name, "results.")
+	if tag, ok = strings.CutSuffix(tag, ".jsonl"); !ok {
+		return shard.Spec{}, false
+	}
+	s, err := shard.Parse(tag)
+	if err != nil || s.FileTag() != tag { // only the name FileFor gives
+		return shard.Spec{}, false
+	}
+	return s, true
+}
+
+// resultsFile is a results file of an output directory.
+type resultsFile struct {
+	name string
+	spec shard.Spec
+}
+
+// resultsFiles lists the results files in dir, in a fixed order: results.jsonl first, then the shards' by count and
+// index.
+func resultsFiles(dir string) ([]resultsFile, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing results files in %s: %w", dir, err)
+	}
+	var files []resultsFile
+	for _, e := range entries {
+		if s, ok := shardOfFile(e.Name()); ok && e.Type().IsRegular() {
+			files = append(files, resultsFile{e.Name(), s})
+		}
+	}
+	slices.SortFunc(files, func(a, b resultsFile) int {
+		if a.spec.Count != b.spec.Count {
+			return a.spec.Count - b.spec.Count
+		}
+		return a.spec.Index - b.spec.Index
+	})
+	return files, nil
+}
+
+// eachLine calls fn with every line of the file at path, numbered from 1 and with its "\n" when it has one (only the
+// last line may lack it); show names the file in errors. A file that does not exist has no lines.
+func eachLine(path, show string, fn func(n int, line []byte)) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", show, err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			fn(n, line)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", show, err)
+		}
+	}
+}
+
+// unreadableLine says why a line is not a row; cut says it is the file's last and has no newline, which is what a
+// writer killed mid-line leaves.
+func unreadableLine(err error, cut bool) error {
+	if cut {
+		return fmt.Errorf("%w; it has no newline: cut off by an interrupted run?", err)
+	}
+	return err
+}
+
+// lockDir takes the locks of a run of shard s in the output directory abs (name as the user gave it, for messages):
+// without shards, .ttsgen-lock exclusively, so that nothing else writes there; for a shard, .ttsgen-lock shared
+// (shards of one job run side by side) and .ttsgen-lock.K-of-N exclusively (never two processes of one shard).
+// The lock files stay; the locks die with the process, so a killed run leaves no stale lock.
+func lockDir(abs, name string, s shard.Spec) ([]*os.File, error) {
+	common, err := lockAt(filepath.Join(abs, lockName), s.Enabled())
+	if errors.Is(err, errLocked) {
+		if s.Enabled() {
+			return nil, fmt.Errorf("output directory %s is in use by another ttsgen batch without --shard (or a results merge): shards run only beside shards", name)
+		}
+		return nil, fmt.Errorf("output directory %s is in use by another ttsgen batch (or shards of one, or a results merge)", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking output directory %s: %w", name, err)
+	}
+	if !s.Enabled() {
+		return []*os.File{common}, nil
+	}
+	own, err := lockAt(filepath.Join(abs, shardLockName(s)), false)
+	if err != nil {
+		common.Close()
+		if errors.Is(err, errLocked) {
+			return nil, fmt.Errorf("shard %s of output directory %s is in use by another ttsgen batch (of the same shard)", s, name)
+		}
+		return nil, fmt.Errorf("locking shard %s of output directory %s: %w", s, name, err)
+	}
+	return []*os.File{common, own}, nil
+}
+
+func shardLockName(s shard.Spec) string { return lockName + "." + s.FileTag() }
+
+// lockAt opens (creating) the lock file at path and locks it, shared or exclusively, without waiting.
+func lockAt(path string, shared bool) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	if err := lockFile(f, shared); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
