@@ -7,10 +7,10 @@ type Item struct {
 	// ID is unique in the run; "" only for error items whose line had no usable id. It defaults to the input's
 	// file name without extension, and for a manifest line "-" and the line number ("prompts-3"; "stdin-3" for
 	// standard input), so that the items of two inputs never share a default id.
-	ID    string
-	Text  string
-	Out   string // requested output path relative to the output dir, "/"-separated ("" = "<id>.wav")
-	Voice string // "" = default; a path as written in the manifest (relative to the manifest's folder)
+	ID     string
+	Text   string
+	Out    string // requested output path relative to the output dir, "/"-separated ("" = "<id>.wav")
+	Voice  string // "" = default; a path as written in the manifest (relative to the manifest's folder)
 	Format string // requested audio format, lower case ("" = from Out's extension, else the run's default)
 	// Speaker is "" for the default; a number from the manifest is kept as its
 	// decimal string, a name as written.
