@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,9 @@ type run struct {
 	Args    []string `json:"args"`
 	// LimitSeconds stops a run that hangs (default 300).
 	LimitSeconds int `json:"limit_seconds"`
+	// Serve, when set, makes the run a bench against `ttsgen serve --addr 127.0.0.1:PORT SERVE...`, started for it
+	// ({url} in Args is its address); the server, not the load generator, is the process sampled.
+	Serve []string `json:"serve"`
 }
 
 type options struct {
@@ -64,6 +68,7 @@ type options struct {
 type result struct {
 	Name         string        `json:"name"`
 	Command      []string      `json:"command"`
+	Serve        []string      `json:"serve,omitempty"` // the server a --url run drove
 	Error        string        `json:"error,omitempty"`
 	WallSeconds  float64       `json:"wall_seconds"`
 	Speed        float64       `json:"speed"`
@@ -93,6 +98,9 @@ func loadSuite(path string) (suite, error) {
 		names[r.Name] = true
 		if r.Command != "" && r.Command != "bench" && r.Command != "batch" {
 			return s, fmt.Errorf("suite %s: run %s: command %q (want bench or batch)", path, r.Name, r.Command)
+		}
+		if len(r.Serve) > 0 && r.Command == "batch" {
+			return s, fmt.Errorf("suite %s: run %s: serve is for bench runs", path, r.Name)
 		}
 	}
 	return s, nil
@@ -144,8 +152,13 @@ func runSuite(ctx context.Context, opts options, w io.Writer) error {
 	}
 	defer records.Close()
 	fmt.Fprintln(w, tableHeader)
-	for _, r := range runs {
-		res := r.measure(ctx, opts.bin, vars, tmp)
+	srvs := &servers{bin: opts.bin}
+	defer srvs.stop()
+	for i, r := range runs {
+		res := r.measure(ctx, opts.bin, vars, tmp, srvs)
+		if i+1 == len(runs) || !slices.Equal(runs[i+1].Serve, r.Serve) {
+			srvs.stop()
+		}
 		line, _ := json.Marshal(res)
 		if _, err := records.Write(append(line, '\n')); err != nil {
 			return fmt.Errorf("writing results: %w", err)
@@ -245,13 +258,22 @@ func expandAll(args []string, vars map[string]string) []string {
 }
 
 // measure runs r once, in its own process, sampling it while it runs.
-func (r run) measure(ctx context.Context, bin string, vars map[string]string, tmp string) result {
+func (r run) measure(ctx context.Context, bin string, vars map[string]string, tmp string, srvs *servers) result {
 	limit := 300 * time.Second
 	if r.LimitSeconds > 0 {
 		limit = time.Duration(r.LimitSeconds) * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	var srv *server
+	if len(r.Serve) > 0 {
+		var err error
+		if srv, err = srvs.get(ctx, expandAll(r.Serve, vars)); err != nil {
+			return result{Name: r.Name, Error: err.Error()}
+		}
+		vars = maps.Clone(vars)
+		vars["url"] = srv.url
+	}
 	args := expandAll(r.Args, vars)
 	outDir := filepath.Join(tmp, "batch-"+r.Name)
 	if r.Command == "batch" {
@@ -260,6 +282,9 @@ func (r run) measure(ctx context.Context, bin string, vars map[string]string, tm
 		args = append([]string{"bench", "--json"}, args...)
 	}
 	res := result{Name: r.Name, Command: append([]string{bin}, args...)}
+	if srv != nil {
+		res.Serve = srv.cmd.Args
+	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -268,7 +293,11 @@ func (r run) measure(ctx context.Context, bin string, vars map[string]string, tm
 		res.Error = err.Error()
 		return res
 	}
-	sampling := startSampling(cmd.Process.Pid)
+	sampled := cmd.Process.Pid
+	if srv != nil {
+		sampled = srv.cmd.Process.Pid
+	}
+	sampling := startSampling(sampled)
 	err := cmd.Wait()
 	res.Usage = sampling.stop()
 	res.WallSeconds = time.Since(start).Seconds()
