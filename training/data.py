@@ -1,5 +1,6 @@
 """Training data: Festival (HTS "slt") speaks LJSpeech sentences; audio resampled 32 kHz -> 22,050 Hz; log-mel
 features. Phoneme ids come from corpusids (ttsgen's own phonemizer), one line per utterance: ID|ids...|text."""
+import io
 import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -59,6 +60,31 @@ def load_wav(path):
         x = resample_poly(x, SR // g, sr // g).astype(np.float32)
     n = (len(x) // HOP) * HOP
     return x[:n]
+
+
+def load_recording(path):
+    """A real recording: ID.wav, or ID.flac decoded by the `flac` command (Debian's; the GPU machine has no FLAC
+    library for Python, and FLAC is what makes the recordings small enough to carry)."""
+    if path.endswith(".flac"):
+        wav = subprocess.run(["flac", "-d", "-s", "-c", path], check=True, stdout=subprocess.PIPE).stdout
+        return load_wav(io.BytesIO(wav))
+    return load_wav(path)
+
+
+def load_recordings(items, rec_dir, threads=16):
+    """The items that have a recording in rec_dir (ID.flac or ID.wav), and their audio."""
+    found, paths = [], []
+    for it in items:
+        for ext in (".flac", ".wav"):
+            path = os.path.join(rec_dir, it[0] + ext)
+            if os.path.exists(path):
+                found.append(it)
+                paths.append(path)
+                break
+    if not found:
+        raise SystemExit(f"no recordings in {rec_dir} for any of the {len(items)} ids")
+    with ThreadPoolExecutor(threads) as ex:
+        return found, list(ex.map(load_recording, paths))
 
 
 def load_wavs(uids, wav_dir, threads=16):

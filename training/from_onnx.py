@@ -23,13 +23,14 @@ def main():
     ap.add_argument("--onnx", required=True)
     ap.add_argument("--step", type=int, required=True, help="the training step the voice was exported at")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--half", action="store_true", help="store the weights in float16 (to carry half the bytes)")
     a = ap.parse_args()
     model = Voice(**FULL_SIZE)
     want = model.state_dict()
     graph = onnx.load(a.onnx).graph
     state = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer if i.name in want}
     model.load_state_dict(state, strict=True)
-    save_ckpt(model, None, a.step, a.out, {"from_onnx": os.path.basename(a.onnx)})
+    save_ckpt(model, None, a.step, a.out, {"from_onnx": os.path.basename(a.onnx)}, half=a.half)
     print(f"{a.onnx}: {len(state)} tensors -> {a.out} (step {a.step})")
 
 

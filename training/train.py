@@ -143,6 +143,31 @@ class MultiResSTFTLoss(nn.Module):
         return loss / len(self.res)
 
 
+class FrameCombLoss(nn.Module):
+    """How much more the generator's long-term spectrum peaks at multiples of the frame rate (22,050/256 Hz) than the
+    real audio's does, 1-10 kHz: the buzz that tone.py measures. A 2,048-point STFT puts those multiples on every 8th
+    bin exactly; each one's level is taken against the mean of the 4 bins on either side, in log units, and only an
+    excess over the target audio's own is penalised (voiced speech has harmonics there too)."""
+
+    def __init__(self, sr=22050, n_fft=2048, hop=512, lo=1000.0, hi=10000.0):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        self.register_buffer("win", torch.hann_window(n_fft), persistent=False)
+        step = n_fft // HOP  # bins between multiples of the frame rate
+        ks = [b for b in range(step, n_fft // 2 - 4, step) if lo <= b * sr / n_fft <= hi]
+        self.register_buffer("peaks", torch.tensor(ks), persistent=False)
+        self.register_buffer("sides", torch.tensor([[b + d for d in (-4, -3, -2, -1, 1, 2, 3, 4)] for b in ks]),
+                             persistent=False)
+
+    def contrast(self, x):
+        s = torch.stft(x.float(), self.n_fft, self.hop, self.n_fft, self.win, return_complex=True).abs()
+        spec = s.mean(dim=(0, 2)).clamp_min(1e-7)  # the long-term spectrum of the whole batch
+        return torch.log(spec[self.peaks]) - torch.log(spec[self.sides].mean(1))
+
+    def forward(self, y_hat, y):
+        return F.relu(self.contrast(y_hat) - self.contrast(y).detach()).mean()
+
+
 def masked_mean(x, mask):
     return (x * mask).sum() / (mask.sum() * (x.shape[1] if x.dim() == 3 and mask.shape[1] == 1 else 1)).clamp_min(1)
 
@@ -219,10 +244,12 @@ class Corpus:
 FULL_SIZE = dict(hidden=192, enc_layers=6, dp_filter=256, dec_channels=192, dec_layers=6, gen_channels=256)
 
 
-def save_ckpt(model, disc, step, out_dir, extra):
+def save_ckpt(model, disc, step, out_dir, extra, half=False):
+    """half: the weights in float16 (half the bytes to carry; enough to evaluate or to resume a fine-tune from)."""
     os.makedirs(out_dir, exist_ok=True)
-    ac = {k: v for k, v in model.state_dict().items() if not k.startswith("dec.")}
-    gen = {k: v for k, v in model.state_dict().items() if k.startswith("dec.")}
+    cast = (lambda v: v.half() if v.is_floating_point() else v) if half else (lambda v: v)
+    ac = {k: cast(v) for k, v in model.state_dict().items() if not k.startswith("dec.")}
+    gen = {k: cast(v) for k, v in model.state_dict().items() if k.startswith("dec.")}
     meta = {"cfg": model.cfg, "step": step, **extra}
     torch.save({**meta, "model": ac}, os.path.join(out_dir, "ac.pt"))
     torch.save({**meta, "model": gen}, os.path.join(out_dir, "gen.pt"))
@@ -277,13 +304,21 @@ def main():
                     help="steps that a fresh discriminator trains alone before the generator sees its losses")
     ap.add_argument("--intake-every", type=float, default=45,
                     help="seconds between intakes of the sentences Festival has finished meanwhile")
-    ap.add_argument("--mid-save", type=float, default=0,
-                    help="also save the weights (no discriminator) to OUT/mid once this many seconds have passed")
+    ap.add_argument("--mid-save", default="",
+                    help="comma-separated seconds: at each, also save the weights (float16, no discriminator) to "
+                         "OUT/mid-SECONDS, to pick the best point of a run afterwards")
+    ap.add_argument("--real", help="a folder of real recordings ID.flac or ID.wav (22,050 Hz mono) to train on "
+                                   "instead of Festival's speech; --ids gives their phoneme ids")
+    ap.add_argument("--enc-lr", type=float, default=1.0,
+                    help="learning-rate factor of the text encoder's embedding and conv blocks (a fine-tune on "
+                         "little data keeps what the encoder learnt from many sentences)")
     ap.add_argument("--resume")
     ap.add_argument("--out", required=True)
     ap.add_argument("--small", action="store_true", help="toy dimensions for a CPU smoke test")
     ap.add_argument("--cpu-size", action="store_true", help="a mid-size acoustic model that a CPU can train")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--comb", type=float, default=0.0,
+                    help="weight of the frame-rate comb loss (FrameCombLoss) in the generator's loss")
     ap.add_argument("--no-voc", action="store_true", help="train the acoustic model only (alignment smoke test)")
     a = ap.parse_args()
 
@@ -306,18 +341,24 @@ def main():
 
     items = data.read_ids(a.ids)[a.skip:a.skip + a.n]
     random.Random(a.seed).shuffle(items)
-    first, rest = items[:a.first], items[a.first:]
-    procs = data.start_festival(first, a.wav_dir, a.workers)
-    for p in procs:
-        p.wait()
     corpus = Corpus(dev)
-    corpus.add(first, data.load_wavs([u for u, _, _ in first], a.wav_dir))
-    log(f"first share: {len(corpus)} utterances, {corpus.hours:.2f} h")
     pending = None
+    rest = []
+    if a.real:
+        items, wavs = data.load_recordings(items, a.real, a.workers)
+        corpus.add(items, wavs)
+        log(f"real recordings from {a.real}: {len(corpus)} utterances, {corpus.hours:.2f} h")
+    else:
+        first, rest = items[:a.first], items[a.first:]
+        procs = data.start_festival(first, a.wav_dir, a.workers)
+        for p in procs:
+            p.wait()
+        corpus.add(first, data.load_wavs([u for u, _, _ in first], a.wav_dir))
+        log(f"first share: {len(corpus)} utterances, {corpus.hours:.2f} h")
+        if rest:
+            pending = data.start_festival(rest, a.wav_dir, max(1, a.workers - 3))
     t_intake = time.time()
-    mid_saved = False
-    if rest:
-        pending = data.start_festival(rest, a.wav_dir, max(1, a.workers - 3))
+    mid_saves = sorted(float(t) for t in a.mid_save.split(",") if t.strip())
 
     if a.small:
         model = Voice(hidden=32, enc_layers=2, dp_filter=32, dec_channels=32, dec_layers=2, gen_channels=32)
@@ -342,11 +383,16 @@ def main():
     log(f"params: voice {count_params(model)} (enc {count_params(model.enc)}, dp {count_params(model.dp)}, "
         f"frames {count_params(model.frames)}, dec {count_params(model.dec)}), disc {count_params(disc)}")
     ac_params = [p for n, p in model.named_parameters() if not n.startswith("dec.")]
-    opt_ac = torch.optim.AdamW(ac_params, a.lr_ac, betas=(0.9, 0.98), weight_decay=0.01)
+    enc_core = {id(p) for n, p in model.named_parameters() if n.startswith(("enc.emb.", "enc.blocks."))}
+    opt_ac = torch.optim.AdamW([
+        {"params": [p for p in ac_params if id(p) in enc_core], "factor": a.enc_lr},
+        {"params": [p for p in ac_params if id(p) not in enc_core], "factor": 1.0},
+    ], a.lr_ac, betas=(0.9, 0.98), weight_decay=0.01)
     opt_g = torch.optim.AdamW(model.dec.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     opt_d = torch.optim.AdamW(disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     base = [(opt_ac, a.lr_ac), (opt_g, a.lr_gen), (opt_d, a.lr_gen)]
     stft_loss = MultiResSTFTLoss().to(dev)
+    comb_loss = FrameCombLoss().to(dev)
     melspec = corpus.melspec
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
 
@@ -374,17 +420,17 @@ def main():
                 log(f"all data in: {len(corpus)} utterances, {corpus.hours:.2f} h")
             elif ready:
                 log(f"data in so far: {len(corpus)} utterances, {corpus.hours:.2f} h")
-        if a.mid_save and not mid_saved and time.time() - T0 > a.mid_save:
-            save_ckpt(model, None, step, os.path.join(a.out, "mid"), {"hours": corpus.hours,
-                                                                      "utterances": len(corpus)})
-            mid_saved = True
+        if mid_saves and time.time() - T0 > mid_saves[0]:
+            save_ckpt(model, None, step, os.path.join(a.out, f"mid-{mid_saves[0]:g}"),
+                      {"hours": corpus.hours, "utterances": len(corpus)}, half=True)
+            mid_saves.pop(0)
         k = step - start_step
         warm = min(1.0, (k + 1) / a.warmup)
         done = min(1.0, (time.time() - T0) / a.budget)
         decay = a.lr_start + (a.lr_end - a.lr_start) * done
         for opt, lr in base:
             for g in opt.param_groups:
-                g["lr"] = lr * warm * decay
+                g["lr"] = lr * warm * decay * g.get("factor", 1.0)
 
         # ---- acoustic model (utterance lengths vary: cudnn benchmarking each new shape cost minutes in run 1)
         if cuda:
@@ -465,8 +511,9 @@ def main():
                       for (_, fr), (_, ffs) in zip(d_real, d_fake) for rf, ff in zip(fr, ffs))
         loss_mel = F.l1_loss(melspec(y_hat.squeeze(1)), melspec(y.squeeze(1)))
         loss_stft = stft_loss(y_hat.squeeze(1), y.squeeze(1))
+        loss_comb = comb_loss(y_hat.squeeze(1), y.squeeze(1)) if a.comb else torch.zeros((), device=dev)
         adv_on = 0.0 if fresh_disc and k < a.adv_delay else 1.0
-        loss_g = 45 * loss_mel + 15 * loss_stft + adv_on * (loss_adv + 2 * loss_fm)
+        loss_g = 45 * loss_mel + 15 * loss_stft + a.comb * loss_comb + adv_on * (loss_adv + 2 * loss_fm)
         opt_g.zero_grad(set_to_none=True)
         loss_g.backward()
         gn_g = torch.nn.utils.clip_grad_norm_(model.dec.parameters(), 100.0)
@@ -474,7 +521,7 @@ def main():
 
         step += 1
         for kname, v in (("prior", loss_prior), ("mel_ac", loss_mel_ac), ("dur", loss_dur), ("d", loss_d),
-                         ("adv", loss_adv), ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft)):
+                         ("adv", loss_adv), ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft), ("comb", loss_comb)):
             hist.setdefault(kname, []).append(v.detach())
         if step % 50 == 0 or step == start_step + 1:
             vals = {kk: torch.stack(v).mean().item() for kk, v in hist.items()}
