@@ -28,7 +28,8 @@ type batchOptions struct {
 	getenv     func(string) string
 }
 
-func newBatchCmd(s *settings, streams IO) *cobra.Command {
+// newBatchCmd builds the command; runF, when set, replaces runBatch (tests check the parsed options and inputs).
+func newBatchCmd(s *settings, streams IO, runF func(*batchOptions, []string) error) *cobra.Command {
 	var o batchOptions
 	cmd := &cobra.Command{
 		Use:   "batch INPUT... -o DIR",
@@ -97,6 +98,9 @@ results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel s
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
 			return runBatch(cmd.Context(), s, streams, &o, args)
 		},
 	}

@@ -138,11 +138,11 @@ A default English voice is built in, so the first command works with nothing dow
 
 	root.AddCommand(
 		newSynthCmd(settings, streams, nil),
-		newBatchCmd(settings, streams),
+		newBatchCmd(settings, streams, nil),
 		newResultsCmd(settings, streams),
-		newVoicesCmd(settings, streams),
+		newVoicesCmd(settings, streams, voicesRunners{}),
 		newPhonemizeCmd(settings, streams, nil),
-		newBenchCmd(settings, streams),
+		newBenchCmd(settings, streams, nil),
 		newServeCmd(settings, streams),
 	)
 	root.Version = versionLine()
