@@ -79,7 +79,10 @@ Job's JOB_COMPLETION_INDEX (0-based) with --shard-count N (or TTSGEN_SHARD_COUNT
 SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT and SLURM_ARRAY_TASK_MIN. The shards of a job write into one DIR side by
 side, each into DIR/results.K-of-N.jsonl (rows record "shard": "K/N"), and each resumes on its own; items that DIR's
 results.jsonl records as done are not done again. "ttsgen results merge DIR" then folds the shards' rows into
-results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel script.
+results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel script. A DIR holds the shards of
+one count: a shard is refused (exit status 2) where results files of shards of another count are, since the counts
+split the items differently; merge those first (ttsgen results merge DIR --remove-shards), write into another
+folder, or give --force to start over (it removes the other count's results files, once none of their shards runs).
 `,
 		Example: `  ttsgen batch prompts.jsonl -o out/
   generate-prompts | ttsgen batch - -o out/
@@ -187,6 +190,9 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	}
 	con := newConsole(streams, s.quiet())
 	out, err := results.OpenShard(o.outDir, spec, o.force)
+	if errors.Is(err, results.ErrShardCounts) {
+		return usageError{err} // said before anything is started, like a wrong -o
+	}
 	if err != nil {
 		return fmt.Errorf("opening output folder: %w", err)
 	}
