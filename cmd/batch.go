@@ -118,7 +118,8 @@ folder, or give --force to start over (it removes the other count's results file
 		"JOB_COMPLETION_INDEX (the Job's completions)")
 	o.voice.add(cmd.Flags())
 	o.audio.add(cmd.Flags(), "wav, or what an item's \"format\" or \"out\" says")
-	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file: `json`, srt or vtt")
+	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file, named after it (a.wav: a.json): `json`, srt or vtt; "+
+		"two items whose audio files differ only by their extension are refused before any work (exit status 2)")
 	return cmd
 }
 
@@ -186,6 +187,14 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 				err = pe.Err
 			}
 			return usageErrorf("input %s: %w", in, err)
+		}
+	}
+	if defaults.Timestamps != "" {
+		if err := pipeline.CheckTimestampsNames(ctx, inputs, defaults.Timestamps); err != nil {
+			if errors.Is(err, pipeline.ErrTimestampsNames) {
+				return usageErrorf("--timestamps %s: %w", defaults.Timestamps, err)
+			}
+			return err
 		}
 	}
 	con := newConsole(streams, s.quiet())
