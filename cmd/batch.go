@@ -28,7 +28,8 @@ type batchOptions struct {
 	getenv     func(string) string
 }
 
-func newBatchCmd(s *settings, streams IO) *cobra.Command {
+// newBatchCmd builds the command; runF, when set, replaces runBatch (tests check the parsed options and inputs).
+func newBatchCmd(s *settings, streams IO, runF func(*batchOptions, []string) error) *cobra.Command {
 	var o batchOptions
 	cmd := &cobra.Command{
 		Use:   "batch INPUT... -o DIR",
@@ -78,7 +79,10 @@ Job's JOB_COMPLETION_INDEX (0-based) with --shard-count N (or TTSGEN_SHARD_COUNT
 SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT and SLURM_ARRAY_TASK_MIN. The shards of a job write into one DIR side by
 side, each into DIR/results.K-of-N.jsonl (rows record "shard": "K/N"), and each resumes on its own; items that DIR's
 results.jsonl records as done are not done again. "ttsgen results merge DIR" then folds the shards' rows into
-results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel script.
+results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel script. A DIR holds the shards of
+one count: a shard is refused (exit status 2) where results files of shards of another count are, since the counts
+split the items differently; merge those first (ttsgen results merge DIR --remove-shards), write into another
+folder, or give --force to start over (it removes the other count's results files, once none of their shards runs).
 `,
 		Example: `  ttsgen batch prompts.jsonl -o out/
   generate-prompts | ttsgen batch - -o out/
@@ -97,6 +101,9 @@ results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel s
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
 			return runBatch(cmd.Context(), s, streams, &o, args)
 		},
 	}
@@ -111,7 +118,8 @@ results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel s
 		"JOB_COMPLETION_INDEX (the Job's completions)")
 	o.voice.add(cmd.Flags())
 	o.audio.add(cmd.Flags(), "wav, or what an item's \"format\" or \"out\" says")
-	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file: `json`, srt or vtt")
+	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file, named after it (a.wav: a.json): `json`, srt or vtt; "+
+		"two items whose audio files differ only by their extension are refused before any work (exit status 2)")
 	return cmd
 }
 
@@ -181,8 +189,19 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 			return usageErrorf("input %s: %w", in, err)
 		}
 	}
+	if defaults.Timestamps != "" {
+		if err := pipeline.CheckTimestampsNames(ctx, inputs, defaults.Timestamps); err != nil {
+			if errors.Is(err, pipeline.ErrTimestampsNames) {
+				return usageErrorf("--timestamps %s: %w", defaults.Timestamps, err)
+			}
+			return err
+		}
+	}
 	con := newConsole(streams, s.quiet())
 	out, err := results.OpenShard(o.outDir, spec, o.force)
+	if errors.Is(err, results.ErrShardCounts) {
+		return usageError{err} // said before anything is started, like a wrong -o
+	}
 	if err != nil {
 		return fmt.Errorf("opening output folder: %w", err)
 	}

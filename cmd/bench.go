@@ -34,7 +34,8 @@ type benchOptions struct {
 	tuneHelp    bool          // --tune help: list the keys and run nothing
 }
 
-func newBenchCmd(s *settings, streams IO) *cobra.Command {
+// newBenchCmd builds the command; runF, when set, replaces runBench (tests check the parsed options).
+func newBenchCmd(s *settings, streams IO, runF func(*benchOptions) error) *cobra.Command {
 	var o benchOptions
 	cmd := &cobra.Command{
 		Use:   "bench --texts FILE",
@@ -65,6 +66,9 @@ load test used for vLLM-served speech: 80 requests of three sentences, 0.3 s apa
 			}
 			if cmd.Flags().Changed("rate") && cmd.Flags().Changed("concurrency") {
 				return usageErrorf("choose a closed loop (--concurrency) or an open loop (--rate), not both")
+			}
+			if runF != nil {
+				return runF(&o)
 			}
 			return runBench(cmd.Context(), s, streams, &o)
 		},

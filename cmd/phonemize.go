@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -45,7 +46,7 @@ in Piper (also in synth, batch and manifests); the words around them are normali
 			if runF != nil {
 				return runF(o)
 			}
-			return runPhonemize(s, streams, o)
+			return runPhonemize(cmd.Context(), s, streams, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.voice, "voice", "", "voice whose phoneme map to use (default: the built-in voice)")
@@ -56,8 +57,8 @@ in Piper (also in synth, batch and manifests); the words around them are normali
 }
 
 // runPhonemize prints each sentence's phonemes (or, with --json, its text, phonemes and ids).
-func runPhonemize(s *settings, streams IO, o *phonemizeOptions) error {
-	text, err := readSynthText(streams, o.file, o.args)
+func runPhonemize(ctx context.Context, s *settings, streams IO, o *phonemizeOptions) error {
+	text, err := readSynthText(ctx, streams, o.file, o.args)
 	if err != nil {
 		return err
 	}

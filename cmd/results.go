@@ -65,12 +65,15 @@ are not rows (a last line cut off when its writer was killed) are never merged: 
 file. results.jsonl is replaced atomically, and merging again changes nothing. Then it reports as "ttsgen results"
 does: per shard, what is ok, failed and (with --inputs) missing.
 
-The merge waits for nothing: it is refused while a batch or a shard runs in DIR. The shard files stay: each is its
+The merge waits for nothing: it is refused while a batch or a shard runs in DIR, and where DIR holds results files
+of shards of different counts (results.1-of-3.jsonl beside results.1-of-4.jsonl), which split the items differently:
+nothing is written then (exit status 2). The shard files stay: each is its
 shard's own record, which a shard run again appends to (and a shard also reads results.jsonl, so it never redoes
 what is merged). --remove-shards removes them (and their lock files) after a successful merge; a shard file that
 holds a line that is not a row stays.
 
-Exit status: 0 every item ok, 1 some failed or are missing (or a shard has not run), 2 usage error.`,
+Exit status: 0 every item ok, 1 some failed or are missing (or a shard has not run), 2 usage error, or DIR holds
+shards of different counts.`,
 		Example: `  ttsgen results merge out/
   ttsgen results merge out/ --inputs prompts.jsonl --remove-shards`,
 		Args: resultsArgs(o),
@@ -139,6 +142,9 @@ func runResults(ctx context.Context, o *resultsOptions) error {
 	var err error
 	if o.merge {
 		rep, err = o.mergeDir(o.dir, results.MergeOptions{Expected: expected, RemoveShards: o.removeShards})
+		if errors.Is(err, results.ErrShardCounts) {
+			return usageError{err}
+		}
 	} else {
 		rep, err = o.summarize(o.dir, expected)
 	}

@@ -138,11 +138,11 @@ A default English voice is built in, so the first command works with nothing dow
 
 	root.AddCommand(
 		newSynthCmd(settings, streams, nil),
-		newBatchCmd(settings, streams),
+		newBatchCmd(settings, streams, nil),
 		newResultsCmd(settings, streams),
-		newVoicesCmd(settings, streams),
+		newVoicesCmd(settings, streams, voicesRunners{}),
 		newPhonemizeCmd(settings, streams, nil),
-		newBenchCmd(settings, streams),
+		newBenchCmd(settings, streams, nil),
 		newServeCmd(settings, streams),
 	)
 	root.Version = versionLine()
@@ -154,7 +154,7 @@ A default English voice is built in, so the first command works with nothing dow
 
 const exitStatusHelp = `
 Exit status: 0 all done; 1 a runtime error, or some items of a batch failed; 2 a usage error (unknown command or
-flag, bad value, bad config file); 130 interrupted (SIGINT/SIGTERM).
+flag, bad value, bad config file, an output folder of shards of another count); 130 interrupted (SIGINT/SIGTERM).
 `
 
 // strictArgs makes every argument error a usage error (exit status 2), and a command that only groups others

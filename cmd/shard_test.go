@@ -278,3 +278,49 @@ func TestShardsSideBySideKilledResumedAndMerged(t *testing.T) {
 	t.Logf("%d items, 4 shards (shard 2 killed after %d of its %d items, then run again): %d rows merged, %d WAVs, wall %.1f s",
 		items, before, owned2, len(rows), items, wall.Seconds())
 }
+
+// A sharded batch into a folder of shards of another count, and a merge of a folder that holds two counts, are
+// refused with exit status 2, naming both files and the ways out; nothing is mixed.
+func TestShardsOfDifferentCountsAreRefused(t *testing.T) {
+	dir := isolate(t)
+	clearSchedulerEnv(t)
+	in := writeFile(t, filepath.Join(dir, "in.jsonl"), `{"id":"a","text":"Hello."}`+"\n")
+	out := filepath.Join(dir, "out")
+	old := writeFile(t, filepath.Join(out, "results.1-of-4.jsonl"), `{"id":"b","line":2,"out":"b.wav","status":"ok","shard":"1/4"}`+"\n")
+
+	r := run(t, "", "batch", in, "-o", out, "--voice", tinyVoice, "--shard", "1/3")
+	if r.code != ExitUsage {
+		t.Errorf("batch --shard 1/3: exit %d, want %d", r.code, ExitUsage)
+	}
+	for _, want := range []string{"results.1-of-4.jsonl", "results.1-of-3.jsonl", "another folder", "--force to start over"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("batch --shard 1/3: stderr %q does not say %q", r.errOut, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.1-of-3.jsonl")); err == nil {
+		t.Error("the refused shard wrote its results file")
+	}
+
+	writeFile(t, filepath.Join(out, "results.2-of-3.jsonl"), `{"id":"a","line":1,"out":"a.wav","status":"ok","shard":"2/3"}`+"\n")
+	r = run(t, "", "results", "merge", out)
+	if r.code != ExitUsage || !strings.Contains(r.errOut, "results.2-of-3.jsonl and results.1-of-4.jsonl") || !strings.Contains(r.errOut, "--force") {
+		t.Errorf("merge of two counts: exit %d, stderr %q; want %d naming both files", r.code, r.errOut, ExitUsage)
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.jsonl")); err == nil {
+		t.Error("the refused merge wrote results.jsonl")
+	}
+	if got, _ := os.ReadFile(old); !strings.Contains(string(got), `"id":"b"`) {
+		t.Errorf("%s changed: %q", old, got)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"batch", "--help"}, "a shard is refused (exit status 2) where results files of shards of another count are"},
+		{[]string{"results", "merge", "--help"}, "2 usage error, or DIR holds shards of different counts"},
+	} {
+		if help := strings.Join(strings.Fields(run(t, "", c.args...).out), " "); !strings.Contains(help, c.want) {
+			t.Errorf("%q does not say %q", c.args, c.want)
+		}
+	}
+}

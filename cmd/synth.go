@@ -34,9 +34,9 @@ func newSynthCmd(s *settings, streams IO, runF func(*synthOptions, []string) err
 extension of -o (.flac, .opus, .mp3, .aac, .pcm) says otherwise. FLAC and PCM are lossless (pcm is raw 16-bit
 little-endian mono, Piper's --output-raw); opus, mp3 and aac take --bitrate.
 
-The text comes from the arguments, from --file, or else from standard input. It is normalised (numbers, dates,
-money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
-sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine.
+The text comes from the arguments, from --file, or else from standard input; the first Ctrl-C ends a wait for
+it (exit status 130). It is normalised (numbers, dates, money, abbreviations become words), split into sentences,
+phonemized with espeak-ng as Piper does, and spoken sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine.
 
 Where the audio goes:
   - a new path or a regular file: written to a temporary file beside it and renamed over it when complete, so the
@@ -93,7 +93,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 			return usageError{err}
 		}
 	}
-	text, err := readSynthText(streams, o.file, args)
+	text, err := readSynthText(ctx, streams, o.file, args)
 	if err != nil {
 		return err
 	}
@@ -189,12 +189,14 @@ func synthAudio(o *synthOptions) (audioChoice, error) {
 	return c, nil
 }
 
-func readSynthText(streams IO, file string, args []string) (string, error) {
+// readSynthText is the text to speak: the arguments, else the file, else standard input. A cancelled ctx (the first
+// Ctrl-C) ends a wait for input at once: for a writer of a FIFO, or for more of a pipe or a terminal.
+func readSynthText(ctx context.Context, streams IO, file string, args []string) (string, error) {
 	switch {
 	case len(args) > 0:
 		return strings.Join(args, " "), nil
 	case file != "":
-		b, err := os.ReadFile(file)
+		b, err := readUnlessCancelled(ctx, func() ([]byte, error) { return os.ReadFile(file) })
 		if err != nil {
 			return "", fmt.Errorf("reading text: %w", err)
 		}
@@ -203,9 +205,30 @@ func readSynthText(streams IO, file string, args []string) (string, error) {
 	if streams.InTTY {
 		fmt.Fprintln(streams.ErrOut, "reading text from standard input (end with Ctrl-D)...")
 	}
-	b, err := io.ReadAll(streams.In)
+	b, err := readUnlessCancelled(ctx, func() ([]byte, error) { return io.ReadAll(streams.In) })
 	if err != nil {
 		return "", fmt.Errorf("reading text from standard input: %w", err)
 	}
 	return string(b), nil
+}
+
+// readUnlessCancelled returns what read returns, or ctx's error as soon as ctx is done. read waits in the kernel
+// (opening a FIFO, reading a pipe), where no context reaches, so it runs in a goroutine of its own, which a
+// cancelled read leaves behind: the process is about to end.
+func readUnlessCancelled(ctx context.Context, read func() ([]byte, error)) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := read()
+		done <- result{data, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,25 @@ func TestBatchTimestamps(t *testing.T) {
 		}
 		if strings.Join(words, " ") != c.words {
 			t.Errorf("%s: words %q, want %q", c.path, words, c.words)
+		}
+	}
+}
+
+// batch --timestamps refuses, before anything is made or created, items whose timestamps would go to one file
+// (a.wav and a.flac both give a.json), naming both with their lines; so does every shard, whichever owns them.
+func TestBatchTimestampsNamesCollide(t *testing.T) {
+	dir := isolate(t)
+	clearSchedulerEnv(t)
+	in := writeFile(t, filepath.Join(dir, "in.jsonl"), `{"id":"a","text":"First."}`+"\n"+`{"id":"b","text":"Second.","out":"a.flac"}`+"\n")
+	out := filepath.Join(dir, "out")
+	for _, shardArgs := range [][]string{nil, {"--shard", "1/2"}, {"--shard", "2/2"}} {
+		r := run(t, "", append([]string{"batch", in, "-o", out, "--timestamps", "json", "--voice", tinyVoice}, shardArgs...)...)
+		want := fmt.Sprintf(`--timestamps json: items whose timestamps would go to one file: %s:1 (item "a") and %s:2 (item "b") would both write their timestamps to a.json`, in, in)
+		if r.code != ExitUsage || !strings.Contains(r.errOut, want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", shardArgs, r.code, r.errOut, ExitUsage, want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%q: the output folder was created for a run that could not start", shardArgs)
 		}
 	}
 }

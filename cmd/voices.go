@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +12,39 @@ import (
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
-func newVoicesCmd(s *settings, streams IO) *cobra.Command {
+// voicesListOptions is everything `voices list` needs.
+type voicesListOptions struct {
+	available bool
+	catalog   string // URL or file of voices.json, for --available
+	asJSON    bool
+	dir       string // the voices folder
+}
+
+// voicesInfoOptions is everything `voices info` needs.
+type voicesInfoOptions struct {
+	name   string // a voice's name or the path of either of its files
+	asJSON bool
+	dir    string
+}
+
+// voicesAddOptions is everything `voices add` needs.
+type voicesAddOptions struct {
+	path    string
+	replace bool
+	asJSON  bool
+	dir     string
+}
+
+// voicesRunners, where set, replace what each subcommand of `voices` runs (tests check the parsed options); the
+// zero value runs them.
+type voicesRunners struct {
+	list     func(*voicesListOptions) error
+	info     func(*voicesInfoOptions) error
+	add      func(*voicesAddOptions) error
+	download func(*voicesDownloadOptions) error
+}
+
+func newVoicesCmd(s *settings, streams IO, runners voicesRunners) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "voices",
@@ -26,58 +59,42 @@ catalogue works. The built-in default voice is always there; others live in the 
   ttsgen voices add ~/Downloads/en_GB-alan-medium.onnx`,
 	}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
-	catalog := func() voices.Catalog { return voices.Catalog{Dir: s.voicesDir()} }
 
-	var available bool
-	var index string
+	var lo voicesListOptions
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in voice and the installed ones (--available: Piper's catalogue)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if available {
-				return listAvailable(cmd.Context(), voices.Fetcher{}, index, catalog(), streams.Out, asJSON)
+			lo.asJSON, lo.dir = asJSON, s.voicesDir()
+			if runners.list != nil {
+				return runners.list(&lo)
 			}
-			list, problems := catalog().List()
-			if list == nil {
-				return problems
-			}
-			if problems != nil {
-				newConsole(streams, s.quiet()).Warnf("some voices in %s are unusable: %v", s.voicesDir(), problems)
-			}
-			if asJSON {
-				infos := make([]voiceInfo, len(list))
-				for i, v := range list {
-					infos[i] = infoOf(v)
-				}
-				return writeJSON(streams.Out, infos)
-			}
-			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tLANGUAGE\tRATE\tSPEAKERS\tSIZE\tWHERE")
-			for _, v := range list {
-				in := infoOf(v)
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", in.Name, in.Language, in.SampleRate, in.Speakers, humanBytes(in.SizeBytes), in.Where)
-			}
-			return tw.Flush()
+			return runVoicesList(cmd.Context(), s, streams, &lo)
 		},
 	}
-	list.Flags().BoolVar(&available, "available", false, "list the voices of Piper's catalogue (languages, qualities, sizes) instead")
-	list.Flags().StringVar(&index, "catalog", voices.DefaultIndex, "the voice catalogue for --available: a `URL` or FILE of voices.json")
+	list.Flags().BoolVar(&lo.available, "available", false, "list the voices of Piper's catalogue (languages, qualities, sizes) instead")
+	list.Flags().StringVar(&lo.catalog, "catalog", voices.DefaultIndex, "the voice catalogue for --available: a `URL` or FILE of voices.json")
 	cmd.AddCommand(list)
-	cmd.AddCommand(newVoicesDownloadCmd(s, streams, &asJSON))
+	cmd.AddCommand(newVoicesDownloadCmd(s, streams, &asJSON, runners.download))
+	var infoOpts voicesInfoOptions
 	cmd.AddCommand(&cobra.Command{
 		Use:   "info NAME|PATH",
 		Short: "Show one voice's details",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := catalog().Find(args[0])
+			infoOpts.name, infoOpts.asJSON, infoOpts.dir = args[0], asJSON, s.voicesDir()
+			if runners.info != nil {
+				return runners.info(&infoOpts)
+			}
+			v, err := voices.Catalog{Dir: infoOpts.dir}.Find(infoOpts.name)
 			if err != nil {
 				return err
 			}
-			return printVoice(streams.Out, v, asJSON)
+			return printVoice(streams.Out, v, infoOpts.asJSON)
 		},
 	})
-	var replace bool
+	var ao voicesAddOptions
 	add := &cobra.Command{
 		Use:   "add PATH",
 		Short: "Install a Piper voice (X.onnx + X.onnx.json) into the voices folder",
@@ -90,19 +107,52 @@ or another kind of file is refused. The check reads the model's graph descriptio
 its two files. Ctrl-C stops the copy and leaves nothing behind.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := catalog().Add(cmd.Context(), args[0], replace)
+			ao.path, ao.asJSON, ao.dir = args[0], asJSON, s.voicesDir()
+			if runners.add != nil {
+				return runners.add(&ao)
+			}
+			v, err := voices.Catalog{Dir: ao.dir}.Add(cmd.Context(), ao.path, ao.replace)
 			if err != nil {
 				return err
 			}
-			if !asJSON {
+			if !ao.asJSON {
 				fmt.Fprintf(streams.Out, "added %s\n", v.Name)
 			}
-			return printVoice(streams.Out, v, asJSON)
+			return printVoice(streams.Out, v, ao.asJSON)
 		},
 	}
-	add.Flags().BoolVar(&replace, "replace", false, "replace an installed voice of the same name")
+	add.Flags().BoolVar(&ao.replace, "replace", false, "replace an installed voice of the same name")
 	cmd.AddCommand(add)
 	return cmd
+}
+
+// runVoicesList prints the installed voices, or with --available the catalogue's.
+func runVoicesList(ctx context.Context, s *settings, streams IO, o *voicesListOptions) error {
+	catalog := voices.Catalog{Dir: o.dir}
+	if o.available {
+		return listAvailable(ctx, voices.Fetcher{}, o.catalog, catalog, streams.Out, o.asJSON)
+	}
+	list, problems := catalog.List()
+	if list == nil {
+		return problems
+	}
+	if problems != nil {
+		newConsole(streams, s.quiet()).Warnf("some voices in %s are unusable: %v", o.dir, problems)
+	}
+	if o.asJSON {
+		infos := make([]voiceInfo, len(list))
+		for i, v := range list {
+			infos[i] = infoOf(v)
+		}
+		return writeJSON(streams.Out, infos)
+	}
+	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tLANGUAGE\tRATE\tSPEAKERS\tSIZE\tWHERE")
+	for _, v := range list {
+		in := infoOf(v)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", in.Name, in.Language, in.SampleRate, in.Speakers, humanBytes(in.SizeBytes), in.Where)
+	}
+	return tw.Flush()
 }
 
 // voiceInfo is what `voices list/info --json` prints for a voice.

@@ -31,7 +31,9 @@ type voicesDownloadOptions struct {
 	quiet    bool
 }
 
-func newVoicesDownloadCmd(s *settings, streams IO, asJSON *bool) *cobra.Command {
+// newVoicesDownloadCmd builds the command; runF, when set, replaces runVoicesDownload (tests check the parsed
+// options).
+func newVoicesDownloadCmd(s *settings, streams IO, asJSON *bool, runF func(*voicesDownloadOptions) error) *cobra.Command {
 	o := voicesDownloadOptions{out: streams.Out, errOut: streams.ErrOut}
 	cmd := &cobra.Command{
 		Use:   "download NAME...",
@@ -52,6 +54,9 @@ disk with the voice files laid out beside it as in the catalogue.`,
 			o.names, o.dir, o.asJSON, o.quiet = args, s.voicesDir(), *asJSON, s.quiet()
 			if f, ok := streams.ErrOut.(*os.File); ok {
 				o.progress = term.IsTerminal(int(f.Fd())) && !o.quiet
+			}
+			if runF != nil {
+				return runF(&o)
 			}
 			return runVoicesDownload(cmd.Context(), &o)
 		},

@@ -4,11 +4,14 @@ package deploy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -27,6 +30,7 @@ func TestKubernetesIndexedJobIsValid(t *testing.T) {
 		Kind     string `yaml:"kind"`
 		Metadata struct{ Name string }
 		Spec     struct {
+			BackoffLimit   *int   `yaml:"backoffLimit"`
 			CompletionMode string `yaml:"completionMode"`
 			Completions    int    `yaml:"completions"`
 			Parallelism    int    `yaml:"parallelism"`
@@ -68,9 +72,44 @@ func TestKubernetesIndexedJobIsValid(t *testing.T) {
 		t.Errorf("corpus container: args %v, TTSGEN_SHARD_COUNT %q; want a batch with -o and the count = completions %d",
 			c.Args, count, job.Spec.Completions)
 	}
-	if merge := jobs[1].Spec.Template.Spec.Containers[0].Args; len(merge) < 2 || merge[0] != "results" || merge[1] != "merge" {
-		t.Errorf("merge Job args %v", merge)
+	// The merge counts the items no pod made: it reads the corpus Job's inputs, from its folder, and fails once.
+	inputs, out := batchArgs(c.Args)
+	merge := jobs[1].Spec.Template.Spec.Containers[0].Args
+	if len(merge) < 3 || merge[0] != "results" || merge[1] != "merge" || merge[2] != out ||
+		!slices.Equal(flagValues(merge, "--inputs"), inputs) {
+		t.Errorf("merge Job args %q; want results merge %s --inputs %q", merge, out, inputs)
 	}
+	if jobs[1].Spec.BackoffLimit == nil || *jobs[1].Spec.BackoffLimit != 0 {
+		t.Errorf("merge Job backoffLimit %v; want 0: a merge that finds items missing says so once", jobs[1].Spec.BackoffLimit)
+	}
+}
+
+// batchArgs is a batch command line's inputs (the arguments after "batch" up to the first flag) and its -o.
+func batchArgs(args []string) (inputs []string, out string) {
+	i := slices.Index(args, "batch") + 1
+	for ; i < len(args) && !strings.HasPrefix(args[i], "-"); i++ {
+		inputs = append(inputs, args[i])
+	}
+	if vs := flagValues(args, "-o"); len(vs) > 0 {
+		out = vs[0]
+	}
+	return inputs, out
+}
+
+// flagValues is what follows flag in args, up to the next flag.
+func flagValues(args []string, flag string) []string {
+	i := slices.Index(args, flag)
+	if i < 0 {
+		return nil
+	}
+	var vs []string
+	for _, a := range args[i+1:] {
+		if strings.HasPrefix(a, "-") {
+			break
+		}
+		vs = append(vs, a)
+	}
+	return vs
 }
 
 func TestScriptsParse(t *testing.T) {
@@ -82,5 +121,110 @@ func TestScriptsParse(t *testing.T) {
 	data, _ := os.ReadFile("slurm/ttsgen-array.sbatch")
 	if !bytes.Contains(data, []byte("#SBATCH --array=")) {
 		t.Error("the sbatch script declares no array")
+	}
+}
+
+// stubCommands puts commands named names in a folder first on PATH: each appends its name and arguments, one per
+// line, to the file it returns, and exits with $STATUS_<NAME> (0 when unset).
+func stubCommands(t *testing.T, names ...string) (log string) {
+	t.Helper()
+	dir := t.TempDir()
+	log = filepath.Join(dir, "calls")
+	for _, name := range names {
+		script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' %q \"$@\" >> %q\necho >> %q\nexit ${STATUS_%s:-0}\n",
+			name, log, log, strings.ToUpper(name))
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+// calls reads a stub log: each call's command line, as words.
+func calls(t *testing.T, log string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, call := range strings.Split(strings.TrimSpace(string(data)), "\n\n") {
+		if call != "" {
+			out = append(out, strings.Split(call, "\n"))
+		}
+	}
+	return out
+}
+
+// runStatus runs cmd and returns its exit status.
+func runStatus(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// shards.sh merges with the input its shards read, so that the items no shard made are missing, and exits as the
+// merge does, whatever the shards did.
+func TestParallelScriptMergesWithTheShardsInputs(t *testing.T) {
+	for _, tc := range []struct{ shards, merge, want string }{
+		{"0", "0", "0"}, // every item ok
+		{"2", "1", "1"}, // two shards failed: items failed or missing
+		{"0", "1", "1"}, // the shards ran, yet items are missing
+		{"1", "0", "0"}, // a shard failed once, and its items were made on a later run
+	} {
+		log := stubCommands(t, "parallel", "ttsgen")
+		t.Setenv("STATUS_PARALLEL", tc.shards)
+		t.Setenv("STATUS_TTSGEN", tc.merge)
+		got := runStatus(t, exec.Command("bash", "parallel/shards.sh", "in/prompts.jsonl", "out/", "4"))
+		if strconv.Itoa(got) != tc.want {
+			t.Errorf("shards exit %s, merge exits %s: the script exits %d, want %s", tc.shards, tc.merge, got, tc.want)
+		}
+		c := calls(t, log)
+		if len(c) != 2 || c[0][0] != "parallel" || c[1][0] != "ttsgen" {
+			t.Fatalf("calls %q; want parallel, then ttsgen", c)
+		}
+		inputs, out := batchArgs(c[0])
+		if merge := c[1][1:]; len(merge) < 3 || merge[0] != "results" || merge[1] != "merge" || merge[2] != out ||
+			!slices.Equal(flagValues(merge, "--inputs"), inputs) || len(inputs) == 0 {
+			t.Errorf("merge %q after batch %q; want results merge %s --inputs %q", merge, c[0], out, inputs)
+		}
+	}
+}
+
+// The sbatch script's tasks and the merge job its header shows read the same IN, from the same OUT.
+func TestSlurmMergeReadsTheArraysInputs(t *testing.T) {
+	log := stubCommands(t, "srun", "ttsgen")
+	t.Setenv("IN", "/shared/prompts.jsonl")
+	t.Setenv("OUT", "/shared/out")
+	if code := runStatus(t, exec.Command("bash", "slurm/ttsgen-array.sbatch")); code != 0 {
+		t.Fatalf("the array task exits %d", code)
+	}
+	data, _ := os.ReadFile("slurm/ttsgen-array.sbatch")
+	var wrap string
+	for _, line := range strings.Split(string(data), "\n") {
+		if _, after, ok := strings.Cut(line, "--wrap '"); ok && strings.Contains(line, "--dependency") {
+			wrap = strings.TrimSuffix(strings.TrimSpace(after), "'")
+		}
+	}
+	if wrap == "" {
+		t.Fatal("the sbatch script shows no merge job (sbatch --dependency=... --wrap '...')")
+	}
+	t.Setenv("STATUS_TTSGEN", "1") // items missing: the merge job fails
+	if code := runStatus(t, exec.Command("bash", "-c", wrap)); code != 1 {
+		t.Errorf("the merge job %q exits %d when the merge exits 1", wrap, code)
+	}
+	c := calls(t, log)
+	if len(c) != 2 || c[0][0] != "srun" || c[1][0] != "ttsgen" {
+		t.Fatalf("calls %q; want srun, then ttsgen", c)
+	}
+	inputs, out := batchArgs(c[0])
+	if merge := c[1][1:]; len(merge) < 3 || merge[0] != "results" || merge[1] != "merge" || merge[2] != out ||
+		!slices.Equal(flagValues(merge, "--inputs"), inputs) || len(inputs) == 0 {
+		t.Errorf("merge %q after the task's %q; want results merge %s --inputs %q", merge, c[0], out, inputs)
 	}
 }

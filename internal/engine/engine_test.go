@@ -479,10 +479,17 @@ func TestDeviceSelection(t *testing.T) {
 			if e.Device() != tt.want {
 				t.Errorf("device %s, want %s", e.Device(), tt.want)
 			}
-			if got := strings.Join(logs, "\n"); !strings.Contains(got, tt.wantLog) || (tt.wantLog == "") != (got == "") {
-				t.Errorf("log %q, want %q", got, tt.wantLog)
-			}
+			checkLog(t, logs, tt.wantLog)
 		})
+	}
+}
+
+// checkLog fails t unless the lines logged contain want, or, when want is "", nothing was logged.
+func checkLog(t *testing.T, logs []string, want string) {
+	t.Helper()
+	got := strings.Join(logs, "\n")
+	if !strings.Contains(got, want) || (want == "") != (got == "") {
+		t.Errorf("log %q, want %q", got, want)
 	}
 }
 
@@ -572,9 +579,7 @@ func TestLoadInspectsTheGraph(t *testing.T) {
 			if m.MaxBatch() != tt.wantMaxBatch {
 				t.Errorf("MaxBatch %d, want %d", m.MaxBatch(), tt.wantMaxBatch)
 			}
-			if got := strings.Join(logs, "\n"); !strings.Contains(got, tt.wantLog) || (tt.wantLog == "") != (got == "") {
-				t.Errorf("log %q, want %q", got, tt.wantLog)
-			}
+			checkLog(t, logs, tt.wantLog)
 		})
 	}
 }

@@ -163,6 +163,10 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	}
 	var appendErr error
 	var appendOnce sync.Once
+	var tsNames *timestampsNames
+	if b.Defaults.Timestamps != "" {
+		tsNames = newTimestampsNames(b.Defaults.Timestamps)
+	}
 	scanErr := manifest.Scan(ctx, inputs, b.Stdin, func(it manifest.Item) error {
 		row := itemRow(it)
 		if !b.Shard.Owns(row.ShardKey()) {
@@ -184,6 +188,11 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		}
 		if it.Err != nil {
 			return fail(it.Err)
+		}
+		if tsNames != nil { // CheckTimestampsNames found those of files before the run; these may be a stream's
+			if err := tsNames.claim(it); err != nil {
+				return fail(err)
+			}
 		}
 		j, err := b.prepare(it)
 		if err != nil {

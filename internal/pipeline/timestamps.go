@@ -1,8 +1,13 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
 	"strings"
 
+	"github.com/ttsgen/ttsgen/internal/manifest"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
@@ -22,4 +27,69 @@ func timestampsPath(path string, f timestamps.Format) string {
 		path = path[:i]
 	}
 	return path + f.Ext()
+}
+
+// ErrTimestampsNames marks items of a batch whose timestamps files would be one file.
+var ErrTimestampsNames = errors.New("items whose timestamps would go to one file")
+
+// timestampsNames finds the items whose timestamps would go to one file. The file is the audio file's name without
+// its extension, plus the format's (as documented: a.wav gets a.json beside it), so a.wav and a.flac, or an id "a"
+// beside an "out" of "a.mp3", would both write a.json, the later item's over the earlier's.
+type timestampsNames struct {
+	format timestamps.Format
+	owners map[string]manifest.Item // timestamps file -> the first item that writes it
+}
+
+func newTimestampsNames(f timestamps.Format) *timestampsNames {
+	return &timestampsNames{format: f, owners: map[string]manifest.Item{}}
+}
+
+// claim takes the timestamps file of it (an item without Err), or says which item has it.
+func (n *timestampsNames) claim(it manifest.Item) error {
+	name := timestampsPath(path.Clean(it.OutPath()), n.format)
+	first, taken := n.owners[name]
+	if !taken {
+		n.owners[name] = it
+		return nil
+	}
+	return fmt.Errorf("%s (item %q) and %s (item %q) would both write their timestamps to %s (the audio file's "+
+		"name without its extension): give one of them another \"out\" or \"id\"", where(first), first.ID, where(it), it.ID, name)
+}
+
+// CheckTimestampsNames reads the items of inputs (but the streams, read once, as the batch reads them), and refuses
+// items whose timestamps files in format would be one file (ErrTimestampsNames), naming both items and their lines,
+// before anything is made; the items of every shard count, since shards write into one folder. A batch still checks
+// the items of streams as they come.
+func CheckTimestampsNames(ctx context.Context, inputs []string, format timestamps.Format) error {
+	var files []string
+	for _, in := range inputs {
+		if !manifest.IsStream(in) {
+			files = append(files, in)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	names := newTimestampsNames(format)
+	var collisions []string
+	err := manifest.Scan(ctx, files, nil, func(it manifest.Item) error {
+		if it.Err != nil {
+			return nil // said when the batch comes to it
+		}
+		if err := names.claim(it); err != nil {
+			collisions = append(collisions, err.Error())
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading inputs: %w", err)
+	}
+	if len(collisions) == 0 {
+		return nil
+	}
+	const most = 5
+	if len(collisions) > most {
+		collisions = append(collisions[:most], fmt.Sprintf("and %d more", len(collisions)-most))
+	}
+	return fmt.Errorf("%w: %s", ErrTimestampsNames, strings.Join(collisions, "; "))
 }

@@ -46,10 +46,14 @@
 //     files stay; the locks die with the process, so a killed batch leaves
 //     no stale lock.
 //   - A shard does its share once. Each shard owns the items whose
-//     Row.ShardKey hashes to it (shard.Spec.Owns), takes as done what the
-//     folder's other results files record of them (a run without shards, a
-//     merge, shards of another count: read-only), and resumes from its own
-//     file like a run without shards.
+//     Row.ShardKey hashes to it (shard.Spec.Owns), takes as done what
+//     results.jsonl records of them (a run without shards, a merge:
+//     read-only), and resumes from its own file like a run without shards.
+//   - One shard count per folder. Shards of different counts split the items
+//     differently: a shard is refused where another count's results files
+//     are, and so is a merge of a folder that holds two counts
+//     (ErrShardCounts). A shard opened with force starts over instead: it
+//     removes the other count's files once none of their shards runs.
 //   - Merging loses nothing and settles. Every row records when it was made
 //     (Row.Finished): across files the latest row of an item wins. Merge
 //     writes results.jsonl atomically, keeps its lines that are not rows,

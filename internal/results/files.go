@@ -146,3 +146,34 @@ func lockAt(path string, shared bool) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// ErrShardCounts marks a folder that holds, or would hold, results files of shards of different counts: the
+// counts split the items differently, so their rows cannot be told apart per shard nor merged as one job's.
+var ErrShardCounts = errors.New("shards of different counts split the items differently, so their results are not merged together")
+
+// otherCounts lists files' shard files whose count is not count, the first of each count first.
+func otherCounts(files []resultsFile, count int) []resultsFile {
+	var other []resultsFile
+	for _, f := range files {
+		if f.spec.Enabled() && f.spec.Count != count {
+			other = append(other, f)
+		}
+	}
+	return other
+}
+
+// mixedCounts is the first shard file of a second count in files (sorted as resultsFiles sorts them), beside the
+// first shard file of the first; ok is false when every shard file has one count.
+func mixedCounts(files []resultsFile) (first, second resultsFile, ok bool) {
+	for _, f := range files {
+		if !f.spec.Enabled() {
+			continue
+		}
+		if !first.spec.Enabled() {
+			first = f
+		} else if f.spec.Count != first.spec.Count {
+			return first, f, true
+		}
+	}
+	return first, second, false
+}

@@ -275,6 +275,11 @@ func Merge(dir string, opt MergeOptions) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	if first, second, mixed := mixedCounts(f.files); mixed {
+		return Report{}, fmt.Errorf("%s holds %s and %s: %w; move the results files of one count into another folder, "+
+			"merge, then move them back and merge again, or run the shards of the count to keep again with --force to "+
+			"start over (it removes the results files of the other count)", dir, first.name, second.name, ErrShardCounts)
+	}
 	rows := f.sorted()
 	err = atomicfile.Write(filepath.Join(abs, FileName), filepath.Join(dir, FileName), nil, func(w *os.File) error {
 		bw := bufio.NewWriterSize(w, 64<<10)

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -180,10 +182,11 @@ func Open(dir string, force bool) (*Dir, error) { return OpenShard(dir, shard.Sp
 // no sharding), takes its lock, deletes the temp files of writers that are
 // gone, and reads the results files to know which items are done: its own,
 // FileFor(s), and read-only, the rows of the items s owns in the folder's
-// other results files (those of a run without shards or of a merge, and of
-// shards of another count; shards of s's count own other items). Shards of
-// one job run side by side; a second process of the same shard, or a run
-// without shards beside shards, is refused. A results file holding
+// other results files (those of a run without shards or of a merge; shards
+// of s's count own other items). Shards of one job run side by side; a
+// second process of the same shard, a run without shards beside shards, and
+// a shard where the results files of shards of another count are (unless
+// force: see claimShardCount) are refused. A results file holding
 // superseded rows is compacted right away; lines that are not rows ttsgen
 // can read stay as they are. With force, Check reports no item as done, but
 // every row stays until its item is done again.
@@ -218,7 +221,7 @@ func OpenShard(dir string, s shard.Spec, force bool) (*Dir, error) {
 	if d.locks, err = lockDir(abs, dir, s); err != nil {
 		return nil, err
 	}
-	for _, step := range []func() error{d.removeStaleTemps, d.readPrior, d.openResults} {
+	for _, step := range []func() error{d.claimShardCount, d.removeStaleTemps, d.readPrior, d.openResults} {
 		if err := step(); err != nil {
 			d.unlock()
 			return nil, err
@@ -233,6 +236,68 @@ func (d *Dir) unlock() error {
 		errs = append(errs, f.Close()) // releases the flock
 	}
 	return errors.Join(errs...)
+}
+
+// claimShardCount keeps the folder to shards of one count. A shard is refused where the results files of shards of
+// another count are (ErrShardCounts), unless force, which starts over: it removes those files and their locks, once
+// it holds each one's lock (none of their shards runs). The shard's own file is created before the folder is
+// listed, so that of two shards of different counts that start together, one at least sees the other's file.
+func (d *Dir) claimShardCount() (err error) {
+	if !d.spec.Enabled() {
+		return nil
+	}
+	f, err := os.OpenFile(d.resultsPath(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err == nil {
+		f.Close()
+		defer func() {
+			if err != nil {
+				os.Remove(d.resultsPath()) // empty: a refused shard leaves nothing behind
+			}
+		}()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating results file: %w", err)
+	}
+	files, err := resultsFiles(d.abs)
+	if err != nil {
+		return err
+	}
+	other := otherCounts(files, d.spec.Count)
+	if len(other) == 0 {
+		return nil
+	}
+	if !d.force {
+		old := other[0].spec.Count
+		return fmt.Errorf("output directory %s holds %s (of shards of %d) and shard %s would write %s beside it: %w; "+
+			"write into another folder, fold the shards of %d into %s first (ttsgen results merge %s --remove-shards), "+
+			"or give --force to start over (it removes the results files of the shards of %d)",
+			d.name, other[0].name, old, d.spec, d.fileName, ErrShardCounts, old, FileName, d.name, old)
+	}
+	// Every lock first: a shard that runs stops the start-over before anything is removed.
+	for _, f := range other {
+		lock, err := lockAt(filepath.Join(d.abs, shardLockName(f.spec)), false)
+		if errors.Is(err, errLocked) {
+			return fmt.Errorf("output directory %s: shard %s runs there, so its %s cannot be removed to start over (--force): "+
+				"wait for it or stop it", d.name, f.spec, f.name)
+		}
+		if err != nil {
+			return fmt.Errorf("locking shard %s of output directory %s: %w", f.spec, d.name, err)
+		}
+		defer lock.Close()
+	}
+	var removed []string
+	for _, f := range other {
+		err := os.Remove(filepath.Join(d.abs, f.name))
+		if err == nil || errors.Is(err, fs.ErrNotExist) { // another shard starting over may have been first
+			err = os.Remove(filepath.Join(d.abs, shardLockName(f.spec)))
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("starting over (--force): removing %s: %w", f.name, err)
+		}
+		removed = append(removed, f.name)
+	}
+	d.warnings = append(d.warnings, fmt.Sprintf("%s: removed %s of shards of another count, to start over (--force)",
+		d.name, strings.Join(removed, ", ")))
+	return nil
 }
 
 // removeStaleTemps deletes the temp files that killed writers left anywhere
@@ -320,9 +385,9 @@ func (d *Dir) readRows() (compact bool, err error) {
 
 // readPrior loads, read-only, the rows of the items d's shard owns from the
 // folder's other results files, so that an item another run finished (one
-// without shards, a merge, a shard of another count) is not done again.
-// Shards of d's own count are left out: they own other items. Lines that are
-// not rows are those files' business, and a shard of another count may be
+// without shards, a merge; for a run without shards, any shard) is not done
+// again. Shards of d's own count are left out: they own other items. Lines
+// that are not rows are those files' business, and their writer may be
 // appending to its file right now: they are passed over.
 func (d *Dir) readPrior() error {
 	files, err := resultsFiles(d.abs)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +30,6 @@ func TestShardLocks(t *testing.T) {
 		wantErr string // "" = it opens
 	}{
 		{[]shard.Spec{s1of2}, s2of2, ""},
-		{[]shard.Spec{s1of2, s2of2}, s1of3, ""}, // another count: not refused (see OpenShard)
 		{[]shard.Spec{s1of2}, s1of2, "shard 1/2 of output directory DIR is in use by another ttsgen batch (of the same shard)"},
 		{[]shard.Spec{s1of2}, noShards, "output directory DIR is in use by another ttsgen batch (or shards of one, or a results merge)"},
 		{[]shard.Spec{noShards}, s1of2, "output directory DIR is in use by another ttsgen batch without --shard (or a results merge): shards run only beside shards"},
@@ -85,9 +85,9 @@ func rowLine(t *testing.T, r Row) string {
 	return string(b) + "\n"
 }
 
-// A shard writes its own file, stamped with its shard and time, and takes as done what the folder's other results
-// files (a run without shards, shards of another count) finished of its items, without changing them; between two
-// rows of an item, the later one counts.
+// A shard writes its own file, stamped with its shard and time, and takes as done what results.jsonl (of a run
+// without shards, or a merge) finished of its items, without changing it; between two rows of an item, the later
+// one counts, wherever it stands in the file.
 func TestShardReadsOtherResultsFiles(t *testing.T) {
 	dir := t.TempDir()
 	mine, theirs := idsOf(s1of2, 3), idsOf(s2of2, 1)
@@ -98,12 +98,11 @@ func TestShardReadsOtherResultsFiles(t *testing.T) {
 		return Row{ID: id, Out: id + ".wav", Status: StatusOK, Settings: settings("v1"), Finished: at}
 	}
 	older, newer := finishedAt.Add(-time.Hour), finishedAt.Add(time.Hour)
-	// results.jsonl is read before results.1-of-3.jsonl: the later row of mine[2] is in the file read first.
-	plain := rowLine(t, ok(mine[0], older)) + rowLine(t, ok(theirs[0], older)) + rowLine(t, ok(mine[2], newer))
-	other := rowLine(t, ok(mine[1], older)) +
+	// The later row of mine[2] comes first in the file.
+	plain := rowLine(t, ok(mine[0], older)) + rowLine(t, ok(theirs[0], older)) + rowLine(t, ok(mine[2], newer)) +
+		rowLine(t, ok(mine[1], older)) +
 		rowLine(t, Row{ID: mine[2], Out: mine[2] + ".wav", Status: StatusError, Error: "old failure", Finished: older})
 	os.WriteFile(filepath.Join(dir, FileName), []byte(plain), 0o644)
-	os.WriteFile(filepath.Join(dir, FileFor(s1of3)), []byte(other), 0o644)
 
 	d := openShard(t, dir, s1of2, false)
 	for _, id := range mine {
@@ -121,10 +120,8 @@ func TestShardReadsOtherResultsFiles(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{FileName: plain, FileFor(s1of3): other} {
-		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
-			t.Errorf("the shard changed %s:\n%s", name, got)
-		}
+	if got, _ := os.ReadFile(filepath.Join(dir, FileName)); string(got) != plain {
+		t.Errorf("the shard changed %s:\n%s", FileName, got)
 	}
 	if got := fileLines(t, dir, FileFor(s1of2)); len(got) != 1 || !strings.Contains(got[0], `"shard":"1/2","finished":"2026-01-02T03:04:05Z"`) {
 		t.Errorf("%s = %q, want one row stamped with its shard and time", FileFor(s1of2), got)
@@ -273,4 +270,82 @@ func TestSummarize(t *testing.T) {
 	if _, err := Summarize(t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "has no results files") {
 		t.Errorf("Summarize of an empty folder: %v", err)
 	}
+}
+
+// Shards of different counts split the items differently: a shard is refused where another count's results files
+// are, naming both files and the ways out, without creating its own; a merge of a folder that holds two counts is
+// refused without writing; with force a shard starts over, removing the other count's files once none of their
+// shards runs.
+func TestOneShardCountPerFolder(t *testing.T) {
+	s1of4 := shard.Spec{Index: 1, Count: 4}
+	old := rowLine(t, Row{ID: idsOf(s1of4, 1)[0], Out: "x.wav", Status: StatusOK})
+	oldFolder := func(t *testing.T) string {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, FileFor(s1of4)), []byte(old), 0o644)
+		return dir
+	}
+
+	dir := oldFolder(t)
+	_, err := OpenShard(dir, s1of3, false)
+	if !errors.Is(err, ErrShardCounts) {
+		t.Fatalf("OpenShard(1/3) beside results.1-of-4.jsonl: %v, want ErrShardCounts", err)
+	}
+	for _, want := range []string{"results.1-of-4.jsonl", "results.1-of-3.jsonl", "another folder",
+		"ttsgen results merge " + dir + " --remove-shards", "--force to start over"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileFor(s1of3))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused shard left its results file: %v", err)
+	}
+	if d, err := OpenShard(dir, shard.Spec{Index: 3, Count: 4}, false); err != nil {
+		t.Errorf("a shard of the folder's own count: %v", err)
+	} else {
+		d.Close()
+	}
+
+	t.Run("merge", func(t *testing.T) {
+		dir := oldFolder(t)
+		os.WriteFile(filepath.Join(dir, FileFor(s1of3)), []byte(rowLine(t, Row{ID: idsOf(s1of3, 1)[0], Out: "y.wav", Status: StatusOK})), 0o644)
+		_, err := Merge(dir, MergeOptions{})
+		if !errors.Is(err, ErrShardCounts) || !strings.Contains(err.Error(), "results.1-of-3.jsonl and results.1-of-4.jsonl") ||
+			!strings.Contains(err.Error(), "--force") {
+			t.Errorf("Merge of two counts: %v, want ErrShardCounts naming both files", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, FileName)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the refused merge wrote %s: %v", FileName, err)
+		}
+		if _, err := Summarize(dir, nil); err != nil { // reading changes nothing, and is not refused
+			t.Errorf("Summarize: %v", err)
+		}
+	})
+
+	t.Run("force starts over", func(t *testing.T) {
+		dir := oldFolder(t)
+		running := openShard(t, dir, shard.Spec{Index: 2, Count: 4}, false)
+		if _, err := OpenShard(dir, s1of3, true); err == nil || !strings.Contains(err.Error(), "shard 2/4 runs there") {
+			t.Fatalf("OpenShard(1/3, force) beside a running shard 2/4: %v, want it refused", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, FileFor(s1of4))); err != nil {
+			t.Errorf("the refused start-over removed %s: %v", FileFor(s1of4), err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, FileFor(s1of3))); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the refused start-over left its results file: %v", err)
+		}
+		running.Close()
+		d := openShard(t, dir, s1of3, true)
+		if w := d.Warnings(); len(w) != 1 || !strings.Contains(w[0], "removed results.1-of-4.jsonl, results.2-of-4.jsonl") {
+			t.Errorf("warnings %q, want the removed files named", w)
+		}
+		for _, name := range []string{FileFor(s1of4), shardLockName(s1of4), FileFor(shard.Spec{Index: 2, Count: 4})} {
+			if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s is still there: %v", name, err)
+			}
+		}
+		d.Close()
+		if _, err := Merge(dir, MergeOptions{}); err != nil {
+			t.Errorf("Merge after starting over: %v", err)
+		}
+	})
 }
