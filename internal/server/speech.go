@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ttsgen/ttsgen/internal/audio"
@@ -119,8 +120,9 @@ func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log.Warn("not spoken", "error", err)
+	out.abandon()
 	switch {
-	case out.started:
+	case out.hasStarted():
 		panic(http.ErrAbortHandler) // the status is sent: cutting the stream short is the only way left to say so
 	case errors.Is(context.Cause(r.Context()), errGraceOver):
 		WriteError(w, errDraining)
@@ -169,22 +171,27 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // audioStream is a response's body as it is spoken: the encoder writes into a buffer that goes out at the end of
 // each sentence (flush), or sooner when it fills. Every write to the connection must finish within writeTimeout.
+// The buffer is locked: an encoder may write from a goroutine of its own (the AAC one copies ffmpeg's output), while
+// the handler flushes.
 type audioStream struct {
 	enc          audio.Encoder
 	w            http.ResponseWriter
 	rc           *http.ResponseController
-	buf          *bufio.Writer
 	format       Format
 	rate         int
 	writeTimeout time.Duration
-	started      bool  // bytes went to the client: the status is sent
 	samples      int64 // written to the encoder, silence included
+
+	mu        sync.Mutex
+	buf       *bufio.Writer
+	started   bool // bytes went to the client: the status is sent
+	abandoned bool // the response is cut short: what the encoder still makes goes nowhere
 }
 
 func newAudioStream(w http.ResponseWriter, f Format, rate int, writeTimeout time.Duration) (*audioStream, error) {
 	a := &audioStream{w: w, rc: http.NewResponseController(w), format: f, rate: rate, writeTimeout: writeTimeout}
 	a.buf = bufio.NewWriterSize(writerFunc(a.send), 64<<10)
-	enc, err := audio.NewEncoder(f.Audio, a.buf, rate, audio.Options{})
+	enc, err := audio.NewEncoder(f.Audio, writerFunc(a.encoded), rate, audio.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +203,17 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// send writes to the client, sending the headers first.
+// encoded takes what the encoder made into the buffer.
+func (a *audioStream) encoded(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.abandoned {
+		return len(p), nil
+	}
+	return a.buf.Write(p)
+}
+
+// send writes to the client, sending the headers first. a.mu is held (it runs inside the buffer's writes).
 func (a *audioStream) send(p []byte) (int, error) {
 	if !a.started {
 		h := a.w.Header()
@@ -226,6 +243,8 @@ func (a *audioStream) Close() error { return a.close() }
 
 // flush sends what is buffered now.
 func (a *audioStream) flush() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err := a.buf.Flush(); err != nil {
 		return err
 	}
@@ -241,6 +260,21 @@ func (a *audioStream) close() error {
 		return err
 	}
 	return a.flush()
+}
+
+// abandon frees the encoder of a response that is cut short or answered with an error, sending nothing more.
+func (a *audioStream) abandon() {
+	a.mu.Lock()
+	a.abandoned = true
+	a.mu.Unlock()
+	_ = a.enc.Close()
+}
+
+// hasStarted says whether any of the body went to the client.
+func (a *audioStream) hasStarted() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.started
 }
 
 func (a *audioStream) seconds() float64 { return float64(a.samples) / float64(a.rate) }
