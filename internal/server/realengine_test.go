@@ -1,16 +1,22 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/audio/decodetest"
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/server"
@@ -24,6 +30,7 @@ type watchedEngine struct {
 	mu        sync.Mutex
 	submitted int
 	spoken    int
+	streamed  int // samples that came through Request.Stream, before their Result
 	failed    []error
 }
 
@@ -38,6 +45,7 @@ func (w *watchedEngine) Submit(ctx context.Context, m *engine.Model, req engine.
 		w.mu.Lock()
 		if res.Err == nil {
 			w.spoken++
+			w.streamed += res.Streamed
 		} else {
 			w.failed = append(w.failed, res.Err)
 		}
@@ -45,6 +53,12 @@ func (w *watchedEngine) Submit(ctx context.Context, m *engine.Model, req engine.
 		out <- res
 	}()
 	return out
+}
+
+func (w *watchedEngine) streamedSamples() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.streamed
 }
 
 func (w *watchedEngine) counts() (submitted, spoken int, failed []error) {
@@ -130,4 +144,101 @@ func TestClientDisconnectEmptiesTheRealEnginesQueue(t *testing.T) {
 			resp.StatusCode, len(body), spokenAfter-spoken, len(failedAfter)-len(failed))
 	}
 	metricsSay(t, ts.URL, time.Minute, "ttsgen_speech_requests_in_flight 0", "ttsgen_engine_queue_depth 0")
+}
+
+// windowedServer serves the tiny voice (ttsgen's own architecture, split at its decoder's latent) over a real CPU
+// engine that decodes sentences in windows of 16 frames, two windows a run, as WebGPU runs it in windows of 512.
+func windowedServer(t *testing.T) (*httptest.Server, server.Backend, *watchedEngine) {
+	t.Helper()
+	b, _ := servertest.RealBackend(t, engine.Options{Threads: 1, Tuning: engine.Tuning{DecoderWindow: 16, DecoderBatch: 2}},
+		servertest.TinyVoice)
+	watched := &watchedEngine{Engine: b.Engine}
+	b.Engine = watched
+	s := server.New(server.Options{})
+	if err := s.Ready(b); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts, b, watched
+}
+
+// synthWAV is what `ttsgen synth -o -` writes for text on b's engine, at the voice's scales without noise: the
+// pipeline, writing each sentence once it is whole, into a WAV stream.
+func synthWAV(t *testing.T, b server.Backend, text string, level audio.Level) []byte {
+	t.Helper()
+	v := b.Voices[0]
+	cfg := v.Voice.Config
+	var wav bytes.Buffer
+	enc, err := audio.NewEncoder(audio.WAV, &wav, cfg.Audio.SampleRate, audio.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := float32(0)
+	opt := pipeline.SpeakOptions{Scales: pipeline.Defaults{}.Scales(cfg.Inference, nil, &zero, &zero),
+		SentenceSilence: server.DefaultSentenceSilence, Level: level}
+	if _, err := pipeline.Speak(t.Context(), b.Engine, pipeline.NewInFlight(4), v,
+		b.Frontend.Stream(b.Frontend.Split(text), cfg), opt, enc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return wav.Bytes()
+}
+
+// Without normalisation, a voice decoded in windows streams window by window, and the body is byte for byte what
+// synth --no-normalize-audio writes of the same text on the same engine (each sentence once whole): as wav, as pcm
+// (its samples), and as flac, which goes a sentence at a time and decodes to the same samples. With normalisation
+// nothing streams by window, and the body is synth's peak-normalised audio.
+func TestWindowStreamedSpeechIsSynthsAudio(t *testing.T) {
+	ts, b, watched := windowedServer(t)
+	const text = "A sentence long enough to be decoded in many windows of the decoder. And a second one, shorter."
+	const settings = `"text": "` + text + `", "noise_scale": 0, "noise_w": 0`
+	want := synthWAV(t, b, text, audio.Level{KeepModelLevel: true})
+	if watched.streamedSamples() != 0 {
+		t.Fatal("synth's pipeline streamed")
+	}
+	for _, tt := range []struct {
+		format string
+		window bool // whether the format streams window by window
+	}{{"wav", true}, {"pcm", true}, {"flac", false}} {
+		t.Run(tt.format, func(t *testing.T) {
+			before := watched.streamedSamples()
+			resp := post(t, t.Context(), ts.URL+"/api/speech", `{`+settings+`, "normalize": false, "format": "`+tt.format+`"}`)
+			got := servertest.ReadBody(t, resp, nil)
+			switch tt.format {
+			case "wav":
+				if !bytes.Equal(got, want) {
+					t.Errorf("%d bytes streamed; want synth's %d", len(got), len(want))
+				}
+			case "pcm":
+				if !bytes.Equal(got, want[44:]) {
+					t.Errorf("%d bytes streamed; want synth's %d samples' bytes", len(got), len(want)-44)
+				}
+			case "flac":
+				path := filepath.Join(t.TempDir(), "speech.flac")
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				samples, _ := decodetest.Decode(t, path)
+				if !slices.Equal(samples, decodetest.Samples(want[44:])) {
+					t.Errorf("flac decodes to %d samples; want synth's %d", len(samples), (len(want)-44)/2)
+				}
+			}
+			streamed := watched.streamedSamples() - before
+			t.Logf("%s: %d samples came window by window", tt.format, streamed)
+			if window := streamed > 0; window != tt.window {
+				t.Errorf("%d samples streamed by window; want window streaming %v", streamed, tt.window)
+			}
+		})
+	}
+	before := watched.streamedSamples()
+	resp := post(t, t.Context(), ts.URL+"/api/speech", `{`+settings+`, "format": "wav"}`)
+	if got, want := servertest.ReadBody(t, resp, nil), synthWAV(t, b, text, audio.Level{}); !bytes.Equal(got, want) {
+		t.Errorf("normalised: %d bytes; want synth's %d", len(got), len(want))
+	}
+	if n := watched.streamedSamples() - before; n != 0 {
+		t.Errorf("normalised audio: %d samples streamed by window; want each sentence whole", n)
+	}
 }
