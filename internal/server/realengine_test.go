@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -189,7 +190,8 @@ func synthWAV(t *testing.T, b server.Backend, text string, level audio.Level) []
 
 // Without normalisation, a voice decoded in windows streams window by window, and the body is byte for byte what
 // synth --no-normalize-audio writes of the same text on the same engine (each sentence once whole): as wav, as pcm
-// (its samples), and as flac, which goes a sentence at a time and decodes to the same samples. With normalisation
+// (its samples), and as flac, which goes a sentence at a time and decodes to the same samples; mp3, opus and aac
+// stream by window too and decode to as long an audio. With normalisation
 // nothing streams by window, and the body is synth's peak-normalised audio.
 func TestWindowStreamedSpeechIsSynthsAudio(t *testing.T) {
 	ts, b, watched := windowedServer(t)
@@ -202,7 +204,7 @@ func TestWindowStreamedSpeechIsSynthsAudio(t *testing.T) {
 	for _, tt := range []struct {
 		format string
 		window bool // whether the format streams window by window
-	}{{"wav", true}, {"pcm", true}, {"flac", false}} {
+	}{{"wav", true}, {"pcm", true}, {"flac", false}, {"mp3", true}, {"opus", true}, {"aac", true}} {
 		t.Run(tt.format, func(t *testing.T) {
 			before := watched.streamedSamples()
 			resp := post(t, t.Context(), ts.URL+"/api/speech", `{`+settings+`, "normalize": false, "format": "`+tt.format+`"}`)
@@ -216,14 +218,19 @@ func TestWindowStreamedSpeechIsSynthsAudio(t *testing.T) {
 				if !bytes.Equal(got, want[44:]) {
 					t.Errorf("%d bytes streamed; want synth's %d samples' bytes", len(got), len(want)-44)
 				}
-			case "flac":
-				path := filepath.Join(t.TempDir(), "speech.flac")
+			default: // flac decodes to synth's samples; the lossy formats to as many seconds of audio
+				path := filepath.Join(t.TempDir(), "speech."+tt.format)
 				if err := os.WriteFile(path, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				samples, _ := decodetest.Decode(t, path)
-				if !slices.Equal(samples, decodetest.Samples(want[44:])) {
-					t.Errorf("flac decodes to %d samples; want synth's %d", len(samples), (len(want)-44)/2)
+				samples, rate := decodetest.Decode(t, path)
+				wantSamples := decodetest.Samples(want[44:])
+				seconds, wantSeconds := float64(len(samples))/float64(rate), float64(len(wantSamples))/22050
+				switch {
+				case tt.format == "flac" && !slices.Equal(samples, wantSamples):
+					t.Errorf("flac decodes to %d samples; want synth's %d", len(samples), len(wantSamples))
+				case math.Abs(seconds-wantSeconds) > 0.1: // a frame or two of priming and padding
+					t.Errorf("%s decodes to %.3f s; synth's audio is %.3f s", tt.format, seconds, wantSeconds)
 				}
 			}
 			streamed := watched.streamedSamples() - before
