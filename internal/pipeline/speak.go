@@ -62,8 +62,8 @@ type SentenceDone struct {
 var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
 
 // Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
-// sentences, flushing out after each so that a listener hears it, and returns how many it wrote
-// (ErrNothingToSpeak when sentences yields none). The caller closes out. It submits each
+// sentences, flushing out after each (with opt.Stream, after each piece of one) so that a listener hears it, and
+// returns how many it wrote (ErrNothingToSpeak when sentences yields none). The caller closes out. It submits each
 // sentence as soon as sentences yields it (a Frontend streams a text's sentences as it phonemizes them) while
 // writing those before it. Each sentence holds a place in inFlight, shared by the job's texts, from its submission
 // until its audio is taken to be written. onSentence (may be nil) is called once per written sentence. On error or
