@@ -13,8 +13,9 @@ type Format struct {
 	ContentType string
 	Audio       audio.Format
 	// Windows says whether audio of the model's own level streams window by window (as the engine decodes a
-	// sentence) rather than sentence by sentence: whether the encoder sends each piece on as it comes, unchanged
-	// by how the sentence is cut. A FLAC frame ends at every flush, so FLAC goes a sentence at a time.
+	// sentence) rather than sentence by sentence: whether a flush after every piece costs the encoder nothing
+	// (Opus only ends an Ogg page, MP3 and AAC send what they have coded). A FLAC flush ends a frame, whose size
+	// it chooses for compression, so FLAC goes a sentence at a time.
 	Windows bool
 }
 
