@@ -51,16 +51,19 @@ Routes:
                           little-endian mono at the voice's rate, in X-Sample-Rate; mp3, opus, aac and flac where
                           the build has them; OpenAI's default is mp3), speed 0.25-4 (divides the length scale),
                           stream_format audio|sse, instructions (accepted and ignored); and ttsgen's speaker,
-                          length_scale, noise_scale, noise_w, sentence_silence.
+                          length_scale, noise_scale, noise_w, sentence_silence, normalize (false: the model's own
+                          level, as synth --no-normalize-audio).
   POST /api/speech        ttsgen's own: text, voice, speaker, speed, length_scale, noise_scale, noise_w,
-                          sentence_silence, format (default wav).
+                          sentence_silence, normalize, format (default wav).
   GET  /v1/models, /v1/audio/models, /v1/audio/voices, /api/voices    what is served
   GET  /health            200 once the voices are loaded; 503 while loading or draining
   GET  /metrics           Prometheus: requests by status, in flight, engine queue depth, first-audio and total
                           latency, audio seconds
 
-The audio streams as it is made: each sentence goes out as soon as it and those before it are spoken. The same text
-and settings give exactly the audio of ttsgen synth -o - (wav) or its samples (pcm). Errors are OpenAI's shape,
+The audio streams as it is made: each sentence goes out as soon as it and those before it are spoken; with
+normalize false, a sentence the engine decodes in windows (on webgpu) goes out window by window, in every format but
+flac (each sentence's peak normalisation needs all of it). The same text and settings give exactly the audio of
+ttsgen synth -o - (wav) or its samples (pcm), streamed or not. Errors are OpenAI's shape,
 {"error":{"message","type","param","code"}}: 400 for a bad request, 401 without the API key, 413 for a body over
 1 MiB, 429 when --max-queue requests are already admitted, 503 while loading or draining.
 

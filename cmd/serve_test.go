@@ -106,6 +106,31 @@ func TestServeSpeaksAsSynthDoes(t *testing.T) {
 	}
 }
 
+// TestServeWithoutNormalisationIsSynthsAudio: normalize false, an extra field of OpenAI's request, gives byte for
+// byte what `ttsgen synth --no-normalize-audio -o -` writes (here each sentence whole: a CPU decodes no windows).
+func TestServeWithoutNormalisationIsSynthsAudio(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	const text = "Kept at the model's own level. Two sentences of it."
+	want := run(t, "", "synth", "--voice", tinyVoice, "--no-normalize-audio", "--noise-scale", "0", "--noise-w", "0", "-o", "-", text)
+	normalised := run(t, "", "synth", "--voice", tinyVoice, "--noise-scale", "0", "--noise-w", "0", "-o", "-", text)
+	if want.code != 0 || len(want.out) < 10000 || want.out == normalised.out {
+		t.Fatalf("synth: exit %d, %d bytes, the same as normalised: %v; %s", want.code, len(want.out),
+			want.out == normalised.out, want.errOut)
+	}
+	srv := startServe(t, "--voice", tinyVoice)
+	client := srv.client()
+	resp, err := client.Audio.Speech.New(t.Context(), sdk.AudioSpeechNewParams{Model: sdk.SpeechModelTTS1,
+		Input: text, ResponseFormat: "wav", Voice: sdk.AudioSpeechNewParamsVoiceUnion{OfString: sdk.String("alloy")}},
+		option.WithJSONSet("noise_scale", 0), option.WithJSONSet("noise_w", 0), option.WithJSONSet("normalize", false))
+	if got := servertest.ReadBody(t, resp, err); !bytes.Equal(got, []byte(want.out)) {
+		t.Errorf("%d bytes from the server, %d from synth --no-normalize-audio; want the same bytes", len(got), len(want.out))
+	}
+	if code := srv.stop(); code != ExitOK {
+		t.Errorf("exit %d after SIGINT; want %d", code, ExitOK)
+	}
+}
+
 // TestServeTheBuiltInVoiceUnderOpenAINames: with no --voice, OpenAI's names speak with the built-in voice.
 func TestServeTheBuiltInVoiceUnderOpenAINames(t *testing.T) {
 	isolate(t)

@@ -36,7 +36,17 @@ type SpeakOptions struct {
 	// Timeline, when set, gets every sentence's words timed as they are written (a voice that gives no
 	// durations fails at its first sentence, before any audio is written).
 	Timeline *timestamps.Builder
+	// Stream writes each sentence's audio as the engine decodes it (engine.Request.Stream: window by window, for
+	// a voice the engine runs in decoder windows), flushing out after each piece, rather than once the sentence
+	// is whole. The samples are the same. It needs Level.KeepModelLevel, since peak normalisation needs the whole
+	// sentence, and no Timeline, whose sentence timing comes with the whole sentence.
+	Stream bool
 }
+
+// streamChunks is how many pieces of a sentence's audio wait for the writer before the engine holds the next ones
+// back (they then go together, or with the whole sentence): enough for the sentences written after the one being
+// written to keep theirs.
+const streamChunks = 16
 
 // SentenceDone reports one written sentence, for progress and latency measurements and for what is written
 // beside the audio.
@@ -52,18 +62,23 @@ type SentenceDone struct {
 var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
 
 // Speak synthesises sentences through the engine and writes them to out in reading order, with silence between
-// sentences, flushing out after each so that a listener hears it, and returns how many it wrote
-// (ErrNothingToSpeak when sentences yields none). The caller closes out. It submits each
+// sentences, flushing out after each (with opt.Stream, after each piece of one) so that a listener hears it, and
+// returns how many it wrote (ErrNothingToSpeak when sentences yields none). The caller closes out. It submits each
 // sentence as soon as sentences yields it (a Frontend streams a text's sentences as it phonemizes them) while
 // writing those before it. Each sentence holds a place in inFlight, shared by the job's texts, from its submission
 // until its audio is taken to be written. onSentence (may be nil) is called once per written sentence. On error or
 // cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
 func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences iter.Seq2[Sentence, error],
 	opt SpeakOptions, out audio.Encoder, onSentence func(SentenceDone)) (int, error) {
+	if opt.Stream && (!opt.Level.KeepModelLevel || opt.Timeline != nil) {
+		return 0, errors.New("pipeline: streaming a sentence as it is decoded needs the model's own level " +
+			"(Level.KeepModelLevel) and no timeline")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	type pending struct {
 		sentence Sentence
 		result   <-chan engine.Result // nil for err
+		stream   chan []float32       // with opt.Stream
 		err      error                // sentences failed: nothing follows
 		sent     time.Time
 	}
@@ -89,7 +104,12 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 					return
 				}
 				p = pending{sentence: s, sent: time.Now()}
-				p.result = eng.Submit(ctx, v.Model, engine.Request{IDs: s.IDs, Speaker: opt.Speaker, Scales: opt.Scales})
+				req := engine.Request{IDs: s.IDs, Speaker: opt.Speaker, Scales: opt.Scales}
+				if opt.Stream {
+					p.stream = make(chan []float32, streamChunks)
+					req.Stream = p.stream
+				}
+				p.result = eng.Submit(ctx, v.Model, req)
 			}
 			select {
 			case queue <- p:
@@ -112,20 +132,70 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 		if p.err != nil {
 			return written, p.err
 		}
+		start := at
+		if written > 0 {
+			start += int64(silence)
+		}
+		// The sentence's audio: pieces as they are decoded (with opt.Stream), then the rest with its Result.
+		began := false
+		begin := func() error {
+			if began || written == 0 {
+				began = true
+				return nil
+			}
+			began = true
+			return audio.WriteSilence(out, silence)
+		}
+		write := func(samples []float32) error {
+			if len(samples) == 0 {
+				return nil
+			}
+			if err := begin(); err != nil {
+				return err
+			}
+			if err := out.Write(opt.Level.PCM16(samples)); err != nil {
+				return err
+			}
+			return out.Flush()
+		}
+		streamed := 0
 		var res engine.Result
-		select {
-		case res = <-p.result:
-		case <-ctx.Done():
-			inFlight.release()
-			return written, ctx.Err()
+	wait:
+		for {
+			select {
+			case piece := <-p.stream: // nil without opt.Stream: never ready
+				if err := write(piece); err != nil {
+					inFlight.release()
+					return written, err
+				}
+				streamed += len(piece)
+			case res = <-p.result:
+				break wait
+			case <-ctx.Done():
+				inFlight.release()
+				return written, ctx.Err()
+			}
 		}
 		inFlight.release()
 		if res.Err != nil {
 			return written, fmt.Errorf("sentence %d (%q): %w", written+1, clip(p.sentence.Text, 60), res.Err)
 		}
-		start := at
-		if written > 0 {
-			start += int64(silence)
+		// The engine sends every piece before the Result: those not read yet are waiting.
+	rest:
+		for streamed < res.Streamed {
+			select {
+			case piece := <-p.stream:
+				if err := write(piece); err != nil {
+					return written, err
+				}
+				streamed += len(piece)
+			default:
+				break rest
+			}
+		}
+		if streamed != res.Streamed || streamed > len(res.Audio) {
+			return written, fmt.Errorf("sentence %d: the engine streamed %d samples and says %d of %d", written+1,
+				streamed, res.Streamed, len(res.Audio))
 		}
 		if opt.Timeline != nil {
 			s := p.sentence
@@ -134,13 +204,11 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 				return written, err
 			}
 		}
-		if written > 0 {
-			if err := audio.WriteSilence(out, silence); err != nil {
-				return written, err
-			}
-		}
 		at = start
-		if err := out.Write(opt.Level.PCM16(res.Audio)); err != nil {
+		if err := begin(); err != nil {
+			return written, err
+		}
+		if err := out.Write(opt.Level.PCM16(res.Audio[streamed:])); err != nil {
 			return written, err
 		}
 		if err := out.Flush(); err != nil {

@@ -26,6 +26,11 @@ type SpeechRequest struct {
 	NoiseW          *float32 `json:"noise_w,omitempty"`
 	SentenceSilence *float64 `json:"sentence_silence,omitempty"` // seconds between sentences (DefaultSentenceSilence)
 	Format          string   `json:"format,omitempty"`           // a response format's name ("" = DefaultFormat)
+	// Normalize false keeps the model's own level, as synth's --no-normalize-audio does, instead of raising each
+	// sentence's peak to full scale (nil = true). Then a sentence that the engine decodes in windows streams
+	// window by window in the formats that allow it (Format.Windows), since no sample waits for the sentence's
+	// peak.
+	Normalize *bool `json:"normalize,omitempty"`
 }
 
 // SpeakerRef is a speaker's name or id, written in JSON as a string or a number.

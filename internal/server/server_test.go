@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/audio/decodetest"
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/server"
@@ -137,6 +138,38 @@ func TestSettingsReachTheEngine(t *testing.T) {
 	if req := <-eng.Submitted; req.Scales != (engine.Scales{Noise: 0.667, Length: 2, NoiseW: 0.8}) {
 		t.Errorf("speed 0.5 with the voice's own scales: %+v", req.Scales)
 	}
+}
+
+// normalize false keeps the model's own level and, in a format that streams by window, asks the engine for each
+// sentence's audio as it is decoded; normalised audio, or flac, is taken whole.
+func TestNormalizeFalseKeepsTheModelsLevelAndStreams(t *testing.T) {
+	eng := servertest.NewEngine(16, false)
+	_, ts := start(t, server.Options{}, eng)
+	for _, tt := range []struct {
+		settings string
+		level    audio.Level
+		stream   bool
+	}{
+		{`"format": "pcm"`, audio.Level{}, false},
+		{`"format": "pcm", "normalize": true`, audio.Level{}, false},
+		{`"format": "pcm", "normalize": false`, audio.Level{KeepModelLevel: true}, true},
+		{`"format": "flac", "normalize": false`, audio.Level{KeepModelLevel: true}, false},
+	} {
+		resp := post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Hello there.", `+tt.settings+`}`)
+		body := servertest.ReadBody(t, resp, nil)
+		req := <-eng.Submitted
+		if streams := req.Stream != nil; streams != tt.stream {
+			t.Errorf("%s: the engine was asked to stream: %v; want %v", tt.settings, streams, tt.stream)
+		}
+		if strings.Contains(tt.settings, "pcm") {
+			want := tt.level.PCM16(servertest.Audio(req.IDs))
+			if got := decodetest.Samples(body); !slicesEqual(got, want) {
+				t.Errorf("%s: %d samples, not the sentence's %d at level %+v", tt.settings, len(got), len(want), tt.level)
+			}
+		}
+	}
+	checkError(t, post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Hi.", "normalize": "no"}`), 400, "invalid_type",
+		"normalize", "true or false")
 }
 
 func TestBadRequestsGetActionableErrors(t *testing.T) {

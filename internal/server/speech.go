@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ttsgen/ttsgen/internal/audio"
@@ -63,12 +64,17 @@ func (b *backend) prepare(req SpeechRequest, o Options) (*job, *Error) {
 	if text.Estimate() == 0 {
 		return nil, BadRequest(paramText, "nothing_to_speak", "the text has no words to speak, only punctuation or symbols")
 	}
+	// Peak normalisation needs a sentence's every sample: only audio at the model's own level can go out as the
+	// engine decodes it.
+	level := audio.Level{KeepModelLevel: req.Normalize != nil && !*req.Normalize}
 	return &job{voice: v, text: text, format: format,
-		opt: pipeline.SpeakOptions{Speaker: speaker, Scales: scales, SentenceSilence: silence}}, nil
+		opt: pipeline.SpeakOptions{Speaker: speaker, Scales: scales, SentenceSilence: silence, Level: level,
+			Stream: level.KeepModelLevel && format.Windows}}, nil
 }
 
 // Speech is POST /api/speech: it speaks a SpeechRequest and streams the audio in the asked-for format as the
-// sentences are spoken, each sent as soon as it and those before it are. A failure before the first audio is
+// sentences are spoken, each sent as soon as it and those before it are; without normalisation, in a format that
+// allows it, window by window as the engine decodes them. A failure before the first audio is
 // answered with an Error; after it, the response is cut short (its connection aborted), so that a client never
 // takes a truncated stream for a whole one. A request whose client goes away stops: its sentences not yet spoken
 // leave the engine's queue.
@@ -91,24 +97,24 @@ func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 	defer cancel()
 	cfg := j.voice.Voice.Config
-	out, err := newAudioStream(w, j.format, cfg.Audio.SampleRate, s.opts.WriteTimeout)
+	out, err := newAudioStream(w, j.format, cfg.Audio.SampleRate, s.opts.WriteTimeout, func(at time.Time) {
+		s.metrics.firstAudio.Observe(at.Sub(arrived).Seconds())
+	})
 	if err != nil {
 		WriteError(w, &Error{Status: http.StatusInternalServerError, Type: TypeServer, Code: "encoder_unavailable",
 			Message: fmt.Sprintf("this server cannot encode %s: %v; ask for another response_format", j.format.Name, err)})
 		return
 	}
-	var firstAudio time.Duration
 	sentences, err := pipeline.Speak(ctx, b.Engine, pipeline.NewInFlight(s.opts.SentencesInFlight), j.voice,
-		b.Frontend.Stream(j.text, cfg), j.opt, out, func(pipeline.SentenceDone) {
-			if err := out.flush(); err == nil && firstAudio == 0 {
-				firstAudio = time.Since(arrived)
-				s.metrics.firstAudio.Observe(firstAudio.Seconds())
-			}
-		})
+		b.Frontend.Stream(j.text, cfg), j.opt, out, nil)
 	if err == nil {
 		err = out.close()
 	}
 	total := time.Since(arrived)
+	var firstAudio time.Duration
+	if at := out.firstSent(); !at.IsZero() {
+		firstAudio = at.Sub(arrived)
+	}
 	s.metrics.audio.Add(out.seconds())
 	log := s.opts.Logger.With("request", s.requestID.Add(1), "voice", j.voice.Voice.Name, "format", j.format.Name,
 		"sentences", sentences, "audio_s", round3(out.seconds()), "first_audio_s", round3(firstAudio.Seconds()),
@@ -119,8 +125,9 @@ func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log.Warn("not spoken", "error", err)
+	out.abandon()
 	switch {
-	case out.started:
+	case out.hasStarted():
 		panic(http.ErrAbortHandler) // the status is sent: cutting the stream short is the only way left to say so
 	case errors.Is(context.Cause(r.Context()), errGraceOver):
 		WriteError(w, errDraining)
@@ -168,23 +175,31 @@ func speakError(err error) *Error {
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // audioStream is a response's body as it is spoken: the encoder writes into a buffer that goes out at the end of
-// each sentence (flush), or sooner when it fills. Every write to the connection must finish within writeTimeout.
+// each sentence or streamed piece (flush), or sooner when it fills. Every write to the connection must finish within writeTimeout.
+// The buffer is locked: an encoder may write from a goroutine of its own (the AAC one copies ffmpeg's output), while
+// the handler flushes.
 type audioStream struct {
 	enc          audio.Encoder
 	w            http.ResponseWriter
 	rc           *http.ResponseController
-	buf          *bufio.Writer
 	format       Format
 	rate         int
 	writeTimeout time.Duration
-	started      bool  // bytes went to the client: the status is sent
 	samples      int64 // written to the encoder, silence included
+	onFirst      func(at time.Time)
+
+	mu        sync.Mutex
+	buf       *bufio.Writer
+	started   time.Time // when bytes first went to the client (the status with them); zero until then
+	abandoned bool      // the response is cut short: what the encoder still makes goes nowhere
 }
 
-func newAudioStream(w http.ResponseWriter, f Format, rate int, writeTimeout time.Duration) (*audioStream, error) {
-	a := &audioStream{w: w, rc: http.NewResponseController(w), format: f, rate: rate, writeTimeout: writeTimeout}
+// newAudioStream makes a response's body; onFirst is called when its first bytes go to the client.
+func newAudioStream(w http.ResponseWriter, f Format, rate int, writeTimeout time.Duration, onFirst func(at time.Time)) (*audioStream, error) {
+	a := &audioStream{w: w, rc: http.NewResponseController(w), format: f, rate: rate, writeTimeout: writeTimeout,
+		onFirst: onFirst}
 	a.buf = bufio.NewWriterSize(writerFunc(a.send), 64<<10)
-	enc, err := audio.NewEncoder(f.Audio, a.buf, rate, audio.Options{})
+	enc, err := audio.NewEncoder(f.Audio, writerFunc(a.encoded), rate, audio.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -196,13 +211,24 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// send writes to the client, sending the headers first.
+// encoded takes what the encoder made into the buffer.
+func (a *audioStream) encoded(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.abandoned {
+		return len(p), nil
+	}
+	return a.buf.Write(p)
+}
+
+// send writes to the client, sending the headers first. a.mu is held (it runs inside the buffer's writes).
 func (a *audioStream) send(p []byte) (int, error) {
-	if !a.started {
+	if a.started.IsZero() {
 		h := a.w.Header()
 		h.Set("Content-Type", a.format.ContentType)
 		h.Set("X-Sample-Rate", strconv.Itoa(a.rate))
-		a.started = true
+		a.started = time.Now()
+		a.onFirst(a.started)
 	}
 	_ = a.rc.SetWriteDeadline(time.Now().Add(a.writeTimeout))
 	return a.w.Write(p)
@@ -213,7 +239,8 @@ func (a *audioStream) Write(pcm []int16) error {
 	return a.enc.Write(pcm)
 }
 
-// Flush sends what the encoder has made of the samples so far (Speak calls it after each sentence).
+// Flush sends what the encoder has made of the samples so far (Speak calls it after each sentence, or each piece
+// of one it streams).
 func (a *audioStream) Flush() error {
 	if err := a.enc.Flush(); err != nil {
 		return err
@@ -226,6 +253,8 @@ func (a *audioStream) Close() error { return a.close() }
 
 // flush sends what is buffered now.
 func (a *audioStream) flush() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err := a.buf.Flush(); err != nil {
 		return err
 	}
@@ -241,6 +270,24 @@ func (a *audioStream) close() error {
 		return err
 	}
 	return a.flush()
+}
+
+// abandon frees the encoder of a response that is cut short or answered with an error, sending nothing more.
+func (a *audioStream) abandon() {
+	a.mu.Lock()
+	a.abandoned = true
+	a.mu.Unlock()
+	_ = a.enc.Close()
+}
+
+// hasStarted says whether any of the body went to the client.
+func (a *audioStream) hasStarted() bool { return !a.firstSent().IsZero() }
+
+// firstSent is when the body's first bytes went to the client (zero if none have).
+func (a *audioStream) firstSent() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.started
 }
 
 func (a *audioStream) seconds() float64 { return float64(a.samples) / float64(a.rate) }

@@ -122,8 +122,14 @@ func TestSpeedAndSettingsReachTheEngine(t *testing.T) {
 	p.Instructions = sdk.String("Speak like a pirate.") // accepted, ignored
 	resp, err := client.Audio.Speech.New(t.Context(), p, option.WithJSONSet("noise_scale", 0), option.WithJSONSet("noise_w", 0))
 	servertest.ReadBody(t, resp, err)
-	if req := <-eng.Submitted; req.Scales != (engine.Scales{Noise: 0, Length: 0.5, NoiseW: 0}) {
-		t.Errorf("scales %+v; want length 1/2 (speed 2), no noise", req.Scales)
+	if req := <-eng.Submitted; req.Scales != (engine.Scales{Noise: 0, Length: 0.5, NoiseW: 0}) || req.Stream != nil {
+		t.Errorf("scales %+v, stream %v; want length 1/2 (speed 2), no noise, the sentence whole", req.Scales, req.Stream != nil)
+	}
+	// normalize false (synth's --no-normalize-audio) asks the engine for the audio as it is decoded.
+	resp, err = client.Audio.Speech.New(t.Context(), p, option.WithJSONSet("normalize", false))
+	servertest.ReadBody(t, resp, err)
+	if req := <-eng.Submitted; req.Stream == nil {
+		t.Error("normalize false: the engine was not asked to stream")
 	}
 }
 

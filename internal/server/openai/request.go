@@ -28,6 +28,7 @@ type SpeechRequest struct {
 	NoiseScale      *float32          `json:"noise_scale"`
 	NoiseW          *float32          `json:"noise_w"`
 	SentenceSilence *float64          `json:"sentence_silence"`
+	Normalize       *bool             `json:"normalize"`
 }
 
 // VoiceRef is OpenAI's voice: a name, or an object {"id": NAME} (its custom voices).
@@ -97,7 +98,8 @@ func decode(body []byte, voices Voices, served []server.VoiceInfo) (translation,
 	t.native = server.SpeechRequest{
 		Text: req.Input, Voice: target.Voice, Speaker: server.SpeakerRef(target.Speaker), Speed: req.Speed,
 		LengthScale: req.LengthScale, NoiseScale: req.NoiseScale, NoiseW: req.NoiseW,
-		SentenceSilence: req.SentenceSilence, Format: cmp.Or(req.ResponseFormat, DefaultResponseFormat),
+		SentenceSilence: req.SentenceSilence, Normalize: req.Normalize,
+		Format: cmp.Or(req.ResponseFormat, DefaultResponseFormat),
 	}
 	return t, nil
 }

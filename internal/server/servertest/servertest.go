@@ -1,6 +1,7 @@
 // Package servertest provides a fake engine and test voices for testing the speech server without a device: the
 // fake answers at once with audio made from each sentence's ids, or holds its answers until told, so tests can
-// watch requests wait, stream and leave.
+// watch requests wait, stream and leave; and, for tests of the whole way from a request to its audio, a backend over
+// the real engine.
 package servertest
 
 import (
@@ -14,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/ttsgen/ttsgen/internal/engine"
+	"github.com/ttsgen/ttsgen/internal/ort"
+	"github.com/ttsgen/ttsgen/internal/ort/orttest"
 	"github.com/ttsgen/ttsgen/internal/phonemes"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/server"
@@ -154,6 +157,37 @@ func Backend(t testing.TB, eng pipeline.Engine, voicePaths ...string) server.Bac
 		b.Voices = append(b.Voices, &pipeline.LoadedVoice{Voice: v})
 	}
 	return b
+}
+
+// RealBackend is Backend over a real CPU engine made with opts (its Device is set to cpu), the voices loaded into
+// it. Without ONNX Runtime the test is skipped (or fails, under TTSGEN_REQUIRE_ORT=1); the engine is closed when
+// the test ends.
+func RealBackend(t testing.TB, opts engine.Options, voicePaths ...string) (server.Backend, *engine.Engine) {
+	t.Helper()
+	orttest.Need(t)
+	opts.Device = ort.DeviceCPU
+	eng, err := engine.NewEngine(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := eng.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	b := Backend(t, eng, voicePaths...)
+	for _, v := range b.Voices {
+		model, err := v.Voice.Model()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := v.Voice.Config
+		if v.Model, err = eng.Load(v.Voice.Name, model, engine.ModelConfig{SampleRate: cfg.Audio.SampleRate,
+			NumSpeakers: cfg.NumSpeakers}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b, eng
 }
 
 // ReadBody reads a response's whole body and closes it; err is the request's, failing the test when set.
