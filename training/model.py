@@ -138,6 +138,18 @@ class ResBlock2(nn.Module):
         return x
 
 
+def upsampling_stack(channels, rates, kernels, res_kernels, res_dilations, resblock):
+    """HiFi-GAN's body: per rate, a transposed convolution that halves the channels, then one resblock(ch, kernel,
+    dilations) per residual kernel. Returns (ups, resblocks, channels out)."""
+    ups, resblocks, ch = nn.ModuleList(), nn.ModuleList(), channels
+    for r, k in zip(rates, kernels):
+        ups.append(nn.ConvTranspose1d(ch, ch // 2, k, stride=r, padding=(k - r) // 2))
+        ch //= 2
+        for rk, rd in zip(res_kernels, res_dilations):
+            resblocks.append(resblock(ch, rk, rd))
+    return ups, resblocks, ch
+
+
 class Generator(nn.Module):
     """HiFi-GAN (V3-like, "resblock 2") generator over the latent [mel*mask ; mask] (N_MELS+1 channels)."""
 
@@ -151,14 +163,7 @@ class Generator(nn.Module):
         # projection into the weights for export, so the graph holds plain ConvTranspose nodes
         self.balanced = balanced
         self.conv_pre = nn.Conv1d(N_MELS + 1, channels, 7, padding=3)
-        self.ups = nn.ModuleList()
-        self.resblocks = nn.ModuleList()
-        ch = channels
-        for r, k in zip(rates, kernels):
-            self.ups.append(nn.ConvTranspose1d(ch, ch // 2, k, stride=r, padding=(k - r) // 2))
-            ch //= 2
-            for rk, rd in zip(res_kernels, res_dilations):
-                self.resblocks.append(ResBlock2(ch, rk, rd))
+        self.ups, self.resblocks, ch = upsampling_stack(channels, rates, kernels, res_kernels, res_dilations, ResBlock2)
         self.n_res = len(res_kernels)
         self.conv_post = nn.Conv1d(ch, 1, 7, padding=3)
         for m in self.modules():

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from export import piper_config, check_graph, OPSET  # noqa: E402
+from model import upsampling_stack  # noqa: E402
 
 MEDIUM = dict(hidden=192, filt=768, heads=2, layers=6, flow_layers=4, flow_wn_layers=4, dp_filter=192,
               gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8))
@@ -273,14 +274,7 @@ class Generator(nn.Module):
         super().__init__()
         self.conv_pre = nn.Conv1d(latent, channels, 7, padding=3)
         self.cond = nn.Conv1d(gin, channels, 1) if gin else None
-        self.ups = nn.ModuleList()
-        self.resblocks = nn.ModuleList()
-        ch = channels
-        for r, k in zip(rates, kernels):
-            self.ups.append(nn.ConvTranspose1d(ch, ch // 2, k, stride=r, padding=(k - r) // 2))
-            ch //= 2
-            for rk, rd in zip(RES_KERNELS, RES_DILATIONS):
-                self.resblocks.append(ResBlock2(ch, rk, rd))
+        self.ups, self.resblocks, ch = upsampling_stack(channels, rates, kernels, RES_KERNELS, RES_DILATIONS, ResBlock2)
         self.conv_post = nn.Conv1d(ch, 1, 7, padding=3, bias=False)
 
     def forward(self, x, speaker=None):

@@ -33,6 +33,18 @@ def log(*a):
 
 
 # ---------------------------------------------------------------- discriminators (small HiFi-GAN MPD + MSD)
+def conv_stack(convs, post, x):
+    """A discriminator's body: LeakyReLU after each conv, then the output conv; every activation is kept, for
+    feature matching. Returns (scores flattened, activations)."""
+    feats = []
+    for layer in convs:
+        x = F.leaky_relu(layer(x), 0.1)
+        feats.append(x)
+    x = post(x)
+    feats.append(x)
+    return x.flatten(1), feats
+
+
 class PeriodDisc(nn.Module):
     def __init__(self, period, ch=(32, 64, 128, 256)):
         super().__init__()
@@ -51,13 +63,7 @@ class PeriodDisc(nn.Module):
             x = F.pad(x, (0, self.period - t % self.period), "reflect")
             t = x.shape[-1]
         x = x.view(b, c, t // self.period, self.period)
-        feats = []
-        for layer in self.convs:
-            x = F.leaky_relu(layer(x), 0.1)
-            feats.append(x)
-        x = self.post(x)
-        feats.append(x)
-        return x.flatten(1), feats
+        return conv_stack(self.convs, self.post, x)
 
 
 class ScaleDisc(nn.Module):
@@ -73,13 +79,7 @@ class ScaleDisc(nn.Module):
         self.post = nn.Conv1d(256, 1, 3, 1, padding=1)
 
     def forward(self, x):
-        feats = []
-        for layer in self.convs:
-            x = F.leaky_relu(layer(x), 0.1)
-            feats.append(x)
-        x = self.post(x)
-        feats.append(x)
-        return x.flatten(1), feats
+        return conv_stack(self.convs, self.post, x)
 
 
 class SpectrogramDisc(nn.Module):
@@ -103,13 +103,7 @@ class SpectrogramDisc(nn.Module):
         with torch.autocast(x.device.type, enabled=False):
             s = torch.stft(x.squeeze(1).float(), self.n_fft, self.hop, self.n_fft, self.win, return_complex=True)
             x = s.abs().clamp_min(1e-7).transpose(1, 2).unsqueeze(1)  # [B,1,frames,bins]
-        feats = []
-        for layer in self.convs:
-            x = F.leaky_relu(layer(x), 0.1)
-            feats.append(x)
-        x = self.post(x)
-        feats.append(x)
-        return x.flatten(1), feats
+        return conv_stack(self.convs, self.post, x)
 
 
 class Discriminator(nn.Module):
