@@ -251,12 +251,17 @@ func (a *audioStream) Flush() error {
 // Close ends the encoder's stream and sends the rest.
 func (a *audioStream) Close() error { return a.close() }
 
-// flush sends what is buffered now.
+// flush sends what is buffered now. Until the encoder has made a first byte (the AAC one answers from ffmpeg a
+// while after its input), there is nothing to send, and flushing the connection then would send the status and
+// headers without the body's Content-Type.
 func (a *audioStream) flush() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.buf.Flush(); err != nil {
 		return err
+	}
+	if a.started.IsZero() {
+		return nil
 	}
 	if err := a.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
