@@ -223,18 +223,19 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	label := shardLabel(spec, from)
 	prog := con.startLabelledProgress(label)
 	b := &pipeline.Batch{
-		Engine:      rt.engine,
-		Frontend:    rt.frontend,
-		FindVoice:   rt.findVoice,
-		LoadVoice:   rt.loadVoice,
-		Stdin:       streams.In,
-		Out:         out,
-		Defaults:    defaults,
-		Progress:    prog,
-		Warnf:       con.Warnf,
-		Errorf:      con.Errorf,
-		Concurrency: o.jobs,
-		Shard:       spec,
+		Engine:        rt.engine,
+		Frontend:      rt.frontend,
+		FindVoice:     rt.findVoice,
+		LoadVoice:     rt.loadVoice,
+		Stdin:         streams.In,
+		Out:           out,
+		Defaults:      defaults,
+		Progress:      prog,
+		Warnf:         con.Warnf,
+		Errorf:        con.Errorf,
+		Concurrency:   o.jobs,
+		Shard:         spec,
+		HalfPrecision: rt.engine.HalfPrecision(),
 	}
 	start := time.Now()
 	sum, runErr := b.Run(ctx, inputs)

@@ -11,16 +11,17 @@ import (
 )
 
 type resultRow struct {
-	ID           string  `json:"id"`
-	Line         int     `json:"line"`
-	Source       string  `json:"source"`
-	Out          string  `json:"out"`
-	Status       string  `json:"status"`
-	Error        string  `json:"error"`
-	Sentences    int     `json:"sentences"`
-	AudioSeconds float64 `json:"audio_seconds"`
-	Format       string  `json:"format"`
-	Bytes        int64   `json:"bytes"`
+	ID           string            `json:"id"`
+	Line         int               `json:"line"`
+	Source       string            `json:"source"`
+	Out          string            `json:"out"`
+	Status       string            `json:"status"`
+	Error        string            `json:"error"`
+	Sentences    int               `json:"sentences"`
+	AudioSeconds float64           `json:"audio_seconds"`
+	Format       string            `json:"format"`
+	Bytes        int64             `json:"bytes"`
+	Settings     map[string]string `json:"settings"`
 }
 
 func readRows(t *testing.T, dir string) []resultRow {

@@ -452,3 +452,21 @@ func TestBatchRowsRecordTheirSettings(t *testing.T) {
 		}
 	}
 }
+
+// --precision fp16 changes a GPU's audio only: on the CPU, which ignores it, rows do not name it, and a run
+// without it finds the items done.
+func TestBatchPrecisionOnTheCPUIsNotASetting(t *testing.T) {
+	dir := isolate(t)
+	needORT(t)
+	in := writeFile(t, filepath.Join(dir, "in.jsonl"), `{"id":"p","text":"Precision."}`+"\n")
+	out := filepath.Join(dir, "out")
+	if r := run(t, "", "batch", in, "-o", out, "--voice", tinyVoice, "--device", "cpu", "--precision", "fp16"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	if row := lastRows(t, out)["p"]; row.Settings["precision"] != "" || row.Settings["voice"] != "tiny" {
+		t.Errorf("settings %v: want no precision on the CPU", row.Settings)
+	}
+	if r := run(t, "", "batch", in, "-o", out, "--voice", tinyVoice, "--device", "cpu"); r.code != 0 || !strings.Contains(r.errOut, "1 skipped") {
+		t.Errorf("the same run in float32: exit %d, want 1 skipped: %s", r.code, r.errOut)
+	}
+}

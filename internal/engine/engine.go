@@ -281,6 +281,10 @@ func selectDevice(want ort.Device, b backend, logf func(string, ...any)) (ort.De
 // Device is the device actually in use, after auto selection.
 func (e *Engine) Device() ort.Device { return e.device }
 
+// HalfPrecision says whether split voices' frame-rate parts compute in float16: Options.Precision fp16 on a GPU (a
+// CPU engine ignores it). Their audio then differs slightly from float32's.
+func (e *Engine) HalfPrecision() bool { return e.half }
+
 // Workers is how many batches the engine runs at once.
 func (e *Engine) Workers() int { return e.workers }
 

@@ -98,6 +98,9 @@ type Batch struct {
 	// Shard is the share of the items this run makes (the zero Spec: all): the items of other shards are passed
 	// over as they are read, before any work on them.
 	Shard shard.Spec
+	// HalfPrecision says the engine computes in float16 (engine.Engine.HalfPrecision), which changes the audio
+	// slightly: rows record it, so that a re-run in float32 redoes what float16 made, and the other way round.
+	HalfPrecision bool
 
 	aligners sync.Map // *voices.Config -> *timestamps.Aligner, for Defaults.Timestamps
 }
@@ -313,7 +316,7 @@ func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOption
 	if volume == 0 {
 		volume = 1
 	}
-	return results.Settings{
+	s := results.Settings{
 		"text_sha256":      textDigest(it.Text),
 		"voice":            v.Name,
 		"voice_files":      v.Identity(),
@@ -330,6 +333,11 @@ func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOption
 		"model_level":      strconv.FormatBool(opt.Level.KeepModelLevel),
 		"timestamps":       string(b.Defaults.Timestamps),
 	}
+	// Only float16 is named: rows written before precision was recorded were float32's, and stay valid.
+	if b.HalfPrecision {
+		s["precision"] = "fp16"
+	}
+	return s
 }
 
 func textDigest(text string) string {

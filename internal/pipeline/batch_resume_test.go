@@ -127,6 +127,7 @@ func TestBatchRedoesItemsWhoseSettingsChanged(t *testing.T) {
 		{"--noise-scale", func(b *Batch) { b.Defaults.NoiseScale = f32p(0.1) }, nil, 2},
 		{"--noise-w", func(b *Batch) { b.Defaults.NoiseW = f32p(0.1) }, nil, 2},
 		{"--speaker by number, as the default", func(b *Batch) { b.Defaults.Speaker = "0" }, nil, 0},
+		{"float16 on a GPU", func(b *Batch) { b.HalfPrecision = true }, nil, 2},
 		{"the voice's model replaced", nil, func() {
 			later := time.Now().Add(time.Hour)
 			os.Chtimes(r.voice, later, later)
