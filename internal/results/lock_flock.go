@@ -10,6 +10,9 @@ import (
 
 var errLocked = errors.New("locked by another process")
 
+// waitLockFile takes an exclusive flock on f, waiting for it.
+func waitLockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }
+
 // lockFile takes a non-blocking flock on f, shared or exclusive. The kernel
 // releases it when f is closed or the process dies, so a killed batch never
 // leaves a stale lock behind.

@@ -276,9 +276,11 @@ func Merge(dir string, opt MergeOptions) (Report, error) {
 		return Report{}, err
 	}
 	if first, second, mixed := mixedCounts(f.files); mixed {
-		return Report{}, fmt.Errorf("%s holds %s and %s: %w; move the results files of one count into another folder, "+
-			"merge, then move them back and merge again, or run the shards of the count to keep again with --force to "+
-			"start over (it removes the results files of the other count)", dir, first.name, second.name, ErrShardCounts)
+		return Report{}, fmt.Errorf("%s holds %s and %s: %w; merge one count at a time: move the results files of "+
+			"one count into another folder, run ttsgen results merge %s --remove-shards, move them back and merge "+
+			"again (results.jsonl keeps the first merge's rows); or run the shards of the count to keep again with "+
+			"--force, which speaks their items again and removes the other count's results files",
+			dir, first.name, second.name, ErrShardCounts, dir)
 	}
 	rows := f.sorted()
 	err = atomicfile.Write(filepath.Join(abs, FileName), filepath.Join(dir, FileName), nil, func(w *os.File) error {

@@ -35,6 +35,8 @@ const (
 	// exclusively; each shard holds it shared, and its own
 	// lockName.K-of-N exclusively.
 	lockName = ".ttsgen-lock"
+	// startOverLockName is held, waiting, by a shard that removes another count's results files (--force).
+	startOverLockName = lockName + ".start-over"
 	// reservedPrefix may not start any component of an output path.
 	reservedPrefix = ".ttsgen-"
 	// maxLineWarnings bounds the warnings about kept lines, for a file that
@@ -265,7 +267,25 @@ func (d *Dir) claimShardCount() (err error) {
 	if len(other) == 0 {
 		return nil
 	}
-	if !d.force {
+	if d.force {
+		// The shards of a new count start together (a Job, an array): one at a time starts over, the others then
+		// find nothing left to remove. Without this, a shard holding the old locks while it removes the old files
+		// would look to its siblings like an old shard that still runs.
+		startOver, err := os.OpenFile(filepath.Join(d.abs, startOverLockName), os.O_RDWR|os.O_CREATE, 0o666)
+		if err != nil {
+			return fmt.Errorf("starting over (--force) in output directory %s: %w", d.name, err)
+		}
+		defer startOver.Close()
+		if err := waitLockFile(startOver); err != nil {
+			return fmt.Errorf("starting over (--force) in output directory %s: %w", d.name, err)
+		}
+		if files, err = resultsFiles(d.abs); err != nil {
+			return err
+		}
+		if other = otherCounts(files, d.spec.Count); len(other) == 0 {
+			return nil
+		}
+	} else {
 		old := other[0].spec.Count
 		return fmt.Errorf("output directory %s holds %s (of shards of %d) and shard %s would write %s beside it: %w; "+
 			"write into another folder, fold the shards of %d into %s first (ttsgen results merge %s --remove-shards), "+

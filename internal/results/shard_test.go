@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,6 +320,20 @@ func TestOneShardCountPerFolder(t *testing.T) {
 		if _, err := Summarize(dir, nil); err != nil { // reading changes nothing, and is not refused
 			t.Errorf("Summarize: %v", err)
 		}
+		// The way out the error gives: one count at a time.
+		aside := t.TempDir()
+		os.Rename(filepath.Join(dir, FileFor(s1of3)), filepath.Join(aside, FileFor(s1of3)))
+		if _, err := Merge(dir, MergeOptions{RemoveShards: true}); err != nil {
+			t.Fatalf("merge of the count left: %v", err)
+		}
+		os.Rename(filepath.Join(aside, FileFor(s1of3)), filepath.Join(dir, FileFor(s1of3)))
+		if _, err := Merge(dir, MergeOptions{}); err != nil {
+			t.Fatalf("merge of the count moved back: %v", err)
+		}
+		merged, _ := os.ReadFile(filepath.Join(dir, FileName))
+		if !strings.Contains(string(merged), `"x.wav"`) || !strings.Contains(string(merged), `"y.wav"`) {
+			t.Errorf("results.jsonl after merging one count at a time:\n%s\nwant the rows of both", merged)
+		}
 	})
 
 	t.Run("force starts over", func(t *testing.T) {
@@ -348,4 +363,41 @@ func TestOneShardCountPerFolder(t *testing.T) {
 			t.Errorf("Merge after starting over: %v", err)
 		}
 	})
+}
+
+// The shards of a new count start together, as a Job's or an array's do: with force, every one of them starts over
+// (one removes the old count's files, the others find them gone), and none is refused as if an old shard ran. The
+// race this guards against shows within a few hundred rounds.
+func TestShardsOfANewCountStartOverTogether(t *testing.T) {
+	for round := range 300 {
+		dir := t.TempDir()
+		for k := 1; k <= 4; k++ {
+			s := shard.Spec{Index: k, Count: 4}
+			os.WriteFile(filepath.Join(dir, FileFor(s)), []byte(rowLine(t, Row{ID: idsOf(s, 1)[0], Out: "x.wav", Status: StatusOK})), 0o644)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for k := 1; k <= 3; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d, err := OpenShard(dir, shard.Spec{Index: k, Count: 3}, true)
+				if err == nil {
+					err = d.Close()
+				}
+				errs[k-1] = err
+			}()
+		}
+		wg.Wait()
+		for k, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: shard %d/3 with force: %v", round, k+1, err)
+			}
+		}
+		for k := 1; k <= 4; k++ {
+			if _, err := os.Stat(filepath.Join(dir, FileFor(shard.Spec{Index: k, Count: 4}))); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("round %d: %s is still there: %v", round, FileFor(shard.Spec{Index: k, Count: 4}), err)
+			}
+		}
+	}
 }
