@@ -39,8 +39,7 @@ else
   go build -ldflags "-s -w" -o "$stage/ttsgen.bin" .
 fi
 # The benchmark suite's harness, and with ENGINE_TEST=1 the engine's checks that need a real GPU (TestOnDevice, run
-# from internal/engine; 15 MB more, which with the tree no longer fits in one call's 64 MiB beside the real voice:
-# combine it with PREV's tiny-voice binaries or drop something else).
+# from internal/engine): ~15 MB more, so it is left out unless asked for, to keep what is carried small.
 go build -ldflags "-s -w" -o "$stage/benchsuite" ./benchmarks/run
 extra=""
 if [ "${ENGINE_TEST:-}" = 1 ]; then

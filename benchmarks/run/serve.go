@@ -20,7 +20,7 @@ type server struct {
 	url  string
 	cmd  *exec.Cmd
 	exit chan error
-	log  strings.Builder
+	log  strings.Builder // what it printed: read only once it has exited
 }
 
 // servers holds the one server running at a time.
@@ -35,13 +35,12 @@ const startTimeout = 120 * time.Second
 // get returns a ready server for args, reusing the running one when its arguments are the same.
 func (s *servers) get(ctx context.Context, args []string) (*server, error) {
 	if s.current != nil && slices.Equal(s.current.args, args) {
-		select {
-		case err := <-s.current.exit:
-			s.current = nil
-			return nil, fmt.Errorf("the server of the previous run exited: %v", err)
-		default:
+		how, exited := s.current.exitedWith()
+		if !exited {
 			return s.current, nil
 		}
+		s.current = nil
+		return nil, fmt.Errorf("the server of the previous run exited: %s", how)
 	}
 	s.stop()
 	addr, err := freeLoopbackAddr()
@@ -62,6 +61,17 @@ func (s *servers) get(ctx context.Context, args []string) (*server, error) {
 	}
 	s.current = srv
 	return srv, nil
+}
+
+// exitedWith says, when srv has exited, how (its error and the end of what it printed).
+func (srv *server) exitedWith() (string, bool) {
+	select {
+	case err := <-srv.exit:
+		srv.exit <- err // for get, which checks again
+		return fmt.Sprintf("%v\n%s", err, tail([]byte(srv.log.String()), 1500)), true
+	default:
+		return "", false
+	}
 }
 
 // stop ends the running server the way an operator would (SIGTERM: it drains), killing it if it does not exit.

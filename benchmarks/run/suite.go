@@ -303,6 +303,11 @@ func (r run) measure(ctx context.Context, bin string, vars map[string]string, tm
 	res.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
 		res.Error = fmt.Sprintf("%v: %s", err, strings.TrimSpace(tail(stderr.Bytes(), 500)))
+		if srv != nil {
+			if how, exited := srv.exitedWith(); exited {
+				res.Error += "; its server exited: " + how
+			}
+		}
 		return res
 	}
 	if r.Command == "batch" {

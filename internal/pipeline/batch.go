@@ -192,7 +192,9 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if it.Err != nil {
 			return fail(it.Err)
 		}
-		if tsNames != nil { // CheckTimestampsNames found those of files before the run; these may be a stream's
+		// Files' items were checked against each other before the run (CheckTimestampsNames); a stream's can only
+		// be checked as they come, against every item before them, files' included.
+		if tsNames != nil {
 			if err := tsNames.claim(it); err != nil {
 				return fail(err)
 			}

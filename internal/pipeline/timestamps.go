@@ -37,11 +37,14 @@ var ErrTimestampsNames = errors.New("items whose timestamps would go to one file
 // beside an "out" of "a.mp3", would both write a.json, the later item's over the earlier's.
 type timestampsNames struct {
 	format timestamps.Format
-	owners map[string]manifest.Item // timestamps file -> the first item that writes it
+	owners map[string]itemPlace // timestamps file -> the first item that writes it
 }
 
+// itemPlace names an item for an error without holding its text (a whole book, for a text file's item).
+type itemPlace struct{ where, id string }
+
 func newTimestampsNames(f timestamps.Format) *timestampsNames {
-	return &timestampsNames{format: f, owners: map[string]manifest.Item{}}
+	return &timestampsNames{format: f, owners: map[string]itemPlace{}}
 }
 
 // claim takes the timestamps file of it (an item without Err), or says which item has it.
@@ -49,11 +52,11 @@ func (n *timestampsNames) claim(it manifest.Item) error {
 	name := timestampsPath(path.Clean(it.OutPath()), n.format)
 	first, taken := n.owners[name]
 	if !taken {
-		n.owners[name] = it
+		n.owners[name] = itemPlace{where: where(it), id: it.ID}
 		return nil
 	}
 	return fmt.Errorf("%s (item %q) and %s (item %q) would both write their timestamps to %s (the audio file's "+
-		"name without its extension): give one of them another \"out\" or \"id\"", where(first), first.ID, where(it), it.ID, name)
+		"name without its extension): give one of them another \"out\" or \"id\"", first.where, first.id, where(it), it.ID, name)
 }
 
 // CheckTimestampsNames reads the items of inputs (but the streams, read once, as the batch reads them), and refuses

@@ -16,18 +16,18 @@ type Format struct {
 	// sentence) rather than sentence by sentence: whether a flush after every piece costs the encoder nothing
 	// (Opus only ends an Ogg page, MP3 and AAC send what they have coded). A FLAC flush ends a frame, whose size
 	// it chooses for compression, so FLAC goes a sentence at a time.
-	Windows bool
+	StreamsByWindow bool
 }
 
 // formats are the response formats a request may ask for, OpenAI's six, each through the encoder synth and batch
 // use. wav is a stream whose header gives the length as unknown, byte for byte what `ttsgen synth -o -` writes; pcm
 // is the same samples without the header (16-bit little-endian mono at the voice's sample rate); opus is Ogg Opus.
 var formats = []Format{
-	{Name: "wav", ContentType: "audio/wav", Audio: audio.WAV, Windows: true},
-	{Name: "pcm", ContentType: "audio/pcm", Audio: audio.PCM, Windows: true},
-	{Name: "mp3", ContentType: "audio/mpeg", Audio: audio.MP3, Windows: true},
-	{Name: "opus", ContentType: "audio/ogg", Audio: audio.Opus, Windows: true},
-	{Name: "aac", ContentType: "audio/aac", Audio: audio.AAC, Windows: true},
+	{Name: "wav", ContentType: "audio/wav", Audio: audio.WAV, StreamsByWindow: true},
+	{Name: "pcm", ContentType: "audio/pcm", Audio: audio.PCM, StreamsByWindow: true},
+	{Name: "mp3", ContentType: "audio/mpeg", Audio: audio.MP3, StreamsByWindow: true},
+	{Name: "opus", ContentType: "audio/ogg", Audio: audio.Opus, StreamsByWindow: true},
+	{Name: "aac", ContentType: "audio/aac", Audio: audio.AAC, StreamsByWindow: true},
 	{Name: "flac", ContentType: "audio/flac", Audio: audio.FLAC},
 }
 

@@ -28,7 +28,7 @@ type SpeechRequest struct {
 	Format          string   `json:"format,omitempty"`           // a response format's name ("" = DefaultFormat)
 	// Normalize false keeps the model's own level, as synth's --no-normalize-audio does, instead of raising each
 	// sentence's peak to full scale (nil = true). Then a sentence that the engine decodes in windows streams
-	// window by window in the formats that allow it (Format.Windows), since no sample waits for the sentence's
+	// window by window in the formats that allow it (Format.StreamsByWindow), since no sample waits for the sentence's
 	// peak.
 	Normalize *bool `json:"normalize,omitempty"`
 }

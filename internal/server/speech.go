@@ -69,7 +69,7 @@ func (b *backend) prepare(req SpeechRequest, o Options) (*job, *Error) {
 	level := audio.Level{KeepModelLevel: req.Normalize != nil && !*req.Normalize}
 	return &job{voice: v, text: text, format: format,
 		opt: pipeline.SpeakOptions{Speaker: speaker, Scales: scales, SentenceSilence: silence, Level: level,
-			Stream: level.KeepModelLevel && format.Windows}}, nil
+			Stream: level.KeepModelLevel && format.StreamsByWindow}}, nil
 }
 
 // Speech is POST /api/speech: it speaks a SpeechRequest and streams the audio in the asked-for format as the
