@@ -164,28 +164,9 @@ func windowedServer(t *testing.T) (*httptest.Server, server.Backend, *watchedEng
 	return ts, b, watched
 }
 
-// synthWAV is what `ttsgen synth -o -` writes for text on b's engine, at the voice's scales without noise: the
-// pipeline, writing each sentence once it is whole, into a WAV stream.
+// synthWAV is what `ttsgen synth -o -` writes for text on b's engine (servertest.SynthAudio).
 func synthWAV(t *testing.T, b server.Backend, text string, level audio.Level) []byte {
-	t.Helper()
-	v := b.Voices[0]
-	cfg := v.Voice.Config
-	var wav bytes.Buffer
-	enc, err := audio.NewEncoder(audio.WAV, &wav, cfg.Audio.SampleRate, audio.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	zero := float32(0)
-	opt := pipeline.SpeakOptions{Scales: pipeline.Defaults{}.Scales(cfg.Inference, nil, &zero, &zero),
-		SentenceSilence: server.DefaultSentenceSilence, Level: level}
-	if _, err := pipeline.Speak(t.Context(), b.Engine, pipeline.NewInFlight(4), v,
-		b.Frontend.Stream(b.Frontend.Split(text), cfg), opt, enc, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return wav.Bytes()
+	return servertest.SynthAudio(t, b, text, level, audio.WAV)
 }
 
 // Without normalisation, a voice decoded in windows streams window by window, and the body is byte for byte what

@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"bytes"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/audio/decodetest"
 	"github.com/ttsgen/ttsgen/internal/engine"
-	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/server"
 	"github.com/ttsgen/ttsgen/internal/server/openai"
 	"github.com/ttsgen/ttsgen/internal/server/servertest"
@@ -40,25 +38,8 @@ var noNoise = []option.RequestOption{option.WithJSONSet("noise_scale", 0), optio
 // pipelineSeconds is how long the pipeline's audio of text is (what `ttsgen synth` writes), at the voice's own
 // settings without noise and the server's default silence between sentences.
 func pipelineSeconds(t *testing.T, b server.Backend, text string) float64 {
-	t.Helper()
-	v := b.Voices[0]
-	cfg := v.Voice.Config
-	var pcm bytes.Buffer
-	enc, err := audio.NewEncoder(audio.PCM, &pcm, cfg.Audio.SampleRate, audio.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	zero := float32(0)
-	opt := pipeline.SpeakOptions{Scales: pipeline.Defaults{}.Scales(cfg.Inference, nil, &zero, &zero),
-		SentenceSilence: server.DefaultSentenceSilence}
-	if _, err := pipeline.Speak(t.Context(), b.Engine, pipeline.NewInFlight(4), v, b.Frontend.Stream(b.Frontend.Split(text), cfg),
-		opt, enc, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return float64(pcm.Len()/2) / float64(cfg.Audio.SampleRate)
+	pcm := servertest.SynthAudio(t, b, text, audio.Level{}, audio.PCM)
+	return float64(len(pcm)/2) / float64(b.Voices[0].Voice.Config.Audio.SampleRate)
 }
 
 // decodedSeconds writes body to a file and decodes it with the real ffmpeg: how many seconds of audio it holds.

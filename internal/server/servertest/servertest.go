@@ -5,6 +5,7 @@
 package servertest
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/ort"
 	"github.com/ttsgen/ttsgen/internal/ort/orttest"
@@ -221,4 +223,29 @@ func repoRoot(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// SynthAudio is what `ttsgen synth` writes for text in format on b's engine with b's first voice, at the voice's
+// scales without noise and the server's default silence between sentences: the pipeline, writing each sentence once
+// it is whole. Server tests compare responses with it.
+func SynthAudio(t testing.TB, b server.Backend, text string, level audio.Level, format audio.Format) []byte {
+	t.Helper()
+	v := b.Voices[0]
+	cfg := v.Voice.Config
+	var out bytes.Buffer
+	enc, err := audio.NewEncoder(format, &out, cfg.Audio.SampleRate, audio.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := float32(0)
+	opt := pipeline.SpeakOptions{Scales: pipeline.Defaults{}.Scales(cfg.Inference, nil, &zero, &zero),
+		SentenceSilence: server.DefaultSentenceSilence, Level: level}
+	if _, err := pipeline.Speak(context.Background(), b.Engine, pipeline.NewInFlight(4), v,
+		b.Frontend.Stream(b.Frontend.Split(text), cfg), opt, enc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
