@@ -139,7 +139,7 @@ class MultiResSTFTLoss(nn.Module):
 
 class FrameCombLoss(nn.Module):
     """How much more the generator's long-term spectrum peaks at multiples of the frame rate (22,050/256 Hz) than the
-    real audio's does, 1-10 kHz: the buzz that tone.py measures. A 2,048-point STFT puts those multiples on every 8th
+    target audio's does, 1-10 kHz: the buzz that tone.py measures. A 2,048-point STFT puts those multiples on every 8th
     bin exactly; each one's level is taken against the mean of the 4 bins on either side, in log units, and only an
     excess over the target audio's own is penalised (voiced speech has harmonics there too)."""
 
