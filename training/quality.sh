@@ -4,13 +4,17 @@
 #   pocketsphinx word error rate, DNSMOS P.808 (and OVRL), steady tone (most prominent narrow peak, 1-10 kHz).
 # usage (from the repository root, after `make build`):
 #   training/quality.sh VOICE.onnx [OUTDIR] [--festival]
-# VOICE.onnx is spoken through `ttsgen batch` with the voice config's default scales. --festival also speaks the
-# sentences with Festival's HTS slt voice (Debian festival festvox-us-slt-hts) and measures it the same way.
+# VOICE.onnx is spoken through `ttsgen batch` with the voice config's default scales. Those scales add noise, so two
+# syntheses differ (WER by a few points): REPEAT=N speaks the sentences N times, prints each synthesis's row and
+# then their mean and range, which is how MODEL_CARD.md compares checkpoints. --festival also speaks the sentences
+# with Festival's HTS slt voice (Debian festival festvox-us-slt-hts) and measures it the same way.
 # Needs ../shared/tools/voice-quality (or VQ=DIR): Debian pocketsphinx pocketsphinx-en-us sox python3-numpy, node.
 set -euo pipefail
 voice=${1:?usage: training/quality.sh VOICE.onnx [OUTDIR] [--festival]}
 out=${2:-/tmp/ttsgen-quality/$(basename "$voice" .onnx)}
 festival=${3:-}
+repeat=${REPEAT:-1}
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "quality.sh: REPEAT=$repeat: want a whole number from 1" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 texts=$here/eval_sentences.txt
 vq=${VQ:-$here/../../shared/tools/voice-quality}
@@ -21,25 +25,44 @@ if [ ! -d "$vq/node_modules" ]; then  # the shared folder is read-only: install 
   vq=/tmp/ttsgen-vq
 fi
 
-measure() {  # DIR LABEL -> one table row
+measure() {  # DIR LABEL -> one table row; also appends "WER P808 OVRL TONE" to $out/measures
   local dir=$1 label=$2 wer mos tone
-  wer=$("$vq/wer_dir.sh" "$texts" "$dir" | sed -n 's/^WER=\([0-9.]*%\).*/\1/p')
+  wer=$("$vq/wer_dir.sh" "$texts" "$dir" | sed -n 's/^WER=\([0-9.]*\)%.*/\1/p')
   mos=$(node "$vq/dnsmos.js" --summary-only --rms-db -26 "$dir" 2>/dev/null | tail -1 |
-    python3 -c "import json, sys; d = json.load(sys.stdin); print('P.808 %.2f, OVRL %.2f' % (d['P808_MOS'], d['OVRL']))")
+    python3 -c "import json, sys; d = json.load(sys.stdin); print('%.2f %.2f' % (d['P808_MOS'], d['OVRL']))")
   tone=$(/usr/bin/python3 "$vq/tone.py" "$dir" | sed 's/^tone=//')
-  printf '| %s | %s | %s | %s |\n' "$label" "$wer" "$mos" "$tone"
+  echo "$wer $mos ${tone%% *}" >> "$out/measures"
+  printf '| %s | %s%% | P.808 %s, OVRL %s | %s |\n' "$label" "$wer" ${mos% *} ${mos#* } "$tone"
 }
 
-mkdir -p "$out/voice"
+mkdir -p "$out"
 i=0
 while IFS= read -r line; do
   i=$((i + 1))
   printf '{"id":"%d","text":"%s"}\n' "$i" "${line//\"/\\\"}"
 done < "$texts" > "$out/sentences.jsonl"
-"$here/../bin/ttsgen" batch "$out/sentences.jsonl" -o "$out/voice" --voice "$voice" --device cpu --force -q
+: > "$out/measures"
 echo "| system | WER (pocketsphinx) | DNSMOS | steady tone |"
 echo "|---|---|---|---|"
-measure "$out/voice" "$(basename "$voice" .onnx)"
+name=$(basename "$voice" .onnx)
+for n in $(seq 1 "$repeat"); do
+  dir=$out/voice; [ "$repeat" = 1 ] || dir=$out/voice-$n
+  mkdir -p "$dir"
+  "$here/../bin/ttsgen" batch "$out/sentences.jsonl" -o "$dir" --voice "$voice" --device cpu --force -q
+  label=$name; [ "$repeat" = 1 ] || label="$name, synthesis $n"
+  measure "$dir" "$label"
+done
+if [ "$repeat" != 1 ]; then
+  python3 - "$out/measures" "$name" "$repeat" <<'PY'
+import sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+col = lambda i: [r[i] for r in rows]
+mean = lambda v: sum(v) / len(v)
+w, p, o, t = col(0), col(1), col(2), col(3)
+print(f"| **{sys.argv[2]}, mean of {sys.argv[3]}** | **{mean(w):.1f}% ({min(w):.1f}-{max(w):.1f})** | "
+      f"**P.808 {mean(p):.2f} ({min(p):.2f}-{max(p):.2f}), OVRL {mean(o):.2f}** | **{mean(t):.1f} dB ({min(t):.1f}-{max(t):.1f})** |")
+PY
+fi
 if [ "$festival" = "--festival" ]; then
   mkdir -p "$out/festival"
   i=0
