@@ -73,14 +73,20 @@ func TestKubernetesIndexedJobIsValid(t *testing.T) {
 			c.Args, count, job.Spec.Completions)
 	}
 	// The merge counts the items no pod made: it reads the corpus Job's inputs, from its folder, and fails once.
-	inputs, out := batchArgs(c.Args)
-	merge := jobs[1].Spec.Template.Spec.Containers[0].Args
-	if len(merge) < 3 || merge[0] != "results" || merge[1] != "merge" || merge[2] != out ||
-		!slices.Equal(flagValues(merge, "--inputs"), inputs) {
-		t.Errorf("merge Job args %q; want results merge %s --inputs %q", merge, out, inputs)
-	}
+	checkMergeReadsBatchInputs(t, c.Args, jobs[1].Spec.Template.Spec.Containers[0].Args)
 	if jobs[1].Spec.BackoffLimit == nil || *jobs[1].Spec.BackoffLimit != 0 {
 		t.Errorf("merge Job backoffLimit %v; want 0: a merge that finds items missing says so once", jobs[1].Spec.BackoffLimit)
+	}
+}
+
+// checkMergeReadsBatchInputs checks that merge (a ttsgen command line) is `results merge OUT --inputs IN...` for the
+// folder and inputs of batch (a command line holding a ttsgen batch), so that it counts the items no shard made.
+func checkMergeReadsBatchInputs(t *testing.T, batch, merge []string) {
+	t.Helper()
+	inputs, out := batchArgs(batch)
+	if len(inputs) == 0 || len(merge) < 3 || merge[0] != "results" || merge[1] != "merge" || merge[2] != out ||
+		!slices.Equal(flagValues(merge, "--inputs"), inputs) {
+		t.Errorf("merge %q after batch %q; want results merge %s --inputs %q", merge, batch, out, inputs)
 	}
 }
 
@@ -188,11 +194,7 @@ func TestParallelScriptMergesWithTheShardsInputs(t *testing.T) {
 		if len(c) != 2 || c[0][0] != "parallel" || c[1][0] != "ttsgen" {
 			t.Fatalf("calls %q; want parallel, then ttsgen", c)
 		}
-		inputs, out := batchArgs(c[0])
-		if merge := c[1][1:]; len(merge) < 3 || merge[0] != "results" || merge[1] != "merge" || merge[2] != out ||
-			!slices.Equal(flagValues(merge, "--inputs"), inputs) || len(inputs) == 0 {
-			t.Errorf("merge %q after batch %q; want results merge %s --inputs %q", merge, c[0], out, inputs)
-		}
+		checkMergeReadsBatchInputs(t, c[0], c[1][1:])
 	}
 }
 
@@ -222,9 +224,5 @@ func TestSlurmMergeReadsTheArraysInputs(t *testing.T) {
 	if len(c) != 2 || c[0][0] != "srun" || c[1][0] != "ttsgen" {
 		t.Fatalf("calls %q; want srun, then ttsgen", c)
 	}
-	inputs, out := batchArgs(c[0])
-	if merge := c[1][1:]; len(merge) < 3 || merge[0] != "results" || merge[1] != "merge" || merge[2] != out ||
-		!slices.Equal(flagValues(merge, "--inputs"), inputs) || len(inputs) == 0 {
-		t.Errorf("merge %q after the task's %q; want results merge %s --inputs %q", merge, c[0], out, inputs)
-	}
+	checkMergeReadsBatchInputs(t, c[0], c[1][1:])
 }
