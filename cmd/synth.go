@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ttsgen/ttsgen/internal/audio"
+	"github.com/ttsgen/ttsgen/internal/manifest"
 	"github.com/ttsgen/ttsgen/internal/outfile"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
@@ -36,7 +36,8 @@ little-endian mono, Piper's --output-raw); opus, mp3 and aac take --bitrate.
 
 The text comes from the arguments, from --file, or else from standard input; the first Ctrl-C ends a wait for
 it (exit status 130). It is normalised (numbers, dates, money, abbreviations become words), split into sentences,
-phonemized with espeak-ng as Piper does, and spoken sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine.
+phonemized with espeak-ng as Piper does, and spoken sentence by sentence with --sentence-silence between them.
+Long texts stream to the file, so a whole book is fine.
 
 Where the audio goes:
   - a new path or a regular file: written to a temporary file beside it and renamed over it when complete, so the
@@ -190,45 +191,27 @@ func synthAudio(o *synthOptions) (audioChoice, error) {
 }
 
 // readSynthText is the text to speak: the arguments, else the file, else standard input. A cancelled ctx (the first
-// Ctrl-C) ends a wait for input at once: for a writer of a FIFO, or for more of a pipe or a terminal.
+// Ctrl-C) ends a wait for input at once, for a writer of a FIFO or for more of a pipe or a terminal, as a batch's
+// inputs do (manifest.OpenInput).
 func readSynthText(ctx context.Context, streams IO, file string, args []string) (string, error) {
-	switch {
-	case len(args) > 0:
+	if len(args) > 0 {
 		return strings.Join(args, " "), nil
-	case file != "":
-		b, err := readUnlessCancelled(ctx, func() ([]byte, error) { return os.ReadFile(file) })
-		if err != nil {
-			return "", fmt.Errorf("reading text: %w", err)
-		}
-		return string(b), nil
 	}
-	if streams.InTTY {
+	what := "text from standard input"
+	name := "-"
+	if file != "" {
+		what, name = "text", file
+	} else if streams.InTTY {
 		fmt.Fprintln(streams.ErrOut, "reading text from standard input (end with Ctrl-D)...")
 	}
-	b, err := readUnlessCancelled(ctx, func() ([]byte, error) { return io.ReadAll(streams.In) })
+	r, err := manifest.OpenInput(ctx, name, streams.In)
 	if err != nil {
-		return "", fmt.Errorf("reading text from standard input: %w", err)
+		return "", fmt.Errorf("reading %s: %w", what, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", what, err)
 	}
 	return string(b), nil
-}
-
-// readUnlessCancelled returns what read returns, or ctx's error as soon as ctx is done. read waits in the kernel
-// (opening a FIFO, reading a pipe), where no context reaches, so it runs in a goroutine of its own, which a
-// cancelled read leaves behind: the process is about to end.
-func readUnlessCancelled(ctx context.Context, read func() ([]byte, error)) ([]byte, error) {
-	type result struct {
-		data []byte
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		data, err := read()
-		done <- result{data, err}
-	}()
-	select {
-	case r := <-done:
-		return r.data, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }

@@ -45,7 +45,7 @@ func checkStdinLikeFile(t *testing.T, data []byte) {
 		}
 		return got
 	}
-	stream, err := openInput(context.Background(), stdinName, bytes.NewReader(data))
+	stream, err := OpenInput(context.Background(), stdinName, bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func classify(input string) (inputKind, error) {
 }
 
 func (s *runState) scanManifestFile(ctx context.Context, name string, stdin io.Reader, yield func(Item) error) error {
-	f, err := openInput(ctx, name, stdin)
+	f, err := OpenInput(ctx, name, stdin)
 	if err != nil {
 		return fmt.Errorf("opening manifest: %w", err)
 	}
@@ -201,7 +201,7 @@ func (s *runState) scanDocument(ctx context.Context, name string, yield func(Ite
 }
 
 func readDocument(ctx context.Context, name string) ([]byte, error) {
-	f, err := openInput(ctx, name, nil)
+	f, err := OpenInput(ctx, name, nil)
 	if err != nil {
 		return nil, fmt.Errorf("opening text file: %w", err)
 	}

@@ -8,11 +8,11 @@ import (
 	"sync"
 )
 
-// openInput opens an input for reading: a regular file directly; stdin ("-") and anything else (a FIFO, a device)
+// OpenInput opens an input for reading: a regular file directly; stdin ("-") and anything else (a FIFO, a device)
 // as a stream whose open and reads give way to ctx. Opening a FIFO waits for a writer and a read waits for input, in
 // the kernel, where no context reaches: those waits happen in a goroutine of their own, which a cancelled scan
 // leaves behind (the process is about to end).
-func openInput(ctx context.Context, name string, stdin io.Reader) (io.ReadCloser, error) {
+func OpenInput(ctx context.Context, name string, stdin io.Reader) (io.ReadCloser, error) {
 	if name == stdinName {
 		if stdin == nil {
 			return nil, errors.New("standard input is not available")
