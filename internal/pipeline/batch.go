@@ -599,16 +599,22 @@ func estimateItem(it manifest.Item) int {
 // no words. Frontend.Split's estimate is closer and slower.
 func estimateText(text string) int { return len(textnorm.Sentences(text)) }
 
-// EstimateSentences counts the sentences of every good item of inputs that s owns, without phonemizing: a quick first
-// pass so progress can show a total and an ETA from the start. Streams (stdin, FIFOs) can be read only once and are
-// left out: their items are counted as they come.
-func EstimateSentences(ctx context.Context, inputs []string, s shard.Spec) (int, error) {
+// fileInputs are the inputs that can be read more than once: all but the streams (stdin, FIFOs).
+func fileInputs(inputs []string) []string {
 	var files []string
 	for _, in := range inputs {
 		if !manifest.IsStream(in) {
 			files = append(files, in)
 		}
 	}
+	return files
+}
+
+// EstimateSentences counts the sentences of every good item of inputs that s owns, without phonemizing: a quick first
+// pass so progress can show a total and an ETA from the start. Streams (stdin, FIFOs) can be read only once and are
+// left out: their items are counted as they come.
+func EstimateSentences(ctx context.Context, inputs []string, s shard.Spec) (int, error) {
+	files := fileInputs(inputs)
 	if len(files) == 0 {
 		return 0, nil
 	}

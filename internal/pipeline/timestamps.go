@@ -64,12 +64,7 @@ func (n *timestampsNames) claim(it manifest.Item) error {
 // before anything is made; the items of every shard count, since shards write into one folder. A batch still checks
 // the items of streams as they come.
 func CheckTimestampsNames(ctx context.Context, inputs []string, format timestamps.Format) error {
-	var files []string
-	for _, in := range inputs {
-		if !manifest.IsStream(in) {
-			files = append(files, in)
-		}
-	}
+	files := fileInputs(inputs)
 	if len(files) == 0 {
 		return nil
 	}
