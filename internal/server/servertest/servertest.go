@@ -240,7 +240,7 @@ func SynthAudio(t testing.TB, b server.Backend, text string, level audio.Level, 
 	zero := float32(0)
 	opt := pipeline.SpeakOptions{Scales: pipeline.Defaults{}.Scales(cfg.Inference, nil, &zero, &zero),
 		SentenceSilence: server.DefaultSentenceSilence, Level: level}
-	if _, err := pipeline.Speak(context.Background(), b.Engine, pipeline.NewInFlight(4), v,
+	if _, err := pipeline.Speak(t.Context(), b.Engine, pipeline.NewInFlight(4), v,
 		b.Frontend.Stream(b.Frontend.Split(text), cfg), opt, enc, nil); err != nil {
 		t.Fatal(err)
 	}
