@@ -207,8 +207,13 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if row.Out == "" {
 			row.Out = it.ID + j.format.Ext()
 		}
+		if b.Defaults.Timestamps != "" {
+			row.TimestampsOut = timestampsPath(row.Out, b.Defaults.Timestamps)
+		}
 		row.Format = string(j.format)
 		row.Settings = j.settings
+		// A previous run's items count too, their timestamps files included: what this folder records for another
+		// item is never overwritten.
 		done, err := b.Out.Check(row)
 		if err != nil {
 			b.plan(-estimate)
@@ -225,6 +230,12 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if err != nil {
 			return fail(err)
 		}
+		var tsPath string
+		if row.TimestampsOut != "" {
+			if tsPath, err = b.Out.Resolve(row.TimestampsOut); err != nil {
+				return fail(err)
+			}
+		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -234,7 +245,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			row := b.synthesizeItem(ctx, inFlight, it, j, row, path, estimate)
+			row := b.synthesizeItem(ctx, inFlight, it, j, row, path, tsPath, estimate)
 			if ctx.Err() != nil {
 				return // interrupted: no row, so a re-run redoes this item
 			}
@@ -447,8 +458,9 @@ func (b *Batch) reportFailed(at string, row results.Row) {
 	}
 }
 
+// synthesizeItem makes the item's audio at path and, with timestamps, its timestamps file at tsPath.
 func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manifest.Item, j job, row results.Row,
-	path string, estimate int) results.Row {
+	path, tsPath string, estimate int) results.Row {
 	fail := func(err error) results.Row {
 		row.Status = results.StatusError
 		row.Error = err.Error()
@@ -502,7 +514,7 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 		return fail(fmt.Errorf("synthesising: %w", speakErr))
 	}
 	if err == nil && j.opt.Timeline != nil {
-		err = b.Out.WriteFile(timestampsPath(path, b.Defaults.Timestamps), func(w io.Writer) error {
+		err = b.Out.WriteFile(tsPath, func(w io.Writer) error {
 			return timestamps.Write(w, b.Defaults.Timestamps, j.opt.Timeline.Timeline())
 		})
 	}

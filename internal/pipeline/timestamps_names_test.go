@@ -1,12 +1,15 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/results"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
 )
@@ -79,5 +82,113 @@ func TestBatchRefusesATimestampsFileTakenInAStream(t *testing.T) {
 	}
 	if b := r.read("a.flac"); b != nil {
 		t.Errorf("b was made (%d bytes of a.flac)", len(b))
+	}
+}
+
+// timedEngine answers as fakeEngine does, with a frame for every phoneme id: what a voice with durations gives.
+type timedEngine struct{ fakeEngine }
+
+func (e *timedEngine) Submit(ctx context.Context, m *engine.Model, req engine.Request) <-chan engine.Result {
+	timed := make(chan engine.Result, 1)
+	go func() {
+		res := <-e.fakeEngine.Submit(ctx, m, req)
+		if res.Err == nil {
+			res.Durations = make([]float32, len(req.IDs))
+			for i := range res.Durations {
+				res.Durations[i] = 1
+			}
+		}
+		timed <- res
+	}()
+	return timed
+}
+
+// withTimestamps runs a batch writing JSON timestamps, through a voice with durations; errors reported about items
+// are collected in errs.
+func withTimestamps(errs *[]string) func(*Batch) {
+	return func(b *Batch) {
+		b.Engine = &timedEngine{}
+		b.Defaults.Timestamps = timestamps.JSON
+		b.Errorf = func(format string, args ...any) { *errs = append(*errs, fmt.Sprintf(format, args...)) }
+	}
+}
+
+// A timestamps file an earlier run recorded for its item is that item's, as its audio is: an item of a later run
+// into the folder, from another input, whose timestamps would go there is refused before it is made (and gets no
+// row), as an item whose audio would is; --force does not change that. The earlier item's files stay as they were.
+func TestBatchNeverOverwritesAnEarlierRunsTimestamps(t *testing.T) {
+	r := newRig(t)
+	a := r.write("a.jsonl", `{"id":"foo","text":"Foo."}`+"\n")
+	b := r.write("b.jsonl", `{"id":"bar","text":"Bar.","out":"foo.flac"}`+"\n"+`{"id":"baz","text":"Baz."}`+"\n")
+	var errs []string
+	if sum := r.run(false, withTimestamps(&errs), a); sum.OK != 1 {
+		t.Fatalf("first run: %+v, errors %q", sum, errs)
+	}
+	wav, stamps := r.read("foo.wav"), r.read("foo.json")
+	if len(stamps) == 0 {
+		t.Fatal("the first run wrote no foo.json")
+	}
+	want := fmt.Sprintf(`b.jsonl:1: item "bar": not made: timestamps file "foo.json" (of output "foo.flac") is already `+
+		`recorded in %s for item "foo", from %s line 1: give this item its own "out" (or "id"), or write into another folder`,
+		filepath.Join(r.out, results.FileName), a)
+	for _, force := range []bool{false, true} {
+		errs = nil
+		if sum := r.run(force, withTimestamps(&errs), b); sum.OK != 1 || sum.Failed != 1 {
+			t.Errorf("force=%v: %+v, want baz made and bar refused", force, sum)
+		}
+		if len(errs) != 1 || !strings.HasSuffix(errs[0], want) {
+			t.Errorf("force=%v: errors %q\nwant one ending with %q", force, errs, want)
+		}
+		if !bytes.Equal(r.read("foo.json"), stamps) || !bytes.Equal(r.read("foo.wav"), wav) {
+			t.Errorf("force=%v: foo's files were overwritten", force)
+		}
+		if got := r.read("foo.flac"); got != nil {
+			t.Errorf("force=%v: bar was made (%d bytes of foo.flac)", force, len(got))
+		}
+		rows := r.rows()
+		if _, ok := rows["bar"]; ok {
+			t.Errorf("force=%v: bar got a row: %+v", force, rows["bar"])
+		}
+		if rows["foo"].TimestampsOut != "foo.json" || rows["baz"].TimestampsOut != "baz.json" || len(r.read("baz.json")) == 0 {
+			t.Errorf("force=%v: rows %+v, want foo's and baz's to record their timestamps files", force, rows)
+		}
+	}
+	// Another "out" is the way out.
+	errs = nil
+	r.write("b.jsonl", `{"id":"bar","text":"Bar.","out":"bar.flac"}`+"\n")
+	if sum := r.run(false, withTimestamps(&errs), b); sum.OK != 1 || len(r.read("bar.json")) == 0 {
+		t.Errorf("bar with its own out: %+v, errors %q", sum, errs)
+	}
+}
+
+// An item's own timestamps file is its to rewrite: a resume keeps it, a redo of the item (its text edited, its
+// audio moved to another format beside it, --force) writes it again.
+func TestBatchRewritesItsOwnTimestamps(t *testing.T) {
+	r := newRig(t)
+	m := r.write("m.jsonl", `{"id":"foo","text":"Foo."}`+"\n")
+	var errs []string
+	if sum := r.run(false, withTimestamps(&errs), m); sum.OK != 1 {
+		t.Fatalf("first run: %+v, errors %q", sum, errs)
+	}
+	first := r.read("foo.json")
+	if sum := r.run(false, withTimestamps(&errs), m); sum.Skipped != 1 || !bytes.Equal(r.read("foo.json"), first) {
+		t.Errorf("resume: %+v, want foo skipped and its foo.json kept", sum)
+	}
+	for _, tc := range []struct {
+		name, manifest string
+		force          bool
+	}{
+		{"its text edited", `{"id":"foo","text":"Foo bar."}`, false},
+		{"its audio now FLAC", `{"id":"foo","text":"Foo bar baz.","out":"foo.flac"}`, false},
+		{"--force", `{"id":"foo","text":"Foo bar baz.","out":"foo.flac"}`, true},
+	} {
+		before := r.read("foo.json")
+		r.write("m.jsonl", tc.manifest+"\n")
+		if sum := r.run(tc.force, withTimestamps(&errs), m); sum.OK != 1 || len(errs) != 0 {
+			t.Errorf("%s: %+v, errors %q; want foo redone", tc.name, sum, errs)
+		}
+		if after := r.read("foo.json"); len(after) == 0 || (!tc.force && bytes.Equal(after, before)) {
+			t.Errorf("%s: foo.json %q, want it rewritten (it was %q)", tc.name, after, before)
+		}
 	}
 }

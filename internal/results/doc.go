@@ -32,8 +32,9 @@
 //     with the same out path and settings, and its output still exists and is
 //     not empty. Anything else is redone; with force, everything is.
 //   - No silent overwrite. Check refuses an item whose id another input
-//     recorded with other settings (unless force), and one whose out path an
-//     item of another id recorded.
+//     recorded with other settings (unless force), and one whose out path,
+//     or timestamps file (Row.TimestampsOut), an item of another id recorded
+//     as either of its own.
 //   - Outputs stay inside the directory. Resolve refuses absolute paths, ".."
 //     and symlinks (in any existing component) that lead outside it. This
 //     protects against mistakes in a manifest, not against someone racing the

@@ -71,6 +71,9 @@ type Row struct {
 	Settings     Settings `json:"settings,omitempty"`
 	Format       string   `json:"format,omitempty"` // the audio format of Out ("wav", "flac", ...)
 	Bytes        int64    `json:"bytes,omitempty"`  // Out's size as encoded
+	// TimestampsOut is the item's word timestamps file beside Out, named as Out is ("" without timestamps): an
+	// output of the item too, which no other item may overwrite.
+	TimestampsOut string `json:"timestamps_out,omitempty"`
 	// Shard is the shard that recorded the row ("2/4"), empty for a run without shards.
 	Shard string `json:"shard,omitempty"`
 	// Finished is when the row was recorded (Append sets it): across results files, the latest row of an item wins.
@@ -98,6 +101,14 @@ func (r Row) key() string {
 		return "id\x00" + r.ID
 	}
 	return "at\x00" + r.Source + "\x00" + strconv.Itoa(r.Line)
+}
+
+// outputs are the files an "ok" row records: Out, and TimestampsOut when the item has one.
+func (r Row) outputs() []string {
+	if r.TimestampsOut == "" {
+		return []string{r.Out}
+	}
+	return []string{r.Out, r.TimestampsOut}
 }
 
 func (r Row) check() error {
@@ -156,7 +167,7 @@ type Dir struct {
 	broken      error             // set when a failed append could not be cut off again
 	rows        map[string]entry  // the rows of the Dir's own results file
 	prior       map[string]entry  // the latest rows of the items spec owns in the folder's other results files
-	outs        map[string]string // output path -> key of the "ok" row that records it
+	outs        map[string]string // output path (audio or timestamps) -> key of the "ok" row that records it
 	kept        []int             // lines that are not rows ttsgen can read, kept as they are
 	dirty       bool              // the file holds superseded rows: compact on Close
 	closed      bool
@@ -430,7 +441,7 @@ func (d *Dir) readPrior() error {
 			}
 			d.prior[k] = entry{row: r, settings: settings, file: show}
 			if r.Status == StatusOK {
-				d.outs[outKey(r.Out)] = k
+				d.own(r, k)
 			}
 		})
 		if err != nil {
@@ -489,14 +500,25 @@ func encodeSettings(s Settings) ([]byte, error) {
 func (d *Dir) put(r Row, settings []byte, n int) (superseded bool) {
 	k := r.key()
 	old, had := d.rows[k]
-	if had && old.row.Status == StatusOK && d.outs[outKey(old.row.Out)] == k {
-		delete(d.outs, outKey(old.row.Out))
+	if had && old.row.Status == StatusOK {
+		for _, out := range old.row.outputs() {
+			if d.outs[outKey(out)] == k {
+				delete(d.outs, outKey(out))
+			}
+		}
 	}
 	d.rows[k] = entry{row: r, settings: settings, line: n}
 	if r.Status == StatusOK {
-		d.outs[outKey(r.Out)] = k
+		d.own(r, k)
 	}
 	return had
+}
+
+// own records that the item with key k has r's outputs. Callers hold d.mu or own d.
+func (d *Dir) own(r Row, k string) {
+	for _, out := range r.outputs() {
+		d.outs[outKey(out)] = k
+	}
 }
 
 func outKey(out string) string { return path.Clean(out) }
@@ -623,7 +645,9 @@ func (d *Dir) Append(r Row) error {
 // empty; never with force. An error means the item must not be made into
 // this directory: it would overwrite the output another input's item
 // recorded (the same id with other settings, unless force; or the same out
-// path under another id), which would then be lost without a word.
+// path under another id), which would then be lost without a word. Its
+// timestamps file (Row.TimestampsOut) is an output too: no item may have
+// another's audio or timestamps file as either of its own.
 func (d *Dir) Check(r Row) (done bool, err error) {
 	if r.ID == "" {
 		return false, nil
@@ -635,10 +659,16 @@ func (d *Dir) Check(r Row) (done bool, err error) {
 	k := r.key()
 	d.mu.Lock()
 	e, had := d.latest(k)
-	owner, taken := d.outs[outKey(r.Out)]
-	var other entry
-	if taken && owner != k {
-		other, _ = d.latest(owner)
+	var (
+		takenOut string // the first output of r that another item recorded
+		other    entry  // that item's row
+	)
+	for _, out := range r.outputs() {
+		if owner, taken := d.outs[outKey(out)]; taken && owner != k {
+			takenOut = out
+			other, _ = d.latest(owner)
+			break
+		}
 	}
 	d.mu.Unlock()
 
@@ -653,10 +683,14 @@ func (d *Dir) Check(r Row) (done bool, err error) {
 				r.ID, d.recordedIn(e), e.row.where())
 		}
 	}
-	if taken && owner != k {
-		return false, fmt.Errorf("output %q is already recorded in %s for item %q, from %s: "+
+	if takenOut != "" {
+		what := fmt.Sprintf("output %q", r.Out)
+		if takenOut != r.Out {
+			what = fmt.Sprintf("timestamps file %q (of output %q)", takenOut, r.Out)
+		}
+		return false, fmt.Errorf("%s is already recorded in %s for item %q, from %s: "+
 			"give this item its own \"out\" (or \"id\"), or write into another folder",
-			r.Out, d.recordedIn(other), other.row.ID, other.row.where())
+			what, d.recordedIn(other), other.row.ID, other.row.where())
 	}
 	return false, nil
 }

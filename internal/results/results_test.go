@@ -192,6 +192,56 @@ func TestCheckRefusesToOverwriteAnotherInputsItem(t *testing.T) {
 	}
 }
 
+// An item's timestamps file is its output as its audio is: no other item may take it as its own timestamps file or
+// audio, nor the other way round, whether the row is this run's, read back from the results file, or another results
+// file's (a shard reading results.jsonl); the item itself may, and a later row of it that moves its files frees them.
+func TestCheckRefusesAnotherItemsTimestampsFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	d := openDir(t, dir, false)
+	writeOutput(t, d, "foo.wav", "RIFF...")
+	writeOutput(t, d, "foo.json", "{}")
+	mustAppend(t, d, Row{ID: "foo", Line: 1, Source: a, Out: "foo.wav", TimestampsOut: "foo.json", Status: StatusOK, Settings: settings("one")})
+	recorded := filepath.Join(dir, FileName)
+	stampsTaken := fmt.Sprintf(`timestamps file "foo.json" (of output "foo.flac") is already recorded in %s for item "foo", from %s line 1: give this item its own "out" (or "id"), or write into another folder`, recorded, a)
+	audioTaken := fmt.Sprintf(`output "foo.json" is already recorded in %s for item "foo", from %s line 1: give this item its own "out" (or "id"), or write into another folder`, recorded, a)
+	check := func(d *Dir, how string) {
+		t.Helper()
+		for _, tc := range []struct {
+			name    string
+			row     Row
+			wantErr string
+		}{
+			{"another id's timestamps file", Row{ID: "bar", Source: b, Out: "foo.flac", TimestampsOut: "foo.json", Settings: settings("two")}, stampsTaken},
+			{"another id's timestamps file as audio", Row{ID: "bar", Source: b, Out: "foo.json", Settings: settings("two")}, audioTaken},
+			{"its own, from another format", Row{ID: "foo", Source: a, Out: "foo.flac", TimestampsOut: "foo.json", Settings: settings("edited")}, ""},
+			{"another id, another name", Row{ID: "bar", Source: b, Out: "bar.flac", TimestampsOut: "bar.json", Settings: settings("two")}, ""},
+		} {
+			_, err := d.Check(tc.row)
+			if (err == nil) != (tc.wantErr == "") || (err != nil && err.Error() != tc.wantErr) {
+				t.Errorf("%s: %s: Check = %v\nwant %q", how, tc.name, err, tc.wantErr)
+			}
+		}
+	}
+	check(d, "appended")
+	d.Close()
+	d = openDir(t, dir, true)
+	check(d, "read back, forced")
+	d.Close()
+	owner := s1of2
+	if !owner.Owns("foo") {
+		owner = s2of2
+	}
+	s := openShard(t, dir, owner, false)
+	check(s, "another results file's")
+	s.Close()
+	d = openDir(t, dir, false)
+	mustAppend(t, d, Row{ID: "foo", Line: 1, Source: a, Out: "foo.wav", Status: StatusOK, Settings: settings("no timestamps")})
+	if _, err := d.Check(Row{ID: "bar", Source: b, Out: "foo.flac", TimestampsOut: "foo.json", Settings: settings("two")}); err != nil {
+		t.Errorf("foo's row records no timestamps file any more: %v", err)
+	}
+}
+
 // relTo returns path relative to the working directory.
 func relTo(t *testing.T, path string) string {
 	wd, _ := os.Getwd()
