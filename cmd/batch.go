@@ -51,10 +51,10 @@ An INPUT is:
   - a folder: each .txt file in it (not in subfolders).
 
 results.jsonl gets one row per item: {"id", "line", "source", "out", "status": "ok"|"error", "error",
-"retry_error", "sentences", "audio_seconds", "settings", "format", "bytes", "shard", "finished"} (bytes: the
-encoded size). A bad line (invalid JSON, missing text, unknown voice, an "out" outside DIR, ...) gets an error row
-naming its line, is reported on stderr as an error (even with -q), and every good item is still spoken; the exit
-status is then 1.
+"retry_error", "sentences", "audio_seconds", "settings", "format", "bytes", "timestamps_out", "shard", "finished"}
+(bytes: the encoded size; timestamps_out: the --timestamps file beside out). A bad line (invalid JSON, missing
+text, unknown voice, an "out" outside DIR, ...) gets an error row naming its line, is reported on stderr as an
+error (even with -q), and every good item is still spoken; the exit status is then 1.
 
 Nothing is lost and nothing is overwritten without a word:
   - Outputs are atomic (a temporary file, renamed when complete). A batch removes only the temporary files of
@@ -65,9 +65,9 @@ Nothing is lost and nothing is overwritten without a word:
     stays until its item is redone, so a forced run that stops early loses nothing.
   - A failed retry of an item that has a good WAV keeps that WAV and its "ok" row, which records the failure in
     "retry_error" (the run exits 1); an error row stands only where there is no good WAV.
-  - An item whose id another input recorded in DIR with other text or settings, or whose "out" another item
-    recorded, is refused with an error (and no row) instead of overwriting it: give it its own "id" or "out", or
-    write into another folder (--force replaces another input's item of the same id).
+  - An item whose id another input recorded in DIR with other text or settings, or whose "out" (or --timestamps
+    file) another item recorded, is refused with an error (and no row) instead of overwriting it: give it its own
+    "id" or "out", or write into another folder (--force replaces another input's item of the same id).
   - Lines of results.jsonl that ttsgen cannot read as its rows are kept byte for byte, with a warning.
 Ctrl-C (or SIGTERM) stops cleanly at any point, a wait for more input included (exit status 130); run the command
 again to finish.
@@ -119,7 +119,8 @@ folder, or give --force to start over (it removes the other count's results file
 	o.voice.add(cmd.Flags())
 	o.audio.add(cmd.Flags(), "wav, or what an item's \"format\" or \"out\" says")
 	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file, named after it (a.wav: a.json): `json`, srt or vtt; "+
-		"two items whose audio files differ only by their extension are refused before any work (exit status 2)")
+		"two items whose audio files differ only by their extension are refused before any work (exit status 2), "+
+		"and an item whose timestamps file DIR records for another item is refused as one whose \"out\" is (exit status 1)")
 	return cmd
 }
 
