@@ -59,9 +59,9 @@ error (even with -q), and every good item is still spoken; the exit status is th
 Nothing is lost and nothing is overwritten without a word:
   - Outputs are atomic (a temporary file, renamed when complete). A batch removes only the temporary files of
     processes that are gone, never those of another batch running now, even into a subfolder.
-  - Re-running the same command resumes, like make: an item is skipped when its WAV and "ok" row exist and the
-    row's settings (the text, the voice and its files, speaker, scales, sentence silence, normalisation, format,
-    sample rate) are those asked for now; otherwise it is done again. --force redoes every item, and every row
+  - Re-running the same command resumes, like make: an item is skipped when its audio (and --timestamps file)
+    and "ok" row exist and the row's settings (the text, the voice and its files, speaker, scales, sentence
+    silence, normalisation, format, sample rate, timestamps) are those asked for now; otherwise it is done again. --force redoes every item, and every row
     stays until its item is redone, so a forced run that stops early loses nothing.
   - A failed retry of an item that has a good WAV keeps that WAV and its "ok" row, which records the failure in
     "retry_error" (the run exits 1); an error row stands only where there is no good WAV.

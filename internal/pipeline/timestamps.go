@@ -29,12 +29,14 @@ func timestampsPath(path string, f timestamps.Format) string {
 	return path + f.Ext()
 }
 
-// ErrTimestampsNames marks items of a batch whose timestamps files would be one file.
+// ErrTimestampsNames marks items of a batch whose timestamps files would be one file, or their own audio file.
 var ErrTimestampsNames = errors.New("items whose timestamps would go to one file")
 
-// timestampsNames finds the items whose timestamps would go to one file. The file is the audio file's name without
-// its extension, plus the format's (as documented: a.wav gets a.json beside it), so a.wav and a.flac, or an id "a"
-// beside an "out" of "a.mp3", would both write a.json, the later item's over the earlier's.
+// timestampsNames finds the items whose timestamps would overwrite a file of the batch. The file is the audio
+// file's name without its extension, plus the format's (as documented: a.wav gets a.json beside it), so a.wav and
+// a.flac, or an id "a" beside an "out" of "a.mp3", would both write a.json, the later item's over the earlier's; and
+// an item whose "out" is a.json would write its timestamps over its own audio. (Those are the only audio files a
+// timestamps file can be: another item's audio named a.json is that item's own timestamps file too.)
 type timestampsNames struct {
 	format timestamps.Format
 	owners map[string]itemPlace // timestamps file -> the first item that writes it
@@ -49,7 +51,13 @@ func newTimestampsNames(f timestamps.Format) *timestampsNames {
 
 // claim takes the timestamps file of it (an item without Err), or says which item has it.
 func (n *timestampsNames) claim(it manifest.Item) error {
-	name := timestampsPath(path.Clean(it.OutPath()), n.format)
+	audio := path.Clean(it.OutPath())
+	name := timestampsPath(audio, n.format)
+	if name == audio {
+		return fmt.Errorf("%s (item %q): its timestamps would go to %s, its own audio file (they take the audio "+
+			"file's name with %s for its extension): give it an \"out\" with its audio format's extension",
+			where(it), it.ID, name, n.format.Ext())
+	}
 	first, taken := n.owners[name]
 	if !taken {
 		n.owners[name] = itemPlace{where: where(it), id: it.ID}

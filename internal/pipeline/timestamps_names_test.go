@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,6 +55,21 @@ func TestCheckTimestampsNames(t *testing.T) {
 	fine := r.write("fine.jsonl", `{"id":"a","text":"A."}`+"\n"+`{"id":"b","text":"B.","out":"sub/a.flac"}`+"\n")
 	if err := CheckTimestampsNames(context.Background(), []string{fine}, timestamps.JSON); err != nil {
 		t.Errorf("no two items share a timestamps file: %v", err)
+	}
+}
+
+// An item whose "out" has the timestamps format's extension would write its timestamps over its own audio: it is
+// refused before the run, and the same item with timestamps in another format is not.
+func TestCheckTimestampsNamesOfTheirOwnAudio(t *testing.T) {
+	r := newRig(t)
+	in := r.write("m.jsonl", `{"id":"a","text":"A."}`+"\n"+`{"id":"self","text":"S.","out":"self.json","format":"wav"}`+"\n")
+	err := CheckTimestampsNames(context.Background(), []string{in}, timestamps.JSON)
+	want := fmt.Sprintf(`%s:2 (item "self"): its timestamps would go to self.json, its own audio file`, in)
+	if !errors.Is(err, ErrTimestampsNames) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), `item "a"`) {
+		t.Errorf("err %v, want ErrTimestampsNames saying %q and nothing of item a", err, want)
+	}
+	if err := CheckTimestampsNames(context.Background(), []string{in}, timestamps.SRT); err != nil {
+		t.Errorf("with srt, self.json's timestamps go to self.srt: %v", err)
 	}
 }
 
@@ -162,18 +178,30 @@ func TestBatchNeverOverwritesAnEarlierRunsTimestamps(t *testing.T) {
 	}
 }
 
-// An item's own timestamps file is its to rewrite: a resume keeps it, a redo of the item (its text edited, its
-// audio moved to another format beside it, --force) writes it again.
+// An item made without timestamps, or whose timestamps file has gone, is made again by a run that asks for them.
+// Its own timestamps file is its to rewrite: a resume keeps it, a redo of the item (its text edited, its audio moved
+// to another format beside it, --force) writes it again.
 func TestBatchRewritesItsOwnTimestamps(t *testing.T) {
 	r := newRig(t)
 	m := r.write("m.jsonl", `{"id":"foo","text":"Foo."}`+"\n")
 	var errs []string
-	if sum := r.run(false, withTimestamps(&errs), m); sum.OK != 1 {
-		t.Fatalf("first run: %+v, errors %q", sum, errs)
+	timed := func(b *Batch) { b.Engine = &timedEngine{} }
+	if sum := r.run(false, timed, m); sum.OK != 1 || r.read("foo.json") != nil {
+		t.Fatalf("a run without timestamps: %+v, foo.json %q", sum, r.read("foo.json"))
+	}
+	if sum := r.run(false, withTimestamps(&errs), m); sum.OK != 1 || len(r.read("foo.json")) == 0 {
+		t.Fatalf("the re-run with timestamps: %+v, errors %q, foo.json %q; want foo made again, with its timestamps",
+			sum, errs, r.read("foo.json"))
 	}
 	first := r.read("foo.json")
 	if sum := r.run(false, withTimestamps(&errs), m); sum.Skipped != 1 || !bytes.Equal(r.read("foo.json"), first) {
 		t.Errorf("resume: %+v, want foo skipped and its foo.json kept", sum)
+	}
+	if err := os.Remove(filepath.Join(r.out, "foo.json")); err != nil {
+		t.Fatal(err)
+	}
+	if sum := r.run(false, withTimestamps(&errs), m); sum.OK != 1 || !bytes.Equal(r.read("foo.json"), first) {
+		t.Errorf("a re-run after foo.json was removed: %+v, foo.json %q; want foo made again, as before", sum, r.read("foo.json"))
 	}
 	for _, tc := range []struct {
 		name, manifest string

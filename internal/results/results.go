@@ -642,7 +642,7 @@ func (d *Dir) Append(r Row) error {
 // Check decides about an item about to be made (r carries its id, source,
 // out and settings). done: an earlier run (or this one) finished it with the
 // same output path and settings, and its output is still there and not
-// empty; never with force. An error means the item must not be made into
+// empty (and so is its timestamps file, when r asks for one); never with force. An error means the item must not be made into
 // this directory: it would overwrite the output another input's item
 // recorded (the same id with other settings, unless force; or the same out
 // path under another id), which would then be lost without a word. Its
@@ -674,7 +674,11 @@ func (d *Dir) Check(r Row) (done bool, err error) {
 
 	if had && e.row.Status == StatusOK {
 		same := e.settings != nil && bytes.Equal(e.settings, settings) && outKey(e.row.Out) == outKey(r.Out)
-		if same && !d.force && d.outputExists(e.row.Out) {
+		// an item asked for timestamps that its row lacks (made without them, or the file since removed) is made
+		// again, so that a re-run with --timestamps gives every item its file
+		stamped := r.TimestampsOut == "" ||
+			(outKey(e.row.TimestampsOut) == outKey(r.TimestampsOut) && d.fileExists(r.TimestampsOut))
+		if same && stamped && !d.force && d.outputExists(e.row.Out) {
 			return true, nil
 		}
 		if !same && !d.force && !sameInput(e.row.Source, r.Source) {
@@ -714,12 +718,23 @@ func sameInput(a, b string) bool {
 // outputExists reports whether out (relative to the directory) is a regular,
 // non-empty file inside it.
 func (d *Dir) outputExists(out string) bool {
+	info, ok := d.stat(out)
+	return ok && info.Size() > 0
+}
+
+// fileExists reports whether out is a regular file, empty or not (subtitles of a silent item have no cues).
+func (d *Dir) fileExists(out string) bool {
+	_, ok := d.stat(out)
+	return ok
+}
+
+func (d *Dir) stat(out string) (os.FileInfo, bool) {
 	p, err := d.resolve(out, false)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	info, err := os.Stat(p)
-	return err == nil && info.Mode().IsRegular() && info.Size() > 0
+	return info, err == nil && info.Mode().IsRegular()
 }
 
 // KeepGood returns the row to record for r, an item's failed attempt: when

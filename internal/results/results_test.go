@@ -242,6 +242,43 @@ func TestCheckRefusesAnotherItemsTimestampsFile(t *testing.T) {
 	}
 }
 
+// An item done without timestamps is not done for a run that asks for them: it is made again, so that a re-run
+// with --timestamps gives every item its file; nor is one whose timestamps file has gone. One whose file is there,
+// even empty (subtitles of a silent item), is done.
+func TestCheckRedoesAnItemWithoutItsTimestamps(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	d := openDir(t, dir, false)
+	defer d.Close()
+	writeOutput(t, d, "plain.wav", "RIFF...")
+	mustAppend(t, d, Row{ID: "plain", Line: 1, Source: a, Out: "plain.wav", Status: StatusOK, Settings: settings("one")})
+	writeOutput(t, d, "timed.wav", "RIFF...")
+	writeOutput(t, d, "timed.srt", "")
+	mustAppend(t, d, Row{ID: "timed", Line: 2, Source: a, Out: "timed.wav", TimestampsOut: "timed.srt", Status: StatusOK, Settings: settings("one")})
+	for _, tc := range []struct {
+		name string
+		row  Row
+		done bool
+	}{
+		{"made without timestamps, asked for none", Row{ID: "plain", Line: 1, Source: a, Out: "plain.wav", Settings: settings("one")}, true},
+		{"made without timestamps, asked for them", Row{ID: "plain", Line: 1, Source: a, Out: "plain.wav", TimestampsOut: "plain.srt", Settings: settings("one")}, false},
+		{"made with them, file there", Row{ID: "timed", Line: 2, Source: a, Out: "timed.wav", TimestampsOut: "timed.srt", Settings: settings("one")}, true},
+		{"made with them, asked for another format", Row{ID: "timed", Line: 2, Source: a, Out: "timed.wav", TimestampsOut: "timed.json", Settings: settings("one")}, false},
+		{"made with them, asked for none", Row{ID: "timed", Line: 2, Source: a, Out: "timed.wav", Settings: settings("one")}, true},
+	} {
+		done, err := d.Check(tc.row)
+		if err != nil || done != tc.done {
+			t.Errorf("%s: Check = %v, %v; want done %v", tc.name, done, err, tc.done)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "timed.srt")); err != nil {
+		t.Fatal(err)
+	}
+	if done, _ := d.Check(Row{ID: "timed", Line: 2, Source: a, Out: "timed.wav", TimestampsOut: "timed.srt", Settings: settings("one")}); done {
+		t.Error("timed.srt was removed, and the item is still done")
+	}
+}
+
 // relTo returns path relative to the working directory.
 func relTo(t *testing.T, path string) string {
 	wd, _ := os.Getwd()
