@@ -300,6 +300,9 @@ func (r run) measure(ctx context.Context, bin string, vars map[string]string, tm
 	sampling := startSampling(sampled)
 	err := cmd.Wait()
 	res.Usage = sampling.stop()
+	if srv == nil && cmd.ProcessState != nil {
+		res.Usage.PeakRSSBytes = max(res.Usage.PeakRSSBytes, exitedRSS(cmd.ProcessState))
+	}
 	res.WallSeconds = time.Since(start).Seconds()
 	if err != nil {
 		res.Error = fmt.Sprintf("%v: %s", err, strings.TrimSpace(tail(stderr.Bytes(), 500)))
