@@ -5,7 +5,8 @@ sentences, then the rest in the background while the GPU already trains), comput
 the acoustic model (alignment by monotonic alignment search against the per-phoneme mel prior, duration predictor,
 frame decoder) and the waveform generator `dec` (mel L1 + multi-resolution STFT + a small GAN) in the same steps.
 The generator sees ground-truth mels and, more and more, the acoustic model's own teacher-forced mels.
-Checkpoints are plain state dicts split into files under 16 MiB: ac.pt (acoustic), gen.pt (dec), disc.pt.
+Checkpoints are plain state dicts split into files under 16 MiB: ac.pt (acoustic), gen.pt (dec), disc.pt, and
+mdisc.pt with --mel-adv.
 """
 import time
 
@@ -116,6 +117,26 @@ class Discriminator(nn.Module):
 
     def forward(self, x):
         return [d(x) for d in self.discs]
+
+
+class MelDisc(nn.Module):
+    """Tells Festival's log-mel segments from the acoustic model's ([B,80,frames]): an L1-trained acoustic model
+    predicts the mean of what it has seen, blurring vowels' formants, and the generator cannot restore detail the mel
+    lacks. 2-D convolutions over (frequency, time) see a formant's sharpness at once."""
+
+    def __init__(self, ch=32):
+        super().__init__()
+        self.convs = nn.ModuleList([
+            nn.Conv2d(1, ch, (5, 3), padding=(2, 1)),
+            nn.Conv2d(ch, ch, (5, 3), (2, 1), padding=(2, 1)),
+            nn.Conv2d(ch, 2 * ch, (5, 3), (2, 2), padding=(2, 1)),
+            nn.Conv2d(2 * ch, 2 * ch, (5, 3), (2, 1), padding=(2, 1)),
+            nn.Conv2d(2 * ch, 2 * ch, (3, 3), padding=(1, 1)),
+        ])
+        self.post = nn.Conv2d(2 * ch, 1, (3, 3), padding=(1, 1))
+
+    def forward(self, mel):
+        return conv_stack(self.convs, self.post, mel.unsqueeze(1))
 
 
 # ---------------------------------------------------------------- losses
@@ -238,7 +259,7 @@ class Corpus:
 FULL_SIZE = dict(hidden=192, enc_layers=6, dp_filter=256, dec_channels=192, dec_layers=6, gen_channels=256)
 
 
-def save_ckpt(model, disc, step, out_dir, extra, half=False):
+def save_ckpt(model, disc, step, out_dir, extra, half=False, mel_disc=None):
     """half: the weights in float16 (half the bytes to carry; enough to evaluate or to resume a fine-tune from)."""
     os.makedirs(out_dir, exist_ok=True)
     cast = (lambda v: v.half() if v.is_floating_point() else v) if half else (lambda v: v)
@@ -253,6 +274,10 @@ def save_ckpt(model, disc, step, out_dir, extra, half=False):
         torch.save({**meta, "model": {k: v.half() for k, v in disc.state_dict().items()}},
                    os.path.join(out_dir, "disc.pt"))
         files.append("disc.pt")
+    if mel_disc is not None:
+        torch.save({**meta, "model": {k: v.half() for k, v in mel_disc.state_dict().items()}},
+                   os.path.join(out_dir, "mdisc.pt"))
+        files.append("mdisc.pt")
     for f in files:
         log(f"saved {f}: {os.path.getsize(os.path.join(out_dir, f)) / 2**20:.1f} MiB")
 
@@ -273,6 +298,30 @@ def merged_checkpoint(d, out_path):
 
 
 # ---------------------------------------------------------------- training
+def mel_adversary(mel_disc, opt_md, mel_pred, mel, y_len, seg):
+    """One step of the mel discriminator on a segment of each utterance (Festival's mel against the prediction), then
+    the acoustic model's adversarial and feature-matching losses on the same segments. Returns (d, adv, fm)."""
+    b = mel.shape[0]
+    seg = min(seg, int(y_len.min()))
+    starts = (torch.rand(b, device=mel.device) * (y_len - seg).float()).long()
+    fidx = starts.unsqueeze(1) + torch.arange(seg, device=mel.device).unsqueeze(0)
+    bidx = torch.arange(b, device=mel.device).unsqueeze(1)
+    real = mel[bidx, :, fidx].permute(0, 2, 1)
+    fake = mel_pred[bidx, :, fidx].permute(0, 2, 1)
+    (r, _), (f, _) = mel_disc(real), mel_disc(fake.detach())
+    loss_d = ((1 - r) ** 2).mean() + (f ** 2).mean()
+    opt_md.zero_grad(set_to_none=True)
+    loss_d.backward()
+    torch.nn.utils.clip_grad_norm_(mel_disc.parameters(), 100.0)
+    opt_md.step()
+    f, f_feats = mel_disc(fake)
+    with torch.no_grad():
+        _, r_feats = mel_disc(real)
+    loss_adv = ((1 - f) ** 2).mean()
+    loss_fm = sum(F.l1_loss(ff, rf) for ff, rf in zip(f_feats, r_feats)) / len(f_feats)
+    return loss_d.detach(), loss_adv, loss_fm
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ids", required=True, help="corpusids output: ID|ids|text")
@@ -296,6 +345,9 @@ def main():
     ap.add_argument("--lr-start", type=float, default=1.0, help="learning-rate factor at the start of this run")
     ap.add_argument("--adv-delay", type=int, default=200,
                     help="steps that a fresh discriminator trains alone before the generator sees its losses")
+    ap.add_argument("--mel-adv", type=float, default=0.0,
+                    help="weight of a mel discriminator's losses (LSGAN + feature matching) on the acoustic model's "
+                         "predicted mels, against over-smoothed formants; 0: none")
     ap.add_argument("--intake-every", type=float, default=45,
                     help="seconds between intakes of the sentences Festival has finished meanwhile")
     ap.add_argument("--mid-save", default="",
@@ -361,8 +413,9 @@ def main():
     else:
         model = Voice(**FULL_SIZE)
     disc = Discriminator()
+    mel_disc = MelDisc() if a.mel_adv else None
     start_step = 0
-    fresh_disc = True
+    fresh_disc = fresh_mel_disc = True
     if a.resume:
         ac, state, dstate = load_ckpt(a.resume)
         model = Voice(**ac["cfg"])
@@ -370,10 +423,18 @@ def main():
         if dstate is not None:
             disc.load_state_dict({k: v.float() for k, v in dstate["model"].items()})
             fresh_disc = False
+        mdisc_p = os.path.join(a.resume, "mdisc.pt")
+        if mel_disc is not None and os.path.exists(mdisc_p):
+            mstate = torch.load(mdisc_p, map_location="cpu", weights_only=False)["model"]
+            mel_disc.load_state_dict({k: v.float() for k, v in mstate.items()})
+            fresh_mel_disc = False
         start_step = ac["step"]
         log(f"resumed from {a.resume} at step {start_step}")
     model.to(dev).train()
     disc.to(dev).train()
+    if mel_disc is not None:
+        mel_disc.to(dev).train()
+        opt_md = torch.optim.AdamW(mel_disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     log(f"params: voice {count_params(model)} (enc {count_params(model.enc)}, dp {count_params(model.dp)}, "
         f"frames {count_params(model.frames)}, dec {count_params(model.dec)}), disc {count_params(disc)}")
     ac_params = [p for n, p in model.named_parameters() if not n.startswith("dec.")]
@@ -384,7 +445,7 @@ def main():
     ], a.lr_ac, betas=(0.9, 0.98), weight_decay=0.01)
     opt_g = torch.optim.AdamW(model.dec.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     opt_d = torch.optim.AdamW(disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
-    base = [(opt_ac, a.lr_ac), (opt_g, a.lr_gen), (opt_d, a.lr_gen)]
+    base = [(opt_ac, a.lr_ac), (opt_g, a.lr_gen), (opt_d, a.lr_gen)] + ([(opt_md, a.lr_gen)] if mel_disc else [])
     stft_loss = MultiResSTFTLoss().to(dev)
     comb_loss = FrameCombLoss().to(dev)
     melspec = corpus.melspec
@@ -454,6 +515,10 @@ def main():
         loss_mel_ac = ((mel_pred - mel).abs() * y_mask).sum() / n_frames
         loss_dur = (((logw.float() - duration_target(dur)) ** 2) * x_mask).sum() / x_mask.sum()
         loss_ac = loss_prior + loss_mel_ac + loss_dur
+        if mel_disc is not None:
+            loss_md, loss_madv, loss_mfm = mel_adversary(mel_disc, opt_md, mel_pred, mel, y_len, a.seg * 2)
+            madv_on = 0.0 if fresh_mel_disc and k < a.adv_delay else 1.0
+            loss_ac = loss_ac + madv_on * a.mel_adv * (loss_madv + 2 * loss_mfm)
         opt_ac.zero_grad(set_to_none=True)
         loss_ac.backward()
         gn_ac = torch.nn.utils.clip_grad_norm_(ac_params, 5.0)
@@ -514,8 +579,11 @@ def main():
         opt_g.step()
 
         step += 1
-        for kname, v in (("prior", loss_prior), ("mel_ac", loss_mel_ac), ("dur", loss_dur), ("d", loss_d),
-                         ("adv", loss_adv), ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft), ("comb", loss_comb)):
+        logged = [("prior", loss_prior), ("mel_ac", loss_mel_ac), ("dur", loss_dur), ("d", loss_d), ("adv", loss_adv),
+                  ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft), ("comb", loss_comb)]
+        if mel_disc is not None:
+            logged += [("md", loss_md), ("madv", loss_madv), ("mfm", loss_mfm)]
+        for kname, v in logged:
             hist.setdefault(kname, []).append(v.detach())
         if step % 50 == 0 or step == start_step + 1:
             vals = {kk: torch.stack(v).mean().item() for kk, v in hist.items()}
@@ -547,7 +615,7 @@ def main():
             p.kill()
     log(f"training done: {step - start_step} steps this run, {step} total, {len(corpus)} utterances "
         f"({corpus.hours:.2f} h)")
-    save_ckpt(model, disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)})
+    save_ckpt(model, disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)}, mel_disc=mel_disc)
     with open(os.path.join(a.out, "trained_ids.txt"), "w") as f:
         f.write("\n".join(corpus.uids) + "\n")
 
