@@ -190,13 +190,16 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 			return usageErrorf("input %s: %w", in, err)
 		}
 	}
-	if defaults.Timestamps != "" {
-		if err := pipeline.CheckTimestampsNames(ctx, inputs, defaults.Timestamps); err != nil {
-			if errors.Is(err, pipeline.ErrTimestampsNames) {
-				return usageErrorf("--timestamps %s: %w", defaults.Timestamps, err)
-			}
+	var planned *int
+	if defaults.Timestamps != "" { // its names are checked before the folder is opened; the count comes with them
+		n, err := pipeline.FirstPass(ctx, inputs, spec, defaults.Timestamps)
+		if errors.Is(err, pipeline.ErrTimestampsNames) {
+			return usageErrorf("--timestamps %s: %w", defaults.Timestamps, err)
+		}
+		if err != nil {
 			return err
 		}
+		planned = &n
 	}
 	con := newConsole(streams, s.quiet())
 	out, err := results.OpenShard(o.outDir, spec, o.force)
@@ -237,6 +240,7 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		Concurrency:   o.jobs,
 		Shard:         spec,
 		HalfPrecision: rt.engine.HalfPrecision(),
+		Planned:       planned,
 	}
 	start := time.Now()
 	sum, runErr := b.Run(ctx, inputs)

@@ -101,6 +101,9 @@ type Batch struct {
 	// HalfPrecision says the engine computes in float16 (engine.Engine.HalfPrecision), which changes the audio
 	// slightly: rows record it, so that a re-run in float32 redoes what float16 made, and the other way round.
 	HalfPrecision bool
+	// Planned, when not nil, is FirstPass's sentence count of these inputs for this shard: a caller that made the
+	// first pass already (to check timestamps names before the output folder) saves Run reading the inputs again.
+	Planned *int
 
 	aligners sync.Map // *voices.Config -> *timestamps.Aligner, for Defaults.Timestamps
 }
@@ -129,11 +132,14 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		streamed[in] = manifest.IsStream(in)
 	}
 	if b.Progress != nil {
-		n, err := EstimateSentences(ctx, inputs, b.Shard)
-		if err != nil {
-			return Summary{}, err
+		if b.Planned == nil {
+			n, err := FirstPass(ctx, inputs, b.Shard, "")
+			if err != nil {
+				return Summary{}, err
+			}
+			b.Planned = &n
 		}
-		b.Progress.Planned(n)
+		b.Progress.Planned(*b.Planned)
 	}
 	concurrency := b.Concurrency
 	if concurrency <= 0 {
@@ -192,7 +198,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if it.Err != nil {
 			return fail(it.Err)
 		}
-		// Files' items were checked against each other before the run (CheckTimestampsNames); a stream's can only
+		// Files' items were checked against each other before the run (FirstPass); a stream's can only
 		// be checked as they come, against every item before them, files' included.
 		if tsNames != nil {
 			if err := tsNames.claim(it); err != nil {
@@ -622,23 +628,37 @@ func fileInputs(inputs []string) []string {
 	return files
 }
 
-// EstimateSentences counts the sentences of every good item of inputs that s owns, without phonemizing: a quick first
-// pass so progress can show a total and an ETA from the start. Streams (stdin, FIFOs) can be read only once and are
-// left out: their items are counted as they come.
-func EstimateSentences(ctx context.Context, inputs []string, s shard.Spec) (int, error) {
+// FirstPass reads the inputs that can be read twice (all but stdin and FIFOs, whose items are counted and checked
+// as they come) once before a batch, without phonemizing. It counts the sentences of the good items that s owns, so
+// that progress shows a total and an ETA from the start; and with timestamps in format (not empty) it refuses items
+// whose timestamps files would be one file, or their own audio (ErrTimestampsNames), naming the items and their
+// lines, before anything is made. The items of every shard count there, since shards write into one folder.
+func FirstPass(ctx context.Context, inputs []string, s shard.Spec, format timestamps.Format) (sentences int, err error) {
 	files := fileInputs(inputs)
 	if len(files) == 0 {
 		return 0, nil
 	}
-	n := 0
-	err := manifest.Scan(ctx, files, nil, func(it manifest.Item) error {
+	var names *timestampsNames
+	if format != "" {
+		names = newTimestampsNames(format)
+	}
+	var collisions []string
+	err = manifest.Scan(ctx, files, nil, func(it manifest.Item) error {
 		if s.Owns(itemRow(it).ShardKey()) {
-			n += estimateItem(it)
+			sentences += estimateItem(it)
+		}
+		if names != nil && it.Err == nil { // a bad item is said when the batch comes to it
+			if err := names.claim(it); err != nil {
+				collisions = append(collisions, err.Error())
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("reading inputs: %w", err)
 	}
-	return n, nil
+	if len(collisions) > 0 {
+		return sentences, timestampsNamesError(collisions)
+	}
+	return sentences, nil
 }

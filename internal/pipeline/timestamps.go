@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -67,32 +66,8 @@ func (n *timestampsNames) claim(it manifest.Item) error {
 		"name without its extension): give one of them another \"out\" or \"id\"", first.where, first.id, where(it), it.ID, name)
 }
 
-// CheckTimestampsNames reads the items of inputs (but the streams, read once, as the batch reads them), and refuses
-// items whose timestamps files in format would be one file (ErrTimestampsNames), naming both items and their lines,
-// before anything is made; the items of every shard count, since shards write into one folder. A batch still checks
-// the items of streams as they come.
-func CheckTimestampsNames(ctx context.Context, inputs []string, format timestamps.Format) error {
-	files := fileInputs(inputs)
-	if len(files) == 0 {
-		return nil
-	}
-	names := newTimestampsNames(format)
-	var collisions []string
-	err := manifest.Scan(ctx, files, nil, func(it manifest.Item) error {
-		if it.Err != nil {
-			return nil // said when the batch comes to it
-		}
-		if err := names.claim(it); err != nil {
-			collisions = append(collisions, err.Error())
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("reading inputs: %w", err)
-	}
-	if len(collisions) == 0 {
-		return nil
-	}
+// timestampsNamesError says what collisions found, the first few of them.
+func timestampsNamesError(collisions []string) error {
 	const most = 5
 	if len(collisions) > most {
 		collisions = append(collisions[:most], fmt.Sprintf("and %d more", len(collisions)-most))

@@ -12,14 +12,15 @@ import (
 
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/results"
+	"github.com/ttsgen/ttsgen/internal/shard"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
 )
 
 // An item's timestamps file is its audio file's name with the format's extension instead (a.wav: a.json), so two
-// items whose audio differs only by its extension would write one timestamps file: CheckTimestampsNames finds every
+// items whose audio differs only by its extension would write one timestamps file: FirstPass finds every
 // such pair before anything is made, naming both items and their lines; items in other folders, or whose names
 // differ before the extension, are left alone.
-func TestCheckTimestampsNames(t *testing.T) {
+func TestFirstPassChecksTimestampsNames(t *testing.T) {
 	r := newRig(t)
 	in := r.write("m.jsonl", strings.Join([]string{
 		`{"id":"a","text":"A."}`,
@@ -33,7 +34,7 @@ func TestCheckTimestampsNames(t *testing.T) {
 		`{broken`,
 	}, "\n")+"\n")
 	book := r.write("book.txt", "A whole book.")
-	err := CheckTimestampsNames(context.Background(), []string{book, in, "-"}, timestamps.SRT)
+	_, err := FirstPass(context.Background(), []string{book, in, "-"}, shard.Spec{}, timestamps.SRT)
 	if !errors.Is(err, ErrTimestampsNames) {
 		t.Fatalf("err %v, want ErrTimestampsNames", err)
 	}
@@ -53,22 +54,22 @@ func TestCheckTimestampsNames(t *testing.T) {
 		}
 	}
 	fine := r.write("fine.jsonl", `{"id":"a","text":"A."}`+"\n"+`{"id":"b","text":"B.","out":"sub/a.flac"}`+"\n")
-	if err := CheckTimestampsNames(context.Background(), []string{fine}, timestamps.JSON); err != nil {
+	if _, err := FirstPass(context.Background(), []string{fine}, shard.Spec{}, timestamps.JSON); err != nil {
 		t.Errorf("no two items share a timestamps file: %v", err)
 	}
 }
 
 // An item whose "out" has the timestamps format's extension would write its timestamps over its own audio: it is
 // refused before the run, and the same item with timestamps in another format is not.
-func TestCheckTimestampsNamesOfTheirOwnAudio(t *testing.T) {
+func TestFirstPassChecksTimestampsNamesOfTheirOwnAudio(t *testing.T) {
 	r := newRig(t)
 	in := r.write("m.jsonl", `{"id":"a","text":"A."}`+"\n"+`{"id":"self","text":"S.","out":"self.json","format":"wav"}`+"\n")
-	err := CheckTimestampsNames(context.Background(), []string{in}, timestamps.JSON)
+	_, err := FirstPass(context.Background(), []string{in}, shard.Spec{}, timestamps.JSON)
 	want := fmt.Sprintf(`%s:2 (item "self"): its timestamps would go to self.json, its own audio file`, in)
 	if !errors.Is(err, ErrTimestampsNames) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), `item "a"`) {
 		t.Errorf("err %v, want ErrTimestampsNames saying %q and nothing of item a", err, want)
 	}
-	if err := CheckTimestampsNames(context.Background(), []string{in}, timestamps.SRT); err != nil {
+	if _, err := FirstPass(context.Background(), []string{in}, shard.Spec{}, timestamps.SRT); err != nil {
 		t.Errorf("with srt, self.json's timestamps go to self.srt: %v", err)
 	}
 }
@@ -218,6 +219,48 @@ func TestBatchRewritesItsOwnTimestamps(t *testing.T) {
 		}
 		if after := r.read("foo.json"); len(after) == 0 || (!tc.force && bytes.Equal(after, before)) {
 			t.Errorf("%s: foo.json %q, want it rewritten (it was %q)", tc.name, after, before)
+		}
+	}
+}
+
+// firstPlan records the first total a batch plans: the first pass's count.
+type firstPlan struct {
+	countingProgress
+	first *int
+}
+
+func (p *firstPlan) Planned(delta int) {
+	if p.first == nil {
+		p.first = &delta
+	}
+	p.countingProgress.Planned(delta)
+}
+
+// One first pass serves both of its uses: FirstPass's count with a timestamps format is the count without one, and
+// a batch given that count (Planned, as `batch --timestamps` gives it) plans it instead of reading its inputs for
+// its own.
+func TestFirstPassCountServesTheBatch(t *testing.T) {
+	r := newRig(t)
+	in := r.write("m.jsonl", `{"id":"a","text":"One. Two."}`+"\n"+`{"id":"b","text":"Three."}`+"\n")
+	plain, err := FirstPass(context.Background(), []string{in}, shard.Spec{}, "")
+	if err != nil || plain != 3 {
+		t.Fatalf("FirstPass without timestamps = %d, %v; want 3 sentences", plain, err)
+	}
+	if n, err := FirstPass(context.Background(), []string{in}, shard.Spec{}, timestamps.JSON); err != nil || n != plain {
+		t.Errorf("FirstPass with timestamps = %d, %v; want %d", n, err, plain)
+	}
+	for _, tc := range []struct {
+		name    string
+		planned *int
+		want    int
+	}{
+		{"its own pass", nil, 3},
+		{"the caller's", func() *int { n := 1000; return &n }(), 1000}, // not the inputs' count: it was not read again
+	} {
+		prog := &firstPlan{}
+		r.run(true, func(b *Batch) { b.Progress, b.Planned = prog, tc.planned }, in)
+		if prog.first == nil || *prog.first != tc.want {
+			t.Errorf("%s: first plan %v, want %d", tc.name, prog.first, tc.want)
 		}
 	}
 }
