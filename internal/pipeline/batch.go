@@ -132,14 +132,15 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		streamed[in] = manifest.IsStream(in)
 	}
 	if b.Progress != nil {
-		if b.Planned == nil {
+		planned := b.Planned
+		if planned == nil {
 			n, err := FirstPass(ctx, inputs, b.Shard, "")
 			if err != nil {
 				return Summary{}, err
 			}
-			b.Planned = &n
+			planned = &n
 		}
-		b.Progress.Planned(*b.Planned)
+		b.Progress.Planned(*planned)
 	}
 	concurrency := b.Concurrency
 	if concurrency <= 0 {
