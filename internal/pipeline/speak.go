@@ -146,7 +146,8 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 			began = true
 			return audio.WriteSilence(out, silence)
 		}
-		write := func(samples []float32) error {
+		streamed := 0 // samples of the sentence written as pieces
+		writePiece := func(samples []float32) error {
 			if len(samples) == 0 {
 				return nil
 			}
@@ -156,19 +157,18 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 			if err := out.Write(opt.Level.PCM16(samples)); err != nil {
 				return err
 			}
+			streamed += len(samples)
 			return out.Flush()
 		}
-		streamed := 0
 		var res engine.Result
 	wait:
 		for {
 			select {
 			case piece := <-p.stream: // nil without opt.Stream: never ready
-				if err := write(piece); err != nil {
+				if err := writePiece(piece); err != nil {
 					inFlight.release()
 					return written, err
 				}
-				streamed += len(piece)
 			case res = <-p.result:
 				break wait
 			case <-ctx.Done():
@@ -185,10 +185,9 @@ func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, 
 		for streamed < res.Streamed {
 			select {
 			case piece := <-p.stream:
-				if err := write(piece); err != nil {
+				if err := writePiece(piece); err != nil {
 					return written, err
 				}
-				streamed += len(piece)
 			default:
 				break rest
 			}
