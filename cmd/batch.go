@@ -61,8 +61,9 @@ Nothing is lost and nothing is overwritten without a word:
     processes that are gone, never those of another batch running now, even into a subfolder.
   - Re-running the same command resumes, like make: an item is skipped when its audio (and --timestamps file)
     and "ok" row exist and the row's settings (the text, the voice and its files, speaker, scales, sentence
-    silence, normalisation, format, sample rate, timestamps) are those asked for now; otherwise it is done again. --force redoes every item, and every row
-    stays until its item is redone, so a forced run that stops early loses nothing.
+    silence, normalisation, format, sample rate, timestamps) are those asked for now; otherwise it is done again.
+    --force redoes every item, and every row stays until its item is redone, so a forced run that stops early
+    loses nothing.
   - A failed retry of an item that has a good WAV keeps that WAV and its "ok" row, which records the failure in
     "retry_error" (the run exits 1); an error row stands only where there is no good WAV.
   - An item whose id another input recorded in DIR with other text or settings, or whose "out" (or --timestamps

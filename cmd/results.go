@@ -67,9 +67,8 @@ does: per shard, what is ok, failed and (with --inputs) missing.
 
 The merge waits for nothing: it is refused while a batch or a shard runs in DIR, and where DIR holds results files
 of shards of different counts (results.1-of-3.jsonl beside results.1-of-4.jsonl), which split the items differently:
-nothing is written then (exit status 2). The shard files stay: each is its
-shard's own record, which a shard run again appends to (and a shard also reads results.jsonl, so it never redoes
-what is merged). --remove-shards removes them (and their lock files) after a successful merge; a shard file that
+nothing is written then (exit status 2). The shard files stay: each is its shard's own record, which a shard run
+again appends to (and a shard also reads results.jsonl, so it never redoes what is merged). --remove-shards removes them (and their lock files) after a successful merge; a shard file that
 holds a line that is not a row stays.
 
 Exit status: 0 every item ok, 1 some failed or are missing (or a shard has not run), 2 usage error, or DIR holds

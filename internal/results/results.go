@@ -642,8 +642,9 @@ func (d *Dir) Append(r Row) error {
 // Check decides about an item about to be made (r carries its id, source,
 // out and settings). done: an earlier run (or this one) finished it with the
 // same output path and settings, and its output is still there and not
-// empty (and so is its timestamps file, when r asks for one); never with force. An error means the item must not be made into
-// this directory: it would overwrite the output another input's item
+// empty (and its timestamps file is there, when r asks for one); never with
+// force. An error means the item must not be made into this directory: it
+// would overwrite the output another input's item
 // recorded (the same id with other settings, unless force; or the same out
 // path under another id), which would then be lost without a word. Its
 // timestamps file (Row.TimestampsOut) is an output too: no item may have
@@ -674,8 +675,8 @@ func (d *Dir) Check(r Row) (done bool, err error) {
 
 	if had && e.row.Status == StatusOK {
 		same := e.settings != nil && bytes.Equal(e.settings, settings) && outKey(e.row.Out) == outKey(r.Out)
-		// an item asked for timestamps that its row lacks (made without them, or the file since removed) is made
-		// again, so that a re-run with --timestamps gives every item its file
+		// an item whose row records no timestamps file (one written before rows did) or whose file has gone is
+		// made again, so that a run with --timestamps leaves every item its file
 		stamped := r.TimestampsOut == "" ||
 			(outKey(e.row.TimestampsOut) == outKey(r.TimestampsOut) && d.fileExists(r.TimestampsOut))
 		if same && stamped && !d.force && d.outputExists(e.row.Out) {

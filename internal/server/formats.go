@@ -12,7 +12,7 @@ type Format struct {
 	Name        string
 	ContentType string
 	Audio       audio.Format
-	// Windows says whether audio of the model's own level streams window by window (as the engine decodes a
+	// StreamsByWindow says whether audio of the model's own level streams window by window (as the engine decodes a
 	// sentence) rather than sentence by sentence: whether a flush after every piece costs the encoder nothing
 	// (Opus only ends an Ogg page, MP3 and AAC send what they have coded). A FLAC flush ends a frame, whose size
 	// it chooses for compression, so FLAC goes a sentence at a time.

@@ -74,9 +74,9 @@ func (b *backend) prepare(req SpeechRequest, o Options) (*job, *Error) {
 
 // Speech is POST /api/speech: it speaks a SpeechRequest and streams the audio in the asked-for format as the
 // sentences are spoken, each sent as soon as it and those before it are; without normalisation, in a format that
-// allows it, window by window as the engine decodes them. A failure before the first audio is
-// answered with an Error; after it, the response is cut short (its connection aborted), so that a client never
-// takes a truncated stream for a whole one. A request whose client goes away stops: its sentences not yet spoken
+// allows it, window by window as the engine decodes them. A failure before the first audio is answered with an
+// Error; after it, the response is cut short (its connection aborted), so that a client never takes a truncated
+// stream for a whole one. A request whose client goes away stops: its sentences not yet spoken
 // leave the engine's queue.
 func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
@@ -175,9 +175,9 @@ func speakError(err error) *Error {
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // audioStream is a response's body as it is spoken: the encoder writes into a buffer that goes out at the end of
-// each sentence or streamed piece (flush), or sooner when it fills. Every write to the connection must finish within writeTimeout.
-// The buffer is locked: an encoder may write from a goroutine of its own (the AAC one copies ffmpeg's output), while
-// the handler flushes.
+// each sentence or streamed piece (flush), or sooner when it fills. Every write to the connection must finish
+// within writeTimeout. The buffer is locked: an encoder may write from a goroutine of its own (the AAC one copies
+// ffmpeg's output), while the handler flushes.
 type audioStream struct {
 	enc          audio.Encoder
 	w            http.ResponseWriter
