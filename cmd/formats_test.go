@@ -166,9 +166,10 @@ func TestBatchFormats(t *testing.T) {
 	}
 }
 
-// --volume scales the normalised samples; --no-normalize-audio keeps the model's level, which for one sentence is
-// the normalised audio times one factor (its peak).
-func TestSynthVolumeAndModelLevel(t *testing.T) {
+// By default a sentence comes out at speech level (RMS -20 dBFS, peaks at most -3 dBFS); --volume scales the
+// normalised samples; --peak-normalize (Piper's) and --no-normalize-audio (the model's level) are, for one sentence,
+// the default audio times one factor each.
+func TestSynthLevels(t *testing.T) {
 	isolate(t)
 	needORT(t)
 	dir := t.TempDir()
@@ -182,26 +183,49 @@ func TestSynthVolumeAndModelLevel(t *testing.T) {
 		samples, _ := readWAVFile(t, path)
 		return samples
 	}
-	peak := func(s []int16) int {
+	peak := func(s []int16) float64 {
 		p := 0
 		for _, v := range s {
 			p = max(p, int(math.Abs(float64(v))))
 		}
-		return p
+		return float64(p)
 	}
+	dBFS := func(v float64) float64 { return 20 * math.Log10(v/32767) }
 	normal := synth("normal.wav")
-	half := synth("half.wav", "--volume", "0.5")
-	model := synth("model.wav", "--no-normalize-audio")
-	if peak(normal) < 32766 || peak(half) < 16382 || peak(half) > 16384 {
-		t.Fatalf("peaks: %d normalised, %d at --volume 0.5", peak(normal), peak(half))
+	var energy float64
+	for _, v := range normal {
+		energy += float64(v) * float64(v)
 	}
-	gain := float64(peak(model)) / 32767
-	if peak(model) >= 32766 || len(model) != len(normal) {
-		t.Fatalf("--no-normalize-audio: peak %d over %d samples (normalised: %d samples)", peak(model), len(model), len(normal))
+	rms := dBFS(math.Sqrt(energy / float64(len(normal))))
+	if math.Abs(rms+20) > 0.1 && math.Abs(dBFS(peak(normal))+3) > 0.1 || dBFS(peak(normal)) > -2.9 {
+		t.Fatalf("default level: RMS %.2f dBFS, peak %.2f dBFS; want RMS -20 (or the peak held at -3)", rms, dBFS(peak(normal)))
+	}
+	if r := run(t, "", "synth", "x", "-o", filepath.Join(dir, "x.wav"), "--peak-normalize", "--no-normalize-audio"); r.code != 2 ||
+		!strings.Contains(r.errOut, "contradict") {
+		t.Errorf("--peak-normalize with --no-normalize-audio: exit %d, %q; want a usage error", r.code, r.errOut)
+	}
+	half := synth("half.wav", "--volume", "0.5")
+	for _, tt := range []struct {
+		flag    string
+		samples []int16
+		wantMax float64 // its peak, if known
+	}{
+		{"--peak-normalize", synth("peak.wav", "--peak-normalize"), 32767},
+		{"--no-normalize-audio", synth("model.wav", "--no-normalize-audio"), 0},
+	} {
+		gain := peak(tt.samples) / peak(normal)
+		if len(tt.samples) != len(normal) || tt.wantMax != 0 && peak(tt.samples) < tt.wantMax-1 {
+			t.Fatalf("%s: peak %.0f over %d samples (default: %.0f over %d)", tt.flag, peak(tt.samples), len(tt.samples), peak(normal), len(normal))
+		}
+		for i := range normal {
+			if math.Abs(float64(tt.samples[i])-float64(normal[i])*gain) > 1+gain { // both sides were truncated to integers
+				t.Fatalf("%s: sample %d is %d; the default's %d times %.3f", tt.flag, i, tt.samples[i], normal[i], gain)
+			}
+		}
 	}
 	for i := range normal {
-		if math.Abs(float64(half[i])-float64(normal[i])/2) > 1 || math.Abs(float64(model[i])-float64(normal[i])*gain) > 2 {
-			t.Fatalf("sample %d: %d normalised, %d at half volume, %d at the model's level (gain %.3f)", i, normal[i], half[i], model[i], gain)
+		if math.Abs(float64(half[i])-float64(normal[i])/2) > 1 {
+			t.Fatalf("sample %d: %d at the default level, %d at half volume", i, normal[i], half[i])
 		}
 	}
 }

@@ -61,8 +61,8 @@ Routes:
                           latency, audio seconds
 
 The audio streams as it is made: each sentence goes out as soon as it and those before it are spoken; with
-normalize false, a sentence the engine decodes in windows (on webgpu) goes out window by window, in every format but
-flac (each sentence's peak normalisation needs all of it). The same text and settings give exactly the audio of
+normalize false (the model's own level: the default speech level needs a sentence's every sample), a sentence the
+engine decodes in windows (on webgpu) goes out window by window, in every format but flac. The same text and settings give exactly the audio of
 ttsgen synth -o - (wav) or its samples (pcm), streamed or not. Errors are OpenAI's shape,
 {"error":{"message","type","param","code"}}: 400 for a bad request, 401 without the API key, 413 for a body over
 1 MiB, 429 when --max-queue requests are already admitted, 503 while loading or draining.

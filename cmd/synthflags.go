@@ -73,6 +73,7 @@ type audioFlags struct {
 	bitrate          int // kbit/s
 	volume           float32
 	noNormalizeAudio bool
+	peakNormalize    bool
 }
 
 // audioChoice is what the audio flags ask for.
@@ -90,8 +91,9 @@ func (f *audioFlags) add(fs *pflag.FlagSet, formatDefault string) {
 	fs.IntVar(&f.sampleRate, "sample-rate", 0, "resample the audio to this rate in Hz, e.g. 16000 or 48000 (default: the voice's own)")
 	fs.IntVar(&f.bitrate, "bitrate", 0, fmt.Sprintf("bitrate of opus, mp3 and aac in kbit/s (default: %d, %d and %d, for speech)",
 		audio.DefaultOpusBitrate/1000, audio.DefaultMP3Bitrate/1000, audio.DefaultAACBitrate/1000))
-	fs.Float32Var(&f.volume, "volume", 1, "loudness factor applied after the peak normalisation, e.g. 0.5 for half of full scale")
-	fs.BoolVar(&f.noNormalizeAudio, "no-normalize-audio", false, "keep the model's own level instead of normalising each sentence's peak to full scale")
+	fs.Float32Var(&f.volume, "volume", 1, "loudness factor applied after the normalisation, e.g. 0.5 for 6 dB quieter")
+	fs.BoolVar(&f.noNormalizeAudio, "no-normalize-audio", false, "keep the model's own level instead of bringing each sentence to speech level (RMS -20 dBFS, peaks at most -3 dBFS)")
+	fs.BoolVar(&f.peakNormalize, "peak-normalize", false, "Piper's level: raise each sentence's loudest sample to full scale (louder, unequal from sentence to sentence, and full-scale peaks can clip when resampled or encoded)")
 }
 
 // parse checks the flags.
@@ -113,6 +115,14 @@ func (f *audioFlags) parse() (audioChoice, error) {
 	if math.IsNaN(float64(f.volume)) || f.volume <= 0 || f.volume > maxVolume {
 		return c, usageErrorf("--volume %v is outside (0, %d]", f.volume, maxVolume)
 	}
-	c.level = audio.Level{Volume: f.volume, KeepModelLevel: f.noNormalizeAudio}
+	c.level = audio.Level{Volume: f.volume}
+	switch {
+	case f.noNormalizeAudio && f.peakNormalize:
+		return c, usageErrorf("--no-normalize-audio and --peak-normalize contradict each other: choose one")
+	case f.noNormalizeAudio:
+		c.level.Normalisation = audio.ModelLevel
+	case f.peakNormalize:
+		c.level.Normalisation = audio.PeakLevel
+	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-// Package audio turns model output into 16-bit PCM the way Piper does and streams it into WAV files.
+// Package audio turns model output into 16-bit PCM at a normalised level and streams it into WAV files.
 package audio
 
 import (
@@ -13,33 +13,61 @@ import (
 	"github.com/go-audio/wav"
 )
 
-// minPeak keeps near-silent sentences from being amplified into noise: Piper divides by max(0.01, peak).
-const minPeak = 0.01
+// Normalisation is how each sentence's level is set, before Volume.
+type Normalisation int
 
-// Level is how model output becomes 16-bit samples. The zero value is Piper's: each sentence peak-normalised so
-// that its loudest sample reaches full scale (unless the peak is below 0.01), then clipped.
-type Level struct {
-	// Volume multiplies the samples after the normalisation (piper1-gpl's --volume); 0 means 1.
-	Volume float32
-	// KeepModelLevel skips the normalisation: the model's own level, times Volume (--no-normalize-audio).
-	KeepModelLevel bool
+const (
+	// SpeechLevel scales each sentence to an RMS of -20 dBFS, with no sample above -3 dBFS. That is the level of
+	// LJSpeech's recordings, inside the range audiobook distributors ask for (ACX: RMS -23 to -18 dB, peaks at
+	// most -3 dB), and the headroom keeps resampling and lossy encoders from clipping. Every sentence comes out
+	// equally loud, which peak normalisation does not give: one loud plosive makes its whole sentence quieter.
+	SpeechLevel Normalisation = iota
+	// PeakLevel is Piper's: each sentence's loudest sample raised to full scale (unless the peak is below 0.01).
+	PeakLevel
+	// ModelLevel keeps the model's own level.
+	ModelLevel
+)
+
+const (
+	speechRMS     = 0.1       // -20 dBFS
+	speechCeiling = 0.7079458 // -3 dBFS
+	// minPeak keeps near-silent sentences from being amplified into noise: Piper divides by max(0.01, peak).
+	minPeak = 0.01
+	// minRMS does the same for SpeechLevel: at most 40 dB of gain, as with Piper's floor.
+	minRMS = speechRMS / 100
+)
+
+// String names the normalisation as results rows record it.
+func (n Normalisation) String() string {
+	switch n {
+	case SpeechLevel:
+		return "speech"
+	case PeakLevel:
+		return "peak"
+	case ModelLevel:
+		return "model"
+	}
+	return fmt.Sprintf("Normalisation(%d)", int(n))
 }
 
-// PCM16 converts one sentence of model output to 16-bit samples at Level{} (Piper's peak normalisation).
+// Level is how model output becomes 16-bit samples, one sentence at a time. The zero value is SpeechLevel at
+// volume 1.
+type Level struct {
+	Normalisation Normalisation
+	// Volume multiplies the samples after the normalisation (piper1-gpl's --volume); 0 means 1.
+	Volume float32
+}
+
+// KeepsModelLevel reports whether the samples need no look at the whole sentence first, so that a sentence can
+// be written window by window as the engine decodes it.
+func (l Level) KeepsModelLevel() bool { return l.Normalisation == ModelLevel }
+
+// PCM16 converts one sentence of model output to 16-bit samples at Level{} (SpeechLevel).
 func PCM16(samples []float32) []int16 { return Level{}.PCM16(samples) }
 
 // PCM16 converts one sentence of model output to 16-bit samples at this level, clipping what goes past full scale.
 func (l Level) PCM16(samples []float32) []int16 {
-	scale := float32(32767)
-	if !l.KeepModelLevel {
-		peak := float32(minPeak)
-		for _, s := range samples {
-			if a := float32(math.Abs(float64(s))); a > peak {
-				peak = a
-			}
-		}
-		scale /= peak
-	}
+	scale := float32(32767) * l.gain(samples)
 	if l.Volume != 0 {
 		scale *= l.Volume
 	}
@@ -52,6 +80,34 @@ func (l Level) PCM16(samples []float32) []int16 {
 		out[i] = int16(max(-32768, min(32767, v)))
 	}
 	return out
+}
+
+// gain is the factor that takes the sentence to its normalised level, full scale being 1.
+func (l Level) gain(samples []float32) float32 {
+	if l.Normalisation == ModelLevel {
+		return 1
+	}
+	var peak float32
+	var energy float64
+	for _, s := range samples {
+		if s != s {
+			continue
+		}
+		peak = max(peak, float32(math.Abs(float64(s))))
+		energy += float64(s) * float64(s)
+	}
+	if l.Normalisation == PeakLevel {
+		return 1 / max(peak, minPeak)
+	}
+	rms := minRMS
+	if len(samples) > 0 {
+		rms = max(rms, math.Sqrt(energy/float64(len(samples))))
+	}
+	g := float32(speechRMS / rms)
+	if peak*g > speechCeiling {
+		g = speechCeiling / peak
+	}
+	return g
 }
 
 // SilenceSamples is the number of samples in seconds of silence at rate (never negative).

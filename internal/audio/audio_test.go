@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-func TestPCM16PeakNormalisesLikePiper(t *testing.T) {
+func TestPeakLevelNormalisesLikePiper(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []float32
@@ -25,7 +25,7 @@ func TestPCM16PeakNormalisesLikePiper(t *testing.T) {
 		{"empty", nil, []int16{}},
 	}
 	for _, tt := range tests {
-		got := PCM16(tt.in)
+		got := Level{Normalisation: PeakLevel}.PCM16(tt.in)
 		if len(got) != len(tt.want) {
 			t.Fatalf("%s: len %d, want %d", tt.name, len(got), len(tt.want))
 		}
@@ -38,7 +38,50 @@ func TestPCM16PeakNormalisesLikePiper(t *testing.T) {
 	}
 }
 
-// --volume scales after the normalisation (so 0.5 is half of full scale, whatever the model's level), and
+// The default level gives every sentence the same loudness, RMS -20 dBFS, whatever the model's level, unless
+// that would lift a peak above -3 dBFS; near-silence is not lifted into noise.
+func TestSpeechLevelGivesEverySentenceOneLoudness(t *testing.T) {
+	sine := func(amp float32, n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = amp * float32(math.Sin(2*math.Pi*float64(i)*220/22050))
+		}
+		return s
+	}
+	db := func(v float64) float64 { return 20 * math.Log10(v/32767) }
+	measure := func(pcm []int16) (rmsDB, peakDB float64) {
+		var e float64
+		var p int
+		for _, v := range pcm {
+			e += float64(v) * float64(v)
+			p = max(p, int(math.Abs(float64(v))))
+		}
+		return db(math.Sqrt(e / float64(len(pcm)))), db(float64(p))
+	}
+	for _, amp := range []float32{0.02, 0.3, 1.7} {
+		rms, peak := measure(PCM16(sine(amp, 22050)))
+		// a sine's peak is 3 dB above its RMS: -17 dBFS, under the ceiling
+		if math.Abs(rms+20) > 0.05 || math.Abs(peak+16.99) > 0.05 {
+			t.Errorf("sine of amplitude %v: RMS %.2f dBFS, peak %.2f dBFS; want -20 and -17", amp, rms, peak)
+		}
+	}
+	spiky := sine(0.01, 22050)
+	spiky[100] = 0.9 // a click: the sentence may not be raised until the click clips
+	if rms, peak := measure(PCM16(spiky)); math.Abs(peak+3) > 0.05 || rms > -20 {
+		t.Errorf("a quiet sentence with one loud sample: RMS %.2f dBFS, peak %.2f dBFS; want the peak at -3", rms, peak)
+	}
+	if got := PCM16([]float32{0.0001, -0.0001}); got[0] != 327 || got[1] != -327 {
+		t.Errorf("near-silence: %v, want at most 40 dB of gain (327, -327)", got)
+	}
+	if got := PCM16([]float32{float32(math.NaN()), 0.1, -0.1}); got[0] != 0 || got[1] != 4013 {
+		t.Errorf("a NaN sample: %v, want it silent and the rest at speech level (4013: RMS over all three samples)", got)
+	}
+	if got := PCM16(nil); len(got) != 0 {
+		t.Errorf("empty sentence: %v", got)
+	}
+}
+
+// --volume scales after the normalisation (so 0.5 is 6 dB below the normalised level, whatever the model's), and
 // --no-normalize-audio keeps the model's level: a quiet sentence stays quiet, a loud one clips.
 func TestLevelVolumeAndModelLevel(t *testing.T) {
 	in := []float32{0.25, -0.125, 0.5}
@@ -47,11 +90,13 @@ func TestLevelVolumeAndModelLevel(t *testing.T) {
 		level Level
 		want  []int16
 	}{
-		{"Piper's", Level{}, []int16{16383, -8191, 32767}},
-		{"half volume", Level{Volume: 0.5}, []int16{8191, -4095, 16383}},
-		{"double volume clips", Level{Volume: 2}, []int16{32767, -16383, 32767}},
-		{"model's level", Level{KeepModelLevel: true}, []int16{8191, -4095, 16383}},
-		{"model's level, louder", Level{KeepModelLevel: true, Volume: 4}, []int16{32767, -16383, 32767}},
+		{"Piper's", Level{Normalisation: PeakLevel}, []int16{16383, -8191, 32767}},
+		{"half volume", Level{Normalisation: PeakLevel, Volume: 0.5}, []int16{8191, -4095, 16383}},
+		{"double volume clips", Level{Normalisation: PeakLevel, Volume: 2}, []int16{32767, -16383, 32767}},
+		{"speech level", Level{}, []int16{2476, -1238, 4953}},
+		{"speech level, double volume", Level{Volume: 2}, []int16{4953, -2476, 9907}},
+		{"model's level", Level{Normalisation: ModelLevel}, []int16{8191, -4095, 16383}},
+		{"model's level, louder", Level{Normalisation: ModelLevel, Volume: 4}, []int16{32767, -16383, 32767}},
 	} {
 		if got := tt.level.PCM16(in); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)

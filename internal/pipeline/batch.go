@@ -350,7 +350,7 @@ func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOption
 		"bitrate":          strconv.Itoa(bitrate),
 		"sample_rate":      strconv.Itoa(rate),
 		"volume":           formatScale(volume),
-		"model_level":      strconv.FormatBool(opt.Level.KeepModelLevel),
+		"level":            opt.Level.Normalisation.String(),
 		"timestamps":       string(b.Defaults.Timestamps),
 	}
 	// Only float16 is named: rows written before precision was recorded were float32's, and stay valid.

@@ -38,7 +38,7 @@ type SpeakOptions struct {
 	Timeline *timestamps.Builder
 	// Stream writes each sentence's audio as the engine decodes it (engine.Request.Stream: window by window, for
 	// a voice the engine runs in decoder windows), flushing out after each piece, rather than once the sentence
-	// is whole. The samples are the same. It needs Level.KeepModelLevel, since peak normalisation needs the whole
+	// is whole. The samples are the same. It needs Level.KeepsModelLevel(), since normalisation needs the whole
 	// sentence, and no Timeline, whose sentence timing comes with the whole sentence.
 	Stream bool
 }
@@ -70,9 +70,9 @@ var ErrNothingToSpeak = errors.New("nothing to speak: the text has no words")
 // cancellation it stops early; what was written is then incomplete, which is why callers write to a temporary file.
 func Speak(ctx context.Context, eng Engine, inFlight *InFlight, v *LoadedVoice, sentences iter.Seq2[Sentence, error],
 	opt SpeakOptions, out audio.Encoder, onSentence func(SentenceDone)) (int, error) {
-	if opt.Stream && (!opt.Level.KeepModelLevel || opt.Timeline != nil) {
+	if opt.Stream && (!opt.Level.KeepsModelLevel() || opt.Timeline != nil) {
 		return 0, errors.New("pipeline: streaming a sentence as it is decoded needs the model's own level " +
-			"(Level.KeepModelLevel) and no timeline")
+			"(audio.ModelLevel) and no timeline")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	type pending struct {

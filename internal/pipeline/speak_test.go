@@ -110,11 +110,12 @@ func TestSpeakWritesInReadingOrderWithSilence(t *testing.T) {
 	if len(samples) != 3*300+2*50 || done != 3 {
 		t.Fatalf("%d samples, %d sentences reported", len(samples), done)
 	}
-	// Each sentence is peak-normalised to full scale; gaps are silent.
+	// Each sentence is at speech level (the fake's sentences are constant, so their RMS, -20 dBFS, is every
+	// sample's value); gaps are silent.
 	for i, want := range []struct {
 		at int
 		v  int16
-	}{{0, 32767}, {299, 32767}, {300, 0}, {349, 0}, {350, 32767}, {649, 32767}, {650, 0}, {999, 32767}} {
+	}{{0, 3276}, {299, 3276}, {300, 0}, {349, 0}, {350, 3276}, {649, 3276}, {650, 0}, {999, 3276}} {
 		if samples[want.at] != want.v {
 			t.Errorf("check %d: sample %d = %d, want %d", i, want.at, samples[want.at], want.v)
 		}

@@ -112,7 +112,7 @@ func TestSpeakWritesAPieceBeforeTheSentenceIsDone(t *testing.T) {
 			t.Error("the first piece was not written while the engine held the rest")
 		}
 	}
-	opt := SpeakOptions{Level: audio.Level{KeepModelLevel: true}, Stream: true}
+	opt := SpeakOptions{Level: audio.Level{Normalisation: audio.ModelLevel}, Stream: true}
 	if _, err := Speak(t.Context(), eng, NewInFlight(4), testVoice(), each(streamedSentences(0)), opt, rec, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestStreamedSpeechIsTheSameAudio(t *testing.T) {
 			eng.done[s.IDs[0]] = make(chan struct{})
 		}
 		rec := &flushRecorder{}
-		opt := SpeakOptions{Level: audio.Level{KeepModelLevel: true, Volume: 0.5}, SentenceSilence: 0.03, Stream: stream}
+		opt := SpeakOptions{Level: audio.Level{Normalisation: audio.ModelLevel, Volume: 0.5}, SentenceSilence: 0.03, Stream: stream}
 		n, err := Speak(t.Context(), eng, NewInFlight(len(sentences)), testVoice(), each(sentences), opt, rec, nil)
 		if err != nil || n != len(sentences) {
 			t.Fatalf("stream %v: %d sentences written, %v", stream, n, err)

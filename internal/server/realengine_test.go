@@ -178,7 +178,7 @@ func TestWindowStreamedSpeechIsSynthsAudio(t *testing.T) {
 	ts, b, watched := windowedServer(t)
 	const text = "A sentence long enough to be decoded in many windows of the decoder. And a second one, shorter."
 	const settings = `"text": "` + text + `", "noise_scale": 0, "noise_w": 0`
-	want := synthWAV(t, b, text, audio.Level{KeepModelLevel: true})
+	want := synthWAV(t, b, text, audio.Level{Normalisation: audio.ModelLevel})
 	if watched.streamedSamples() != 0 {
 		t.Fatal("synth's pipeline streamed")
 	}

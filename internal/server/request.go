@@ -26,8 +26,8 @@ type SpeechRequest struct {
 	NoiseW          *float32 `json:"noise_w,omitempty"`
 	SentenceSilence *float64 `json:"sentence_silence,omitempty"` // seconds between sentences (DefaultSentenceSilence)
 	Format          string   `json:"format,omitempty"`           // a response format's name ("" = DefaultFormat)
-	// Normalize false keeps the model's own level, as synth's --no-normalize-audio does, instead of raising each
-	// sentence's peak to full scale (nil = true). Then a sentence that the engine decodes in windows streams
+	// Normalize false keeps the model's own level, as synth's --no-normalize-audio does, instead of bringing each
+	// sentence to speech level (audio.SpeechLevel; nil = true). Then a sentence that the engine decodes in windows streams
 	// window by window in the formats that allow it (Format.StreamsByWindow), since no sample waits for the sentence's
 	// peak.
 	Normalize *bool `json:"normalize,omitempty"`

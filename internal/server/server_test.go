@@ -152,8 +152,8 @@ func TestNormalizeFalseKeepsTheModelsLevelAndStreams(t *testing.T) {
 	}{
 		{`"format": "pcm"`, audio.Level{}, false},
 		{`"format": "pcm", "normalize": true`, audio.Level{}, false},
-		{`"format": "pcm", "normalize": false`, audio.Level{KeepModelLevel: true}, true},
-		{`"format": "flac", "normalize": false`, audio.Level{KeepModelLevel: true}, false},
+		{`"format": "pcm", "normalize": false`, audio.Level{Normalisation: audio.ModelLevel}, true},
+		{`"format": "flac", "normalize": false`, audio.Level{Normalisation: audio.ModelLevel}, false},
 	} {
 		resp := post(t, t.Context(), ts.URL+"/api/speech", `{"text": "Hello there.", `+tt.settings+`}`)
 		body := servertest.ReadBody(t, resp, nil)

@@ -64,12 +64,15 @@ func (b *backend) prepare(req SpeechRequest, o Options) (*job, *Error) {
 	if text.Estimate() == 0 {
 		return nil, BadRequest(paramText, "nothing_to_speak", "the text has no words to speak, only punctuation or symbols")
 	}
-	// Peak normalisation needs a sentence's every sample: only audio at the model's own level can go out as the
+	// Normalisation needs a sentence's every sample: only audio at the model's own level can go out as the
 	// engine decodes it.
-	level := audio.Level{KeepModelLevel: req.Normalize != nil && !*req.Normalize}
+	level := audio.Level{}
+	if req.Normalize != nil && !*req.Normalize {
+		level.Normalisation = audio.ModelLevel
+	}
 	return &job{voice: v, text: text, format: format,
 		opt: pipeline.SpeakOptions{Speaker: speaker, Scales: scales, SentenceSilence: silence, Level: level,
-			Stream: level.KeepModelLevel && format.StreamsByWindow}}, nil
+			Stream: level.KeepsModelLevel() && format.StreamsByWindow}}, nil
 }
 
 // Speech is POST /api/speech: it speaks a SpeechRequest and streams the audio in the asked-for format as the
