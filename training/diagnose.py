@@ -46,8 +46,11 @@ def write(path, audio):
 
 
 def wer(vq, texts, d):
+    # sox's dither gets a new random seed each run unless repeatable (-R): without it, the same audio scores a
+    # point or two apart, as much as the differences between stages
+    env = {**os.environ, "SOX_OPTS": (os.environ.get("SOX_OPTS", "") + " -R").strip()}
     out = subprocess.run([os.path.join(vq, "wer_dir.sh"), texts, d], check=True, capture_output=True,
-                         text=True).stdout
+                         text=True, env=env).stdout
     m = re.search(r"WER=([0-9.]+)%", out)
     return float(m.group(1)) if m else float("nan")
 

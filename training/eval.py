@@ -43,7 +43,7 @@ def edit_distance(ref, hyp):
 
 def recognise(wav):
     wav16 = wav[:-4] + ".16k.wav"
-    subprocess.run(["sox", wav, "-r", "16000", "-c", "1", "-b", "16", wav16], check=True)
+    subprocess.run(["sox", "-R", wav, "-r", "16000", "-c", "1", "-b", "16", wav16], check=True)  # -R: repeatable dither
     r = subprocess.run(["pocketsphinx_continuous", "-infile", wav16, "-logfn", "/dev/null"],
                        capture_output=True, text=True, check=True)
     return " ".join(r.stdout.split())

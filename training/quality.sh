@@ -16,6 +16,9 @@ festival=${3:-}
 repeat=${REPEAT:-1}
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "quality.sh: REPEAT=$repeat: want a whole number from 1" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
+# sox dithers its 16 kHz conversion with a new random seed each run, which alone moves one synthesis's WER by a
+# point or two; repeatable mode fixes the seed, so the spread REPEAT shows is the voice's own.
+export SOX_OPTS="${SOX_OPTS:+$SOX_OPTS }-R"
 texts=$here/eval_sentences.txt
 vq=${VQ:-$here/../../shared/tools/voice-quality}
 [ -d "$vq" ] || { echo "quality.sh: no voice-quality tools at $vq (set VQ=DIR)" >&2; exit 2; }
