@@ -25,7 +25,7 @@ from scipy.io import wavfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from data import MelSpec, load_wav  # noqa: E402
-from mas import mas  # noqa: E402
+from mas import frame_log_likelihood, mas  # noqa: E402
 from model import Voice, make_latent, path_from_durations  # noqa: E402
 
 
@@ -98,8 +98,7 @@ def main():
         x_len, y_len = torch.tensor([x.shape[1]]), torch.tensor([T])
         x_mask = torch.ones(1, 1, x.shape[1])
         h, mu = model.enc(x, x_mask)
-        logp = -0.5 * ((mu ** 2).sum(1).unsqueeze(-1) - 2 * torch.matmul(mu.transpose(1, 2), mel)
-                       + (mel ** 2).sum(1).unsqueeze(1))
+        logp = frame_log_likelihood(mu, mel)
         dur = mas(logp, x_len, y_len).sum(-1).unsqueeze(1)
         path, frac = path_from_durations(dur, T)
         mel_tf = model.frames(torch.matmul(h, path), torch.matmul(mu, path), frac, y_mask)

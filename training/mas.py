@@ -72,6 +72,13 @@ def mas_torch(logp, x_len, y_len):
     return path
 
 
+def frame_log_likelihood(mu, mel):
+    """mu [B,80,L] (per-phoneme mean log-mel), mel [B,80,T] -> logp [B,L,T]: each frame's log-likelihood under each
+    phoneme's N(mu, 1), up to a constant; what mas() finds the best path through."""
+    return -0.5 * ((mu ** 2).sum(1).unsqueeze(-1) - 2 * torch.matmul(mu.transpose(1, 2), mel)
+                   + (mel ** 2).sum(1).unsqueeze(1))
+
+
 def mas(logp, x_len, y_len):
     if HAVE_NUMBA:
         return mas_numba(logp, x_len, y_len)

@@ -498,8 +498,7 @@ def main():
             h, mu = model.enc(ids, x_mask)
         h, mu = h.float(), mu.float()
         with torch.no_grad():
-            logp = -0.5 * ((mu ** 2).sum(1).unsqueeze(-1) - 2 * torch.matmul(mu.transpose(1, 2), mel)
-                           + (mel ** 2).sum(1).unsqueeze(1))
+            logp = mas_mod.frame_log_likelihood(mu, mel)
             t_m = time.time()
             path = mas_mod.mas(logp, x_len, y_len)  # [B,L,T]
             mas_time += time.time() - t_m
