@@ -183,6 +183,34 @@ class FrameCombLoss(nn.Module):
         return F.relu(self.contrast(y_hat) - self.contrast(y).detach()).mean()
 
 
+class ProminenceLoss(nn.Module):
+    """How much more any narrow band of the generator's long-term spectrum stands out of its +-400 Hz surroundings
+    than the target audio's does, 1-10 kHz: tone.py's measure, made differentiable (a mean over the surroundings
+    instead of their median). FrameCombLoss looks only at exact multiples of the frame rate against their +-43 Hz
+    sides, so a bump tens of Hz wide (the voice's strongest, at 3.1 kHz) lifts both and goes unseen. The target is
+    the same segments' audio, so the speech itself cancels and what is left is the generator's own."""
+
+    def __init__(self, sr=22050, n_fft=2048, hop=512, lo=1000.0, hi=10000.0, near=60.0, far=400.0):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        self.register_buffer("win", torch.hann_window(n_fft), persistent=False)
+        df = sr / n_fft
+        reach = int(far // df)
+        ring = torch.tensor([1.0 if near < abs(k) * df <= far else 0.0 for k in range(-reach, reach + 1)])
+        self.register_buffer("ring", (ring / ring.sum()).view(1, 1, -1), persistent=False)
+        band = [b for b in range(n_fft // 2 + 1) if lo <= b * df <= hi]
+        self.register_buffer("band", torch.tensor(band), persistent=False)
+
+    def prominence(self, x):
+        s = torch.stft(x.float(), self.n_fft, self.hop, self.n_fft, self.win, return_complex=True).abs() ** 2
+        spec = torch.log(s.mean(dim=(0, 2)).clamp_min(1e-10))  # the batch's long-term power spectrum
+        around = F.conv1d(spec.view(1, 1, -1), self.ring, padding=self.ring.shape[-1] // 2).view(-1)
+        return (spec - around)[self.band]
+
+    def forward(self, y_hat, y):
+        return F.relu(self.prominence(y_hat) - self.prominence(y).detach()).mean()
+
+
 def masked_mean(x, mask):
     return (x * mask).sum() / (mask.sum() * (x.shape[1] if x.dim() == 3 and mask.shape[1] == 1 else 1)).clamp_min(1)
 
@@ -365,6 +393,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--comb", type=float, default=0.0,
                     help="weight of the frame-rate comb loss (FrameCombLoss) in the generator's loss")
+    ap.add_argument("--prominence", type=float, default=0.0,
+                    help="weight of the long-term spectrum prominence loss (ProminenceLoss) in the generator's loss")
     ap.add_argument("--no-voc", action="store_true", help="train the acoustic model only (alignment smoke test)")
     a = ap.parse_args()
 
@@ -448,6 +478,7 @@ def main():
     base = [(opt_ac, a.lr_ac), (opt_g, a.lr_gen), (opt_d, a.lr_gen)] + ([(opt_md, a.lr_gen)] if mel_disc else [])
     stft_loss = MultiResSTFTLoss().to(dev)
     comb_loss = FrameCombLoss().to(dev)
+    prominence_loss = ProminenceLoss().to(dev)
     melspec = corpus.melspec
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
 
@@ -570,8 +601,11 @@ def main():
         loss_mel = F.l1_loss(melspec(y_hat.squeeze(1)), melspec(y.squeeze(1)))
         loss_stft = stft_loss(y_hat.squeeze(1), y.squeeze(1))
         loss_comb = comb_loss(y_hat.squeeze(1), y.squeeze(1)) if a.comb else torch.zeros((), device=dev)
+        loss_prom = (prominence_loss(y_hat.squeeze(1), y.squeeze(1)) if a.prominence
+                     else torch.zeros((), device=dev))
         adv_on = 0.0 if fresh_disc and k < a.adv_delay else 1.0
-        loss_g = 45 * loss_mel + 15 * loss_stft + a.comb * loss_comb + adv_on * (loss_adv + 2 * loss_fm)
+        loss_g = (45 * loss_mel + 15 * loss_stft + a.comb * loss_comb + a.prominence * loss_prom
+                  + adv_on * (loss_adv + 2 * loss_fm))
         opt_g.zero_grad(set_to_none=True)
         loss_g.backward()
         gn_g = torch.nn.utils.clip_grad_norm_(model.dec.parameters(), 100.0)
@@ -579,7 +613,7 @@ def main():
 
         step += 1
         logged = [("prior", loss_prior), ("mel_ac", loss_mel_ac), ("dur", loss_dur), ("d", loss_d), ("adv", loss_adv),
-                  ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft), ("comb", loss_comb)]
+                  ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft), ("comb", loss_comb), ("prom", loss_prom)]
         if mel_disc is not None:
             logged += [("md", loss_md), ("madv", loss_madv), ("mfm", loss_mfm)]
         for kname, v in logged:
