@@ -396,6 +396,9 @@ def main():
     ap.add_argument("--prominence", type=float, default=0.0,
                     help="weight of the long-term spectrum prominence loss (ProminenceLoss) in the generator's loss")
     ap.add_argument("--no-voc", action="store_true", help="train the acoustic model only (alignment smoke test)")
+    ap.add_argument("--dump-durations", action="store_true",
+                    help="after the final save, write OUT/durations.txt: each utterance's alignment (frames per "
+                         "phoneme id) under the final weights, the targets train_dp.py fits a duration predictor to")
     a = ap.parse_args()
 
     random.seed(a.seed)
@@ -651,6 +654,27 @@ def main():
     save_ckpt(model, disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)}, mel_disc=mel_disc)
     with open(os.path.join(a.out, "trained_ids.txt"), "w") as f:
         f.write("\n".join(corpus.uids) + "\n")
+    if a.dump_durations:
+        dump_durations(model, corpus, os.path.join(a.out, "durations.txt"), a.batch)
+
+
+@torch.no_grad()
+def dump_durations(model, corpus, path, batch):
+    """Each utterance's monotonic alignment under the given weights, as "uid|frames per phoneme id": a few MB that
+    carry what a duration predictor learns from, so train_dp.py can fit one on a CPU without the audio."""
+    model.eval()
+    with open(path, "w") as f:
+        for i in range(0, len(corpus), batch):
+            sel = torch.tensor(corpus.order[i:i + batch], device=corpus.dev)
+            ids, x_len, mel, y_len, _, _ = corpus.get(sel)
+            x_mask = (torch.arange(ids.shape[1], device=ids.device).unsqueeze(0) < x_len.unsqueeze(1)).float()
+            h, mu = model.enc(ids, x_mask.unsqueeze(1))
+            logp = mas_mod.frame_log_likelihood(mu, mel)
+            dur = mas_mod.mas(logp, x_len, y_len).sum(-1)  # [B,L]
+            for j, u in enumerate(sel.tolist()):
+                d = dur[j, :int(x_len[j])].long().tolist()
+                f.write(corpus.uids[u] + "|" + " ".join(map(str, d)) + "\n")
+    log(f"durations of {len(corpus)} utterances -> {path}")
 
 
 if __name__ == "__main__":
