@@ -18,7 +18,7 @@ from scipy.io import wavfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from eval import load_voice  # noqa: E402
+from model import load_voice  # noqa: E402
 
 
 def speech_seconds(x, sr):
@@ -44,7 +44,8 @@ def main():
             sents.append((uid, [int(t) for t in ids.split()], text))
         if len(sents) == a.n:
             break
-    voice, step = load_voice(a.ckpt)
+    voice, ac = load_voice(a.ckpt)
+    step = ac["step"]
     ours = theirs = 0.0
     with torch.no_grad():
         for uid, ids, text in sents:

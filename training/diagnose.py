@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from data import MelSpec, load_wav  # noqa: E402
 from mas import frame_log_likelihood, mas  # noqa: E402
-from model import Voice, make_latent, path_from_durations  # noqa: E402
+from model import load_voice, make_latent, path_from_durations  # noqa: E402
 
 
 def phoneme_ids(ttsgen, texts):
@@ -55,14 +55,6 @@ def wer(vq, texts, d):
     return float(m.group(1)) if m else float("nan")
 
 
-def load_voice(ckpt):
-    ac = torch.load(os.path.join(ckpt, "ac.pt"), map_location="cpu", weights_only=False)
-    gen = torch.load(os.path.join(ckpt, "gen.pt"), map_location="cpu", weights_only=False)
-    model = Voice(**ac["cfg"])
-    model.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
-    return model.eval(), ac["step"]
-
-
 @torch.no_grad()
 def main():
     ap = argparse.ArgumentParser()
@@ -79,7 +71,8 @@ def main():
     ids = phoneme_ids(a.ttsgen, a.texts)
     if len(ids) != len(texts):
         raise SystemExit(f"{a.texts}: {len(texts)} lines but phonemize gave {len(ids)} sentences")
-    model, step = load_voice(a.ckpt)
+    model, ac = load_voice(a.ckpt)
+    step = ac["step"]
     melspec = MelSpec()
     frames_ratio = []
     for i, (text, sent_ids) in enumerate(zip(texts, ids), 1):

@@ -23,7 +23,7 @@ from scipy.io import wavfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from model import Voice, apply_duration_gain  # noqa: E402
+from model import apply_duration_gain, load_voice  # noqa: E402
 
 
 def words(text):
@@ -60,14 +60,6 @@ def select(ids_path, n):
     return out[:n]
 
 
-def load_voice(ckpt):
-    ac = torch.load(os.path.join(ckpt, "ac.pt"), map_location="cpu", weights_only=False)
-    gen = torch.load(os.path.join(ckpt, "gen.pt"), map_location="cpu", weights_only=False)
-    v = Voice(**ac["cfg"])
-    v.load_state_dict({k: t.float() for k, t in {**ac["model"], **gen["model"]}.items()})
-    return v.eval(), ac["step"]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ids", default=".traindata/ids.txt")
@@ -81,7 +73,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     sents = select(a.ids, a.n)
     torch.manual_seed(0)
-    voice, step = load_voice(a.ckpt)
+    voice, ac = load_voice(a.ckpt)
+    step = ac["step"]
     if a.duration_gain != 1.0:
         apply_duration_gain(voice, a.duration_gain)
     scales = torch.tensor([float(x) for x in a.scales.split(",")])

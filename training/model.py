@@ -9,6 +9,7 @@ is a pure function of the latent: its 81st channel is the frame mask, from which
 upsampling stage, so a tool that cuts the graph at /dec/conv_pre/Conv's input still gets a batch-safe decoder.
 """
 import math
+import os
 
 import torch
 import torch.nn as nn
@@ -279,6 +280,16 @@ def apply_duration_gain(model, gain):
     """Scale every predicted duration by `gain` (speaking-rate calibration, see calibrate.py): exp(logw + log g)."""
     with torch.no_grad():
         model.dp.proj.bias.add_(math.log(gain))
+
+
+def load_voice(ckpt_dir):
+    """A checkpoint folder (train.py's ac.pt + gen.pt, float16 or float32) -> (the Voice in float32, in eval mode;
+    ac.pt's contents: cfg, step, the acoustic model's state dict and whatever else the run recorded)."""
+    ac = torch.load(os.path.join(ckpt_dir, "ac.pt"), map_location="cpu", weights_only=False)
+    gen = torch.load(os.path.join(ckpt_dir, "gen.pt"), map_location="cpu", weights_only=False)
+    voice = Voice(**ac["cfg"])
+    voice.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
+    return voice.eval(), ac
 
 
 def count_params(m):

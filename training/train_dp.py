@@ -43,7 +43,7 @@ from torch.nn.utils.rnn import pad_sequence
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import data  # noqa: E402
-from model import DurationPredictor, Voice, duration_target  # noqa: E402
+from model import DurationPredictor, duration_target, load_voice  # noqa: E402
 
 T0 = time.time()
 VAL_EVERY = 200
@@ -54,14 +54,6 @@ LOGW_MIN, LOGW_MAX = -4.0, 7.0
 
 def log(*a):
     print(f"[{time.time() - T0:6.1f}s]", *a, flush=True)
-
-
-def load_ckpt(d):
-    ac = torch.load(os.path.join(d, "ac.pt"), map_location="cpu", weights_only=False)
-    gen = torch.load(os.path.join(d, "gen.pt"), map_location="cpu", weights_only=False)
-    model = Voice(**ac["cfg"])
-    model.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
-    return ac, model.eval()
 
 
 def read_durations(paths):
@@ -176,7 +168,7 @@ def main():
 
     torch.set_num_threads(2)
     torch.manual_seed(a.seed)
-    ac, model = load_ckpt(a.ckpt)
+    model, ac = load_voice(a.ckpt)
     log(f"{a.ckpt}: step {ac['step']}, loss {a.loss}, init {a.init}")
 
     durs = read_durations(a.durations)
