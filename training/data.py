@@ -31,6 +31,17 @@ def scheme_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def sortish_batches(lengths, batch, rng):
+    """Endless batches of indices into `lengths`: draw 8 batches' worth at random, sort them by length, cut them into
+    batches and shuffle those, so a batch pads little and the order stays random. rng: random.Random or the module."""
+    while True:
+        pool = rng.sample(range(len(lengths)), min(len(lengths), batch * 8))
+        pool.sort(key=lambda i: lengths[i])
+        chunks = [pool[i:i + batch] for i in range(0, len(pool), batch)]
+        rng.shuffle(chunks)
+        yield from chunks
+
+
 def start_festival(items, wav_dir, workers):
     """Start `workers` long-running festival processes, each saying its share of items into wav_dir/ID.wav.
     Returns the processes (one process per share avoids Festival's start-up cost per sentence)."""

@@ -259,14 +259,9 @@ class Corpus:
         return len(self.ids)
 
     def batches(self, batch):
-        """Sortish sampling: draw 8 batches' worth at random, sort by length, cut into batches, shuffle those."""
-        while True:
-            pool = random.sample(range(len(self)), min(len(self), batch * 8))
-            pool.sort(key=lambda i: self.y_len[i])
-            chunks = [pool[i:i + batch] for i in range(0, len(pool), batch)]
-            random.shuffle(chunks)
-            for c in chunks:
-                yield torch.tensor(c, device=self.dev)
+        """Sortish batches of utterances by frame count (data.sortish_batches), as index tensors on the device."""
+        for c in data.sortish_batches(self.y_len, batch, random):
+            yield torch.tensor(c, device=self.dev)
 
     def get(self, sel):
         x_len = self.x_len_t[sel]

@@ -93,14 +93,9 @@ def collate(utts):
 
 
 def batches(utts, batch, rng):
-    """Sortish sampling (as train.py): draw 8 batches' worth, sort by length, cut, shuffle the batches."""
-    while True:
-        pool = rng.sample(range(len(utts)), min(len(utts), batch * 8))
-        pool.sort(key=lambda i: len(utts[i]["ids"]))
-        chunks = [pool[i:i + batch] for i in range(0, len(pool), batch)]
-        rng.shuffle(chunks)
-        for c in chunks:
-            yield [utts[i] for i in c]
+    """Sortish batches of utterances by phoneme count (data.sortish_batches, as train.py samples)."""
+    for c in data.sortish_batches([len(u["ids"]) for u in utts], batch, rng):
+        yield [utts[i] for i in c]
 
 
 def dp_loss(kind, logw, d, x_mask):
