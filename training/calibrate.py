@@ -32,6 +32,7 @@ def main():
     ap.add_argument("--ids", default=".traindata/ids.txt")
     ap.add_argument("--trained", required=True)
     ap.add_argument("--ckpt", required=True)
+    ap.add_argument("--speaker", type=int, help="which speaker of a checkpoint of several")
     ap.add_argument("--n", type=int, default=30)
     ap.add_argument("--tmp", default="/tmp/ttsgen-calibrate")
     a = ap.parse_args()
@@ -44,7 +45,7 @@ def main():
             sents.append((uid, [int(t) for t in ids.split()], text))
         if len(sents) == a.n:
             break
-    voice, ac = load_voice(a.ckpt)
+    voice, ac = load_voice(a.ckpt, a.speaker)
     step = ac["step"]
     ours = theirs = 0.0
     with torch.no_grad():

@@ -1,5 +1,6 @@
 """Training data: Festival (HTS "slt") speaks LJSpeech sentences; audio resampled 32 kHz -> 22,050 Hz; log-mel
 features. Phoneme ids come from corpusids (ttsgen's own phonemizer), one line per utterance: ID|ids...|text."""
+import gzip
 import io
 import os
 import subprocess
@@ -17,8 +18,9 @@ N_MELS = 80
 
 
 def read_ids(path):
+    """corpusids' lines (ID|ids|text) -> [(ID, [ids], text)]; PATH may be gzipped (.gz), to carry less."""
     items = []
-    with open(path, encoding="utf-8") as f:
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
         for line in f:
             parts = line.rstrip("\n").split("|")
             if len(parts) < 3 or not parts[1].strip():

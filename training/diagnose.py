@@ -59,6 +59,7 @@ def wer(vq, texts, d):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", required=True)
+    ap.add_argument("--speaker", type=int, help="which speaker of a checkpoint of several")
     ap.add_argument("--out", default="/tmp/ttsgen-diagnose")
     ap.add_argument("--texts", default=os.path.join(HERE, "eval_sentences.txt"))
     ap.add_argument("--ttsgen", default=os.path.join(HERE, "..", "bin", "ttsgen"))
@@ -71,7 +72,7 @@ def main():
     ids = phoneme_ids(a.ttsgen, a.texts)
     if len(ids) != len(texts):
         raise SystemExit(f"{a.texts}: {len(texts)} lines but phonemize gave {len(ids)} sentences")
-    model, ac = load_voice(a.ckpt)
+    model, ac = load_voice(a.ckpt, a.speaker)
     step = ac["step"]
     melspec = MelSpec()
     frames_ratio = []

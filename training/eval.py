@@ -64,6 +64,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ids", default=".traindata/ids.txt")
     ap.add_argument("--ckpt", required=True)
+    ap.add_argument("--speaker", type=int, help="which speaker of a checkpoint of several")
     ap.add_argument("--out", default="/tmp/ttsgen-eval")
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--scales", default="0.667,1,0.8", help="noise_scale,length_scale,noise_w")
@@ -73,7 +74,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     sents = select(a.ids, a.n)
     torch.manual_seed(0)
-    voice, ac = load_voice(a.ckpt)
+    voice, ac = load_voice(a.ckpt, a.speaker)
     step = ac["step"]
     if a.duration_gain != 1.0:
         apply_duration_gain(voice, a.duration_gain)

@@ -106,6 +106,23 @@ def check_balanced(path):
     print(f"{path}: every ConvTranspose kernel phase-balanced")
 
 
+@torch.no_grad()
+def check_single_speaker(multi, single, sid):
+    """Fail unless the folded single-speaker voice gives speaker sid's mel (durations given) to float rounding."""
+    multi, single = multi.eval(), single.eval()
+    torch.manual_seed(0)
+    ids = torch.randint(3, 150, (2, 30))
+    x_mask = (torch.arange(30).unsqueeze(0) < torch.tensor([[30], [21]])).float().unsqueeze(1)
+    w = torch.randint(1, 6, (2, 1, 30)).float() * x_mask
+    t_max = int(w.sum(-1).max())
+    want = multi.acoustic(ids, x_mask, w, t_max, torch.full((2,), sid))
+    got = single.acoustic(ids, x_mask, w, t_max)
+    for name, g, e in zip(("mel", "mu", "logw"), got, want):
+        err = float((g - e).abs().max())
+        assert err < 1e-4, f"speaker {sid} folded: {name} differs by {err:g}"
+    print(f"speaker {sid} folded into a single-speaker voice: same mel, prior and durations")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", help="folder with train.py's ac.pt + gen.pt")
@@ -115,6 +132,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--dataset", default="ttsgen-festival-slt")
     ap.add_argument("--duration-gain", type=float, default=1.0, help="from calibrate.py")
+    ap.add_argument("--speaker", type=int,
+                    help="a checkpoint of several speakers (train.py --real-ids): the one to export, as a "
+                         "single-speaker voice (its biases folded into the weights; the graph is unchanged)")
     ap.add_argument("--unbalanced", action="store_true",
                     help="upsampling weights as stored, not projected (a checkpoint trained before phase_balanced)")
     a = ap.parse_args()
@@ -140,6 +160,14 @@ def main():
         model = Voice(**cfg)
         model.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
         print("checkpoint step", ac["step"])
+        n = model.cfg["n_speakers"]
+        if n > 1 or a.speaker is not None:
+            if n == 1 or a.speaker is None or not 0 <= a.speaker < n:
+                raise SystemExit(f"{a.ckpt} has {n} speaker(s): --speaker 0..{n - 1} is needed for several, and "
+                                 "only for several")
+            single = model.single_speaker(a.speaker)
+            check_single_speaker(model, single, a.speaker)
+            model = single
         if a.duration_gain != 1.0:
             apply_duration_gain(model, a.duration_gain)
         dataset = a.dataset

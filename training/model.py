@@ -64,8 +64,12 @@ class TextEncoder(nn.Module):
         self.blocks = nn.ModuleList([ConvBlock(hidden, kernel, dil[i % len(dil)], dropout) for i in range(layers)])
         self.proj_m = nn.Conv1d(hidden, N_MELS, 1)
 
-    def forward(self, ids, x_mask):
-        x = self.emb(ids).transpose(1, 2) * x_mask  # [B,H,L]
+    def forward(self, ids, x_mask, bias=None):
+        """bias: [B,H,1] added to every phoneme's embedding (a speaker's, see Voice.speaker_biases), or None."""
+        x = self.emb(ids).transpose(1, 2)  # [B,H,L]
+        if bias is not None:
+            x = x + bias
+        x = x * x_mask
         for b in self.blocks:
             x = b(x, x_mask)
         mu = self.proj_m(x) * x_mask  # per-phoneme mean log-mel: the prior that alignment search matches frames to
@@ -98,8 +102,12 @@ class FrameDecoder(nn.Module):
         self.blocks = nn.ModuleList([ConvBlock(channels, kernel, dil[i % len(dil)], dropout) for i in range(layers)])
         self.post = nn.Conv1d(channels, N_MELS, 1)
 
-    def forward(self, h, mu, frac, y_mask):
-        x = self.pre(torch.cat([h, mu, frac], 1)) * y_mask
+    def forward(self, h, mu, frac, y_mask, bias=None):
+        """bias: [B,channels,1] added after the input projection (a speaker's), or None."""
+        x = self.pre(torch.cat([h, mu, frac], 1))
+        if bias is not None:
+            x = x + bias
+        x = x * y_mask
         for b in self.blocks:
             x = b(x, y_mask)
         return (mu + self.post(x)) * y_mask
@@ -224,26 +232,57 @@ def path_from_durations(w_ceil, t_max):
 class Voice(nn.Module):
     def __init__(self, n_symbols=256, hidden=192, enc_layers=6, dp_filter=256, dec_channels=256, dec_layers=6,
                  gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8),
-                 gen_res_kernels=(3, 5, 7), gen_res_dilations=((1, 2), (2, 6), (3, 12)), gen_balanced=True):
+                 gen_res_kernels=(3, 5, 7), gen_res_dilations=((1, 2), (2, 6), (3, 12)), gen_balanced=True,
+                 n_speakers=1):
         super().__init__()
         self.cfg = dict(n_symbols=n_symbols, hidden=hidden, enc_layers=enc_layers, dp_filter=dp_filter,
                         dec_channels=dec_channels, dec_layers=dec_layers, gen_channels=gen_channels,
                         gen_rates=list(gen_rates), gen_kernels=list(gen_kernels),
                         gen_res_kernels=list(gen_res_kernels), gen_res_dilations=[list(d) for d in gen_res_dilations],
-                        gen_balanced=gen_balanced)
+                        gen_balanced=gen_balanced, n_speakers=n_speakers)
         self.enc = TextEncoder(n_symbols, hidden, enc_layers)
         self.dp = DurationPredictor(hidden, dp_filter)
         self.frames = FrameDecoder(hidden, dec_channels, dec_layers)
         self.dec = Generator(gen_channels, gen_rates, gen_kernels, gen_res_kernels, gen_res_dilations, gen_balanced)
+        if n_speakers > 1:
+            # Training only: one bias per speaker on the encoder's input and one on the frame decoder's, so speakers
+            # share everything else (text coverage from one, timbre from another). A speaker is exported by folding
+            # its biases into enc.emb and frames.pre (single_speaker), so the graph stays Piper's single-speaker one.
+            # Zero at the start: a single-speaker checkpoint loaded into speaker 0 behaves exactly as before.
+            self.spk_enc = nn.Embedding(n_speakers, hidden)
+            self.spk_frames = nn.Embedding(n_speakers, dec_channels)
+            nn.init.zeros_(self.spk_enc.weight)
+            nn.init.zeros_(self.spk_frames.weight)
 
-    def acoustic(self, ids, x_mask, w_frames, t_max):
-        """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given."""
-        h, mu = self.enc(ids, x_mask)
+    def speaker_biases(self, sid):
+        """sid [B] long -> (encoder bias [B,hidden,1], frame-decoder bias [B,channels,1]); (None, None) for a
+        single-speaker voice."""
+        if self.cfg["n_speakers"] <= 1:
+            return None, None
+        return self.spk_enc(sid).unsqueeze(-1), self.spk_frames(sid).unsqueeze(-1)
+
+    @torch.no_grad()
+    def single_speaker(self, sid):
+        """This voice as speaker `sid` alone: the same outputs for that speaker, in a single-speaker Voice (the
+        encoder's input bias is added to every embedding row, the frame decoder's to its input projection's bias)."""
+        cfg = dict(self.cfg, n_speakers=1)
+        out = Voice(**cfg)
+        state = {k: v.clone() for k, v in self.state_dict().items() if not k.startswith(("spk_enc.", "spk_frames."))}
+        if self.cfg["n_speakers"] > 1:
+            state["enc.emb.weight"] += self.spk_enc.weight[sid]
+            state["frames.pre.bias"] += self.spk_frames.weight[sid]
+        out.load_state_dict(state)
+        return out.train(self.training)
+
+    def acoustic(self, ids, x_mask, w_frames, t_max, sid=None):
+        """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given; sid [B] for several speakers."""
+        b_enc, b_frames = self.speaker_biases(sid) if sid is not None else (None, None)
+        h, mu = self.enc(ids, x_mask, b_enc)
         path, frac = path_from_durations(w_frames, t_max)
         y_mask = (path.sum(1, keepdim=True) > 0).to(h.dtype)
         h_exp = torch.matmul(h, path)
         mu_exp = torch.matmul(mu, path)
-        mel = self.frames(h_exp, mu_exp, frac, y_mask)
+        mel = self.frames(h_exp, mu_exp, frac, y_mask, b_frames)
         logw = self.dp(h.detach(), x_mask)
         return mel, mu, logw, y_mask
 
@@ -276,19 +315,50 @@ def duration_target(d):
     return torch.log(torch.clamp_min(d - 0.5, 0.1))
 
 
+LINEAR_BETA = 8.0  # frames: phonemes' errors are almost all under this (99% of durations are <= 12 frames)
+# exp() of the prediction stays within ~0.02..1,100 frames, so a wild early step cannot overflow the frame losses
+LOGW_MIN, LOGW_MAX = -4.0, 7.0
+
+
+def duration_loss(kind, logw, d, x_mask):
+    """The duration predictor's loss over real phonemes: logw [B,1,L] predicted, d [B,1,L] aligned frames (>= 1).
+    log: squared error against duration_target (fits geometric means: the voice speaks short); linear: Huber in frames
+    with a LINEAR_BETA knee (fits means); lognormal: log-domain relative durations plus each utterance's total length.
+    train_dp.py's docstring says why each exists."""
+    n = x_mask.sum()
+    if kind == "log":
+        return (((logw - duration_target(d)) ** 2) * x_mask).sum() / n
+    if kind == "linear":
+        pred = torch.exp(logw.clamp(LOGW_MIN, LOGW_MAX))
+        return (F.smooth_l1_loss(pred, d - 0.5, reduction="none", beta=LINEAR_BETA) * x_mask).sum() / n
+    if kind != "lognormal":
+        raise ValueError(f"unknown duration loss {kind!r}")
+    err = (logw - duration_target(d)) * x_mask
+    centred = (err - err.sum(-1, keepdim=True) / x_mask.sum(-1, keepdim=True)) * x_mask
+    pred_sum = torch.logsumexp(logw.masked_fill(x_mask == 0, -math.inf), -1)
+    true_sum = torch.log(((d - 0.5) * x_mask).sum(-1))
+    return (centred ** 2).sum() / n + ((pred_sum - true_sum) ** 2).mean()
+
+
 def apply_duration_gain(model, gain):
     """Scale every predicted duration by `gain` (speaking-rate calibration, see calibrate.py): exp(logw + log g)."""
     with torch.no_grad():
         model.dp.proj.bias.add_(math.log(gain))
 
 
-def load_voice(ckpt_dir):
+def load_voice(ckpt_dir, speaker=None):
     """A checkpoint folder (train.py's ac.pt + gen.pt, float16 or float32) -> (the Voice in float32, in eval mode;
-    ac.pt's contents: cfg, step, the acoustic model's state dict and whatever else the run recorded)."""
+    ac.pt's contents: cfg, step, the acoustic model's state dict and whatever else the run recorded). A checkpoint of
+    several speakers needs `speaker`, and gives that speaker's single-speaker Voice."""
     ac = torch.load(os.path.join(ckpt_dir, "ac.pt"), map_location="cpu", weights_only=False)
     gen = torch.load(os.path.join(ckpt_dir, "gen.pt"), map_location="cpu", weights_only=False)
     voice = Voice(**ac["cfg"])
     voice.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
+    n = voice.cfg["n_speakers"]
+    if n > 1:
+        if speaker is None or not 0 <= speaker < n:
+            raise SystemExit(f"{ckpt_dir}: a checkpoint of {n} speakers: choose one with --speaker 0..{n - 1}")
+        voice = voice.single_speaker(speaker)
     return voice.eval(), ac
 
 

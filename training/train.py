@@ -25,7 +25,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import mas as mas_mod  # noqa: E402
-from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params, duration_target,  # noqa: E402
+from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params, duration_loss,  # noqa: E402
                    path_from_durations)
 
 
@@ -217,20 +217,24 @@ def masked_mean(x, mask):
 
 # ---------------------------------------------------------------- data on the GPU
 class Corpus:
-    """All utterances in flat GPU tensors: ids padded [N, Lmax], mels [80, frames], audio [samples]."""
+    """All utterances in flat GPU tensors: ids padded [N, Lmax], mels [80, frames], audio [samples], speaker ids.
 
-    def __init__(self, dev):
+    real_share: with utterances of speaker 1 (real recordings) among Festival's (speaker 0), the share of batch items
+    drawn from speaker 1, whatever the two corpora's sizes (its utterances are repeated in the sampling pool)."""
+
+    def __init__(self, dev, real_share=0.5):
         self.dev = dev
-        self.uids, self.ids, self.x_len, self.mels, self.y_len, self.audio = [], [], [], [], [], []
+        self.real_share = real_share
+        self.uids, self.ids, self.x_len, self.mels, self.y_len, self.audio, self.spk = [], [], [], [], [], [], []
         self.melspec = data.MelSpec().to(dev)
-        self.finalised = False
 
     @torch.no_grad()
-    def add(self, items, wavs):
+    def add(self, items, wavs, speaker=0):
         for (uid, ids, _), wav in zip(items, wavs):
             if len(wav) < 40 * HOP:
                 continue
             self.uids.append(uid)
+            self.spk.append(speaker)
             a = torch.from_numpy(wav).to(self.dev)
             mel = self.melspec(a.unsqueeze(0))[0]
             self.ids.append(torch.tensor(ids, dtype=torch.long))
@@ -249,6 +253,7 @@ class Corpus:
         self.ids_pad = ids.to(self.dev)
         self.x_len_t = torch.tensor(self.x_len, device=self.dev)
         self.y_len_t = torch.tensor(self.y_len, device=self.dev)
+        self.spk_t = torch.tensor(self.spk, device=self.dev)
         self.mel_flat = torch.cat(self.mels, 1)
         self.audio_flat = torch.cat(self.audio)
         self.frame_off = torch.cumsum(torch.tensor([0] + self.y_len[:-1], device=self.dev), 0)
@@ -258,10 +263,21 @@ class Corpus:
     def __len__(self):
         return len(self.ids)
 
+    def sampling_pool(self):
+        """Utterance indices to draw batches from: each once, or, with both speakers present, speaker 1's repeated so
+        that they make about real_share of the pool."""
+        real = [i for i, s in enumerate(self.spk) if s == 1]
+        synth = [i for i, s in enumerate(self.spk) if s != 1]
+        if not real or not synth:
+            return list(range(len(self.spk)))
+        repeat = max(1, round(self.real_share / (1 - self.real_share) * len(synth) / len(real)))
+        return synth + real * repeat
+
     def batches(self, batch):
         """Sortish batches of utterances by frame count (data.sortish_batches), as index tensors on the device."""
-        for c in data.sortish_batches(self.y_len, batch, random):
-            yield torch.tensor(c, device=self.dev)
+        pool = self.sampling_pool()
+        for c in data.sortish_batches([self.y_len[i] for i in pool], batch, random):
+            yield torch.tensor([pool[j] for j in c], device=self.dev)
 
     def get(self, sel):
         x_len = self.x_len_t[sel]
@@ -274,7 +290,7 @@ class Corpus:
         idx = self.frame_off[sel].unsqueeze(1) + torch.minimum(t.unsqueeze(0), (y_len - 1).unsqueeze(1))
         y_mask = (t.unsqueeze(0) < y_len.unsqueeze(1)).float().unsqueeze(1)
         mel = self.mel_flat[:, idx].permute(1, 0, 2) * y_mask  # [B,80,T]
-        return ids, x_len, mel, y_len, y_mask, T
+        return ids, x_len, mel, y_len, y_mask, T, self.spk_t[sel]
 
 
 # ---------------------------------------------------------------- checkpoints
@@ -377,7 +393,17 @@ def main():
                     help="comma-separated seconds: at each, also save the weights (float16, no discriminator) to "
                          "OUT/mid-SECONDS, to pick the best point of a run afterwards")
     ap.add_argument("--real", help="a folder of real recordings ID.flac or ID.wav (22,050 Hz mono) to train on "
-                                   "instead of Festival's speech; --ids gives their phoneme ids")
+                                   "instead of Festival's speech (--ids gives their phoneme ids), or beside it as a "
+                                   "second speaker (with --real-ids)")
+    ap.add_argument("--real-ids", help="the recordings' phoneme ids: train on them as speaker 1 and on Festival's "
+                                       "speech of --ids as speaker 0, in the same batches (export.py --speaker 1 "
+                                       "makes the recordings' voice)")
+    ap.add_argument("--real-share", type=float, default=0.5, help="share of batch items from the recordings")
+    ap.add_argument("--voc-real-only", action="store_true",
+                    help="the generator trains on the recordings' segments alone (the exported speaker's audio)")
+    ap.add_argument("--dur-loss", choices=("log", "linear", "lognormal"), default="log",
+                    help="the duration predictor's loss (model.duration_loss; linear fits mean durations, log "
+                         "the geometric means that runs 1-7 used)")
     ap.add_argument("--enc-lr", type=float, default=1.0,
                     help="learning-rate factor of the text encoder's embedding and conv blocks (a fine-tune on "
                          "little data keeps what the encoder learnt from many sentences)")
@@ -415,10 +441,17 @@ def main():
 
     items = data.read_ids(a.ids)[a.skip:a.skip + a.n]
     random.Random(a.seed).shuffle(items)
-    corpus = Corpus(dev)
+    corpus = Corpus(dev, a.real_share)
     pending = None
     rest = []
-    if a.real:
+    mixed = bool(a.real_ids)
+    if mixed and not a.real:
+        raise SystemExit("--real-ids needs --real (the folder of the recordings)")
+    if mixed:
+        rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
+        corpus.add(rec_items, wavs, speaker=1)
+        log(f"speaker 1, real recordings from {a.real}: {len(corpus)} utterances, {corpus.hours:.2f} h")
+    if a.real and not mixed:
         items, wavs = data.load_recordings(items, a.real, a.workers)
         corpus.add(items, wavs)
         log(f"real recordings from {a.real}: {len(corpus)} utterances, {corpus.hours:.2f} h")
@@ -434,20 +467,27 @@ def main():
     t_intake = time.time()
     mid_saves = sorted(float(t) for t in a.mid_save.split(",") if t.strip())
 
+    n_speakers = 2 if mixed else 1
     if a.small:
-        model = Voice(hidden=32, enc_layers=2, dp_filter=32, dec_channels=32, dec_layers=2, gen_channels=32)
+        model = Voice(hidden=32, enc_layers=2, dp_filter=32, dec_channels=32, dec_layers=2, gen_channels=32,
+                      n_speakers=n_speakers)
     elif a.cpu_size:
-        model = Voice(hidden=128, enc_layers=4, dp_filter=128, dec_channels=128, dec_layers=4, gen_channels=256)
+        model = Voice(hidden=128, enc_layers=4, dp_filter=128, dec_channels=128, dec_layers=4, gen_channels=256,
+                      n_speakers=n_speakers)
     else:
-        model = Voice(**FULL_SIZE)
+        model = Voice(**FULL_SIZE, n_speakers=n_speakers)
     disc = Discriminator()
     mel_disc = MelDisc() if a.mel_adv else None
     start_step = 0
     fresh_disc = fresh_mel_disc = True
     if a.resume:
         ac, state, dstate = load_ckpt(a.resume)
-        model = Voice(**ac["cfg"])
-        model.load_state_dict(state)
+        cfg = {**ac["cfg"], "n_speakers": max(n_speakers, ac["cfg"].get("n_speakers", 1))}
+        model = Voice(**cfg)
+        missing, unexpected = model.load_state_dict(state, strict=False)
+        # a single-speaker checkpoint starts a mixed run as speaker 0; its speakers' tables start at zero
+        if unexpected or any(not k.startswith(("spk_enc.", "spk_frames.")) for k in missing):
+            raise SystemExit(f"{a.resume}: weights do not fit: missing {missing}, unexpected {unexpected}")
         if dstate is not None:
             disc.load_state_dict({k: v.float() for k, v in dstate["model"].items()})
             fresh_disc = False
@@ -520,11 +560,12 @@ def main():
         if cuda:
             torch.backends.cudnn.benchmark = False
         sel = next(batches)
-        ids, x_len, mel, y_len, y_mask, T = corpus.get(sel)
+        ids, x_len, mel, y_len, y_mask, T, sid = corpus.get(sel)
         L = ids.shape[1]
         x_mask = (torch.arange(L, device=dev).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
+        b_enc, b_frames = model.speaker_biases(sid)
         with amp:
-            h, mu = model.enc(ids, x_mask)
+            h, mu = model.enc(ids, x_mask, b_enc)
         h, mu = h.float(), mu.float()
         with torch.no_grad():
             logp = mas_mod.frame_log_likelihood(mu, mel)
@@ -535,13 +576,17 @@ def main():
         path2, frac = path_from_durations(dur, T)
         mu_exp = torch.matmul(mu, path2)
         with amp:
-            mel_pred = model.frames(torch.matmul(h, path2), mu_exp, frac, y_mask)
+            mel_pred = model.frames(torch.matmul(h, path2), mu_exp, frac, y_mask, b_frames)
             logw = model.dp(h.detach(), x_mask)
         mel_pred = mel_pred.float()
         n_frames = y_mask.sum() * N_MELS
         loss_prior = 0.5 * (((mel - mu_exp) ** 2) * y_mask).sum() / n_frames
-        loss_mel_ac = ((mel_pred - mel).abs() * y_mask).sum() / n_frames
-        loss_dur = (((logw.float() - duration_target(dur)) ** 2) * x_mask).sum() / x_mask.sum()
+        err_ac = (mel_pred - mel).abs() * y_mask
+        loss_mel_ac = err_ac.sum() / n_frames
+        with torch.no_grad():  # the recordings' share of it, to watch the second speaker learn
+            real = (sid == 1).float().view(-1, 1, 1)
+            loss_mel_real = (err_ac * real).sum() / ((y_mask * real).sum() * N_MELS).clamp_min(1)
+        loss_dur = duration_loss(a.dur_loss, logw.float(), dur, x_mask)
         loss_ac = loss_prior + loss_mel_ac + loss_dur
         if mel_disc is not None:
             loss_md, loss_madv, loss_mfm = mel_adversary(mel_disc, opt_md, mel_pred, mel, y_len, a.seg * 2)
@@ -563,11 +608,16 @@ def main():
         # ---- waveform generator on segments of the same utterances (fixed shapes: benchmarking pays)
         if cuda:
             torch.backends.cudnn.benchmark = True
-        vb = min(a.vbatch, len(sel))
         seg = a.seg
-        starts = (torch.rand(vb, device=dev) * (y_len[:vb] - seg).clamp_min(0).float()).long()
+        # the generator's segments: the batch's first vbatch items, or with --voc-real-only its recordings'
+        vsel = (sid == 1).nonzero().squeeze(1) if a.voc_real_only else torch.arange(len(sel), device=dev)
+        if len(vsel) == 0:
+            vsel = torch.arange(len(sel), device=dev)
+        vsel = vsel[:a.vbatch]
+        vb = len(vsel)
+        starts = (torch.rand(vb, device=dev) * (y_len[vsel] - seg).clamp_min(0).float()).long()
         fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)  # [vb, seg]
-        bidx = torch.arange(vb, device=dev).unsqueeze(1)
+        bidx = vsel.unsqueeze(1)
         mel_gt_seg = mel[bidx, :, fidx].permute(0, 2, 1)  # [vb,80,seg]
         mel_gta_seg = mel_pred.detach()[bidx, :, fidx].permute(0, 2, 1)
         p_gta = a.gta_max * min(1.0, step / max(1, a.gta_ramp))
@@ -575,7 +625,7 @@ def main():
         mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
         mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
         latent = torch.cat([mel_in, torch.ones(vb, 1, seg, device=dev)], 1)
-        sidx = (corpus.frame_off[sel[:vb]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
+        sidx = (corpus.frame_off[sel[vsel]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
         sidx = sidx.clamp_max(corpus.audio_flat.shape[0] - 1)
         y = corpus.audio_flat[sidx].unsqueeze(1)  # [vb,1,seg*HOP]
         with amp:
@@ -610,7 +660,8 @@ def main():
         opt_g.step()
 
         step += 1
-        logged = [("prior", loss_prior), ("mel_ac", loss_mel_ac), ("dur", loss_dur), ("d", loss_d), ("adv", loss_adv),
+        logged = [("prior", loss_prior), ("mel_ac", loss_mel_ac), ("mel_ac_real", loss_mel_real), ("dur", loss_dur),
+                  ("d", loss_d), ("adv", loss_adv),
                   ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft), ("comb", loss_comb), ("prom", loss_prom)]
         if mel_disc is not None:
             logged += [("md", loss_md), ("madv", loss_madv), ("mfm", loss_mfm)]
@@ -661,9 +712,9 @@ def dump_durations(model, corpus, path, batch):
     with open(path, "w") as f:
         for i in range(0, len(corpus), batch):
             sel = torch.tensor(corpus.order[i:i + batch], device=corpus.dev)
-            ids, x_len, mel, y_len, _, _ = corpus.get(sel)
+            ids, x_len, mel, y_len, _, _, sid = corpus.get(sel)
             x_mask = (torch.arange(ids.shape[1], device=ids.device).unsqueeze(0) < x_len.unsqueeze(1)).float()
-            h, mu = model.enc(ids, x_mask.unsqueeze(1))
+            h, mu = model.enc(ids, x_mask.unsqueeze(1), model.speaker_biases(sid)[0])
             logp = mas_mod.frame_log_likelihood(mu, mel)
             dur = mas_mod.mas(logp, x_len, y_len).sum(-1)  # [B,L]
             for j, u in enumerate(sel.tolist()):

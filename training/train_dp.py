@@ -11,7 +11,7 @@ computed once from the phoneme ids (IDS_FILE: corpusids' ID|ids|text), the targe
 so export.py --ckpt OUT_DIR exports it. Losses (--loss, default linear; all over real phonemes only):
 
   log        squared error of logw against duration_target(d): train.py's loss, the control.
-  linear     Huber (smooth L1) between exp(logw) and d - 0.5, in frames, quadratic for errors under LINEAR_BETA
+  linear     Huber (smooth L1) between exp(logw) and d - 0.5, in frames, quadratic for errors under model.LINEAR_BETA
              frames: that part fits the conditional mean, which ceil() then turns into the mean duration. A Huber
              with a 1-frame knee is linear for most errors and fits nearer the median, which for a skewed duration
              distribution is the geometric mean again (360 Festival sentences, held-out frames ratio after 300 steps:
@@ -37,19 +37,15 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 from torch.nn.utils.rnn import pad_sequence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import data  # noqa: E402
-from model import DurationPredictor, duration_target, load_voice  # noqa: E402
+from model import DurationPredictor, duration_loss, load_voice  # noqa: E402
 
 T0 = time.time()
 VAL_EVERY = 200
-LINEAR_BETA = 8.0  # frames: phonemes' errors are almost all under this (99% of durations are <= 12 frames)
-# exp() of the prediction stays within ~0.02..1,100 frames, so a wild early step cannot overflow the frame losses
-LOGW_MIN, LOGW_MAX = -4.0, 7.0
 
 
 def log(*a):
@@ -96,20 +92,6 @@ def batches(utts, batch, rng):
     """Sortish batches of utterances by phoneme count (data.sortish_batches, as train.py samples)."""
     for c in data.sortish_batches([len(u["ids"]) for u in utts], batch, rng):
         yield [utts[i] for i in c]
-
-
-def dp_loss(kind, logw, d, x_mask):
-    n = x_mask.sum()
-    if kind == "log":
-        return (((logw - duration_target(d)) ** 2) * x_mask).sum() / n
-    if kind == "linear":
-        pred = torch.exp(logw.clamp(LOGW_MIN, LOGW_MAX))
-        return (F.smooth_l1_loss(pred, d - 0.5, reduction="none", beta=LINEAR_BETA) * x_mask).sum() / n
-    err = (logw - duration_target(d)) * x_mask
-    centred = (err - err.sum(-1, keepdim=True) / x_mask.sum(-1, keepdim=True)) * x_mask
-    pred_sum = torch.logsumexp(logw.masked_fill(x_mask == 0, -math.inf), -1)
-    true_sum = torch.log(((d - 0.5) * x_mask).sum(-1))
-    return (centred ** 2).sum() / n + ((pred_sum - true_sum) ** 2).mean()
 
 
 @torch.no_grad()
@@ -206,7 +188,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = a.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * (step - 1) / a.steps)))
         h, _, d, x_mask = collate(next(stream))
-        loss = dp_loss(a.loss, dp(h, x_mask), d, x_mask)
+        loss = duration_loss(a.loss, dp(h, x_mask), d, x_mask)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(dp.parameters(), 5.0)
