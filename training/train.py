@@ -609,11 +609,13 @@ def main():
         if cuda:
             torch.backends.cudnn.benchmark = True
         seg = a.seg
-        # the generator's segments: the batch's first vbatch items, or with --voc-real-only its recordings'
-        vsel = (sid == 1).nonzero().squeeze(1) if a.voc_real_only else torch.arange(len(sel), device=dev)
-        if len(vsel) == 0:
-            vsel = torch.arange(len(sel), device=dev)
-        vsel = vsel[:a.vbatch]
+        # the generator's segments: the batch's first vbatch items, or with --voc-real-only vbatch segments of its
+        # recordings (cycled, at random starts), always as many: each new shape would make cudnn benchmark again
+        real_items = (sid == 1).nonzero().squeeze(1) if a.voc_real_only else None
+        if real_items is not None and len(real_items):
+            vsel = real_items[torch.arange(a.vbatch, device=dev) % len(real_items)]
+        else:
+            vsel = torch.arange(min(a.vbatch, len(sel)), device=dev)
         vb = len(vsel)
         starts = (torch.rand(vb, device=dev) * (y_len[vsel] - seg).clamp_min(0).float()).long()
         fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)  # [vb, seg]
