@@ -279,6 +279,13 @@ class Corpus:
         for c in data.sortish_batches([self.y_len[i] for i in pool], batch, random):
             yield torch.tensor([pool[j] for j in c], device=self.dev)
 
+    def padded(self, flat, sel, T):
+        """Per-frame features stored like mel_flat ([C, frames], utterances back to back) -> [B,C,T], zero-padded."""
+        y_len = self.y_len_t[sel]
+        t = torch.arange(T, device=self.dev)
+        idx = self.frame_off[sel].unsqueeze(1) + torch.minimum(t.unsqueeze(0), (y_len - 1).unsqueeze(1))
+        return flat[:, idx].permute(1, 0, 2) * (t.unsqueeze(0) < y_len.unsqueeze(1)).float().unsqueeze(1)
+
     def get(self, sel):
         x_len = self.x_len_t[sel]
         y_len = self.y_len_t[sel]
@@ -287,9 +294,8 @@ class Corpus:
         T = ((T + 63) // 64) * 64  # fewer distinct shapes (cudnn benchmarks each)
         ids = self.ids_pad[sel, :L]
         t = torch.arange(T, device=self.dev)
-        idx = self.frame_off[sel].unsqueeze(1) + torch.minimum(t.unsqueeze(0), (y_len - 1).unsqueeze(1))
         y_mask = (t.unsqueeze(0) < y_len.unsqueeze(1)).float().unsqueeze(1)
-        mel = self.mel_flat[:, idx].permute(1, 0, 2) * y_mask  # [B,80,T]
+        mel = self.padded(self.mel_flat, sel, T)  # [B,80,T]
         return ids, x_len, mel, y_len, y_mask, T, self.spk_t[sel]
 
 
@@ -401,6 +407,9 @@ def main():
     ap.add_argument("--real-share", type=float, default=0.5, help="share of batch items from the recordings")
     ap.add_argument("--voc-real-only", action="store_true",
                     help="the generator trains on the recordings' segments alone (the exported speaker's audio)")
+    ap.add_argument("--freeze-acoustic", action="store_true",
+                    help="train the generator alone: the acoustic model's teacher-forced mels are computed once (and "
+                         "at each intake) and its weights stay as loaded; with --real-ids, Festival is not run")
     ap.add_argument("--dur-loss", choices=("log", "linear", "lognormal"), default="log",
                     help="the duration predictor's loss (model.duration_loss; linear fits mean durations, log "
                          "the geometric means that runs 1-7 used)")
@@ -447,6 +456,8 @@ def main():
     mixed = bool(a.real_ids)
     if mixed and not a.real:
         raise SystemExit("--real-ids needs --real (the folder of the recordings)")
+    if a.freeze_acoustic and a.mel_adv:
+        raise SystemExit("--mel-adv trains the acoustic model, which --freeze-acoustic keeps as loaded")
     if mixed:
         rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
         corpus.add(rec_items, wavs, speaker=1)
@@ -455,7 +466,7 @@ def main():
         items, wavs = data.load_recordings(items, a.real, a.workers)
         corpus.add(items, wavs)
         log(f"real recordings from {a.real}: {len(corpus)} utterances, {corpus.hours:.2f} h")
-    else:
+    elif not (mixed and a.freeze_acoustic):  # a frozen acoustic model needs no Festival beside the recordings
         first, rest = items[:a.first], items[a.first:]
         procs = data.start_festival(first, a.wav_dir, a.workers)
         for p in procs:
@@ -520,6 +531,8 @@ def main():
     melspec = corpus.melspec
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
 
+    if a.freeze_acoustic:
+        corpus.gta_flat = teacher_forced_mels(model, corpus, a.batch)
     batches = corpus.batches(a.batch)
     step = start_step
     t_last, n_last = time.time(), 0
@@ -535,6 +548,8 @@ def main():
             ready = [it for it in rest if os.path.exists(os.path.join(a.wav_dir, it[0] + ".wav"))]
             if ready:
                 corpus.add(ready, data.load_wavs([u for u, _, _ in ready], a.wav_dir))
+                if a.freeze_acoustic:
+                    corpus.gta_flat = teacher_forced_mels(model, corpus, a.batch)
                 batches = corpus.batches(a.batch)
                 done_ids = {u for u, _, _ in ready}
                 rest = [it for it in rest if it[0] not in done_ids]
@@ -561,41 +576,45 @@ def main():
             torch.backends.cudnn.benchmark = False
         sel = next(batches)
         ids, x_len, mel, y_len, y_mask, T, sid = corpus.get(sel)
-        L = ids.shape[1]
-        x_mask = (torch.arange(L, device=dev).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
-        b_enc, b_frames = model.speaker_biases(sid)
-        with amp:
-            h, mu = model.enc(ids, x_mask, b_enc)
-        h, mu = h.float(), mu.float()
-        with torch.no_grad():
-            logp = mas_mod.frame_log_likelihood(mu, mel)
-            t_m = time.time()
-            path = mas_mod.mas(logp, x_len, y_len)  # [B,L,T]
-            mas_time += time.time() - t_m
-        dur = path.sum(-1).unsqueeze(1)  # [B,1,L]
-        path2, frac = path_from_durations(dur, T)
-        mu_exp = torch.matmul(mu, path2)
-        with amp:
-            mel_pred = model.frames(torch.matmul(h, path2), mu_exp, frac, y_mask, b_frames)
-            logw = model.dp(h.detach(), x_mask)
-        mel_pred = mel_pred.float()
-        n_frames = y_mask.sum() * N_MELS
-        loss_prior = 0.5 * (((mel - mu_exp) ** 2) * y_mask).sum() / n_frames
-        err_ac = (mel_pred - mel).abs() * y_mask
-        loss_mel_ac = err_ac.sum() / n_frames
-        with torch.no_grad():  # the recordings' share of it, to watch the second speaker learn
-            real = (sid == 1).float().view(-1, 1, 1)
-            loss_mel_real = (err_ac * real).sum() / ((y_mask * real).sum() * N_MELS).clamp_min(1)
-        loss_dur = duration_loss(a.dur_loss, logw.float(), dur, x_mask)
-        loss_ac = loss_prior + loss_mel_ac + loss_dur
-        if mel_disc is not None:
-            loss_md, loss_madv, loss_mfm = mel_adversary(mel_disc, opt_md, mel_pred, mel, y_len, a.seg * 2)
-            madv_on = 0.0 if fresh_mel_disc and k < a.adv_delay else 1.0
-            loss_ac = loss_ac + madv_on * a.mel_adv * (loss_madv + 2 * loss_mfm)
-        opt_ac.zero_grad(set_to_none=True)
-        loss_ac.backward()
-        gn_ac = torch.nn.utils.clip_grad_norm_(ac_params, 5.0)
-        opt_ac.step()
+        if a.freeze_acoustic:
+            mel_pred = corpus.padded(corpus.gta_flat, sel, T)
+            loss_prior = loss_mel_ac = loss_mel_real = loss_dur = gn_ac = torch.zeros((), device=dev)
+        else:
+            L = ids.shape[1]
+            x_mask = (torch.arange(L, device=dev).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
+            b_enc, b_frames = model.speaker_biases(sid)
+            with amp:
+                h, mu = model.enc(ids, x_mask, b_enc)
+            h, mu = h.float(), mu.float()
+            with torch.no_grad():
+                logp = mas_mod.frame_log_likelihood(mu, mel)
+                t_m = time.time()
+                path = mas_mod.mas(logp, x_len, y_len)  # [B,L,T]
+                mas_time += time.time() - t_m
+            dur = path.sum(-1).unsqueeze(1)  # [B,1,L]
+            path2, frac = path_from_durations(dur, T)
+            mu_exp = torch.matmul(mu, path2)
+            with amp:
+                mel_pred = model.frames(torch.matmul(h, path2), mu_exp, frac, y_mask, b_frames)
+                logw = model.dp(h.detach(), x_mask)
+            mel_pred = mel_pred.float()
+            n_frames = y_mask.sum() * N_MELS
+            loss_prior = 0.5 * (((mel - mu_exp) ** 2) * y_mask).sum() / n_frames
+            err_ac = (mel_pred - mel).abs() * y_mask
+            loss_mel_ac = err_ac.sum() / n_frames
+            with torch.no_grad():  # the recordings' share of it, to watch the second speaker learn
+                real = (sid == 1).float().view(-1, 1, 1)
+                loss_mel_real = (err_ac * real).sum() / ((y_mask * real).sum() * N_MELS).clamp_min(1)
+            loss_dur = duration_loss(a.dur_loss, logw.float(), dur, x_mask)
+            loss_ac = loss_prior + loss_mel_ac + loss_dur
+            if mel_disc is not None:
+                loss_md, loss_madv, loss_mfm = mel_adversary(mel_disc, opt_md, mel_pred, mel, y_len, a.seg * 2)
+                madv_on = 0.0 if fresh_mel_disc and k < a.adv_delay else 1.0
+                loss_ac = loss_ac + madv_on * a.mel_adv * (loss_madv + 2 * loss_mfm)
+            opt_ac.zero_grad(set_to_none=True)
+            loss_ac.backward()
+            gn_ac = torch.nn.utils.clip_grad_norm_(ac_params, 5.0)
+            opt_ac.step()
 
         if a.no_voc:
             step += 1
@@ -704,6 +723,31 @@ def main():
         f.write("\n".join(corpus.uids) + "\n")
     if a.dump_durations:
         dump_durations(model, corpus, os.path.join(a.out, "durations.txt"), a.batch)
+
+
+@torch.no_grad()
+def teacher_forced_mels(model, corpus, batch):
+    """The acoustic model's mel of every utterance with its own alignment's durations (what the generator is fed as
+    GTA input), stored like corpus.mel_flat: for --freeze-acoustic, which computes them once instead of every step."""
+    was_training = model.training
+    model.eval()
+    out = torch.zeros_like(corpus.mel_flat)
+    for i in range(0, len(corpus), batch):
+        sel = torch.tensor(corpus.order[i:i + batch], device=corpus.dev)
+        ids, x_len, mel, y_len, y_mask, T, sid = corpus.get(sel)
+        x_mask = (torch.arange(ids.shape[1], device=ids.device).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
+        b_enc, b_frames = model.speaker_biases(sid)
+        h, mu = model.enc(ids, x_mask, b_enc)
+        dur = mas_mod.mas(mas_mod.frame_log_likelihood(mu, mel), x_len, y_len).sum(-1).unsqueeze(1)
+        path, frac = path_from_durations(dur, T)
+        pred = model.frames(torch.matmul(h, path), torch.matmul(mu, path), frac, y_mask, b_frames)
+        for j, u in enumerate(sel.tolist()):
+            n = int(y_len[j])
+            off = int(corpus.frame_off[u])
+            out[:, off:off + n] = pred[j, :, :n]
+    model.train(was_training)
+    log(f"teacher-forced mels of {len(corpus)} utterances (acoustic model frozen)")
+    return out
 
 
 @torch.no_grad()
