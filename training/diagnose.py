@@ -1,15 +1,21 @@
-"""Which part of the voice loses the words: the same 30 evaluation sentences, pocketsphinx WER at four points.
+"""Which part of the voice loses the words or the naturalness: the same sentences at four points, each with
+pocketsphinx WER and DNSMOS P.808 / OVRL.
 
-  python3 training/diagnose.py --ckpt CKPT_DIR [--out /tmp/ttsgen-diagnose] [--ttsgen bin/ttsgen]
+  python3 training/diagnose.py --ckpt CKPT_DIR [--speaker N] [--out /tmp/ttsgen-diagnose] [--ttsgen bin/ttsgen]
+  python3 training/diagnose.py --ckpt CKPT_DIR --speaker 1 --recordings DIR --ids IDS_FILE [--count 30]
 
-  festival        Festival's own audio (the teacher), resampled to 22,050 Hz
-  copy            the generator alone, fed Festival's mel (vocoder copy synthesis)
-  teacher-forced  the acoustic model's mel with Festival's durations (found by MAS, as in training) -> generator
+  festival        Festival's own audio (the teacher) of the 30 evaluation sentences, resampled to 22,050 Hz;
+   or recording   with --recordings, COUNT real recordings (ID.flac or ID.wav, 22,050 Hz) and their text and ids
+                  from IDS_FILE (corpusids' lines; a fixed random choice): the reference for a real speaker's voice
+  copy            the generator alone, fed the reference's mel (vocoder copy synthesis)
+  teacher-forced  the acoustic model's mel with the reference's durations (found by MAS, as in training) -> generator
   predicted       the whole voice, its own durations, no noise (scales 0, 1, 0)
 
 Each step adds one part's errors to the one before, so the differences say where the next training step should
-work. Needs Festival with the HTS slt voice (Debian festival festvox-us-slt-hts), pocketsphinx and sox, the
-voice-quality tools (../shared/tools/voice-quality or VQ=DIR) and a built ttsgen (for the phoneme ids).
+work. Recordings that the voice was trained on make copy synthesis an upper bound; the WER of old LJSpeech prose is
+not comparable with the evaluation sentences'. Needs pocketsphinx and sox, node (DNSMOS), the voice-quality tools
+(../shared/tools/voice-quality or VQ=DIR), and for the Festival reference Festival with the HTS slt voice (Debian
+festival festvox-us-slt-hts) and a built ttsgen (for the phoneme ids).
 """
 import argparse
 import json
@@ -24,7 +30,7 @@ from scipy.io import wavfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from data import MelSpec, load_wav  # noqa: E402
+from data import MelSpec, load_recording, load_wav, read_ids  # noqa: E402
 from mas import frame_log_likelihood, mas  # noqa: E402
 from model import load_voice, make_latent, path_from_durations  # noqa: E402
 
@@ -55,6 +61,36 @@ def wer(vq, texts, d):
     return float(m.group(1)) if m else float("nan")
 
 
+def dnsmos(vq, d):
+    """(P.808, OVRL) of the folder's wavs at -26 dBFS, as quality.sh measures them; None where node or the model's
+    runtime (vq/node_modules) is missing."""
+    if not os.path.isdir(os.path.join(vq, "node_modules")):
+        return None
+    out = subprocess.run(["node", os.path.join(vq, "dnsmos.js"), "--summary-only", "--rms-db", "-26", d],
+                         capture_output=True, text=True)
+    try:
+        summary = json.loads(out.stdout.strip().splitlines()[-1])
+        return summary["P808_MOS"], summary["OVRL"]
+    except (IndexError, ValueError, KeyError, TypeError):
+        return None
+
+
+def recorded_sentences(rec_dir, ids_file, count):
+    """[(text, ids, path)] of `count` recordings in rec_dir that have a line in ids_file, chosen at random (fixed)."""
+    import random
+    found = []
+    for uid, ids, text in read_ids(ids_file):
+        for ext in (".flac", ".wav"):
+            path = os.path.join(rec_dir, uid + ext)
+            if os.path.exists(path):
+                found.append((text, ids, path))
+                break
+    if not found:
+        raise SystemExit(f"{rec_dir}: no recording named in {ids_file}")
+    random.Random(3).shuffle(found)
+    return found[:count]
+
+
 @torch.no_grad()
 def main():
     ap = argparse.ArgumentParser()
@@ -63,26 +99,44 @@ def main():
     ap.add_argument("--out", default="/tmp/ttsgen-diagnose")
     ap.add_argument("--texts", default=os.path.join(HERE, "eval_sentences.txt"))
     ap.add_argument("--ttsgen", default=os.path.join(HERE, "..", "bin", "ttsgen"))
+    ap.add_argument("--recordings", help="a folder of real recordings to use as the reference instead of Festival")
+    ap.add_argument("--ids", help="with --recordings: corpusids' file with the recordings' text and phoneme ids")
+    ap.add_argument("--count", type=int, default=30, help="with --recordings: how many")
     a = ap.parse_args()
     vq = os.environ.get("VQ", os.path.join(HERE, "..", "..", "shared", "tools", "voice-quality"))
-    stages = ("festival", "copy", "teacher-forced", "predicted")
+    if not os.path.isdir(os.path.join(vq, "node_modules")) and os.path.isdir("/tmp/ttsgen-vq/node_modules"):
+        vq = "/tmp/ttsgen-vq"  # the copy quality.sh installs DNSMOS's runtime in
+    reference = "recording" if a.recordings else "festival"
+    stages = (reference, "copy", "teacher-forced", "predicted")
     for s in stages:
         os.makedirs(os.path.join(a.out, s), exist_ok=True)
-    texts = [t.strip() for t in open(a.texts, encoding="utf-8")]
-    ids = phoneme_ids(a.ttsgen, a.texts)
-    if len(ids) != len(texts):
-        raise SystemExit(f"{a.texts}: {len(texts)} lines but phonemize gave {len(ids)} sentences")
+    if a.recordings:
+        if not a.ids:
+            raise SystemExit("--recordings needs --ids (their text and phoneme ids)")
+        chosen = recorded_sentences(a.recordings, a.ids, a.count)
+        texts = [t for t, _, _ in chosen]
+        ids = [i for _, i, _ in chosen]
+        a.texts = os.path.join(a.out, "texts.txt")
+        with open(a.texts, "w", encoding="utf-8") as f:
+            f.write("\n".join(texts) + "\n")
+    else:
+        texts = [t.strip() for t in open(a.texts, encoding="utf-8")]
+        ids = phoneme_ids(a.ttsgen, a.texts)
+        if len(ids) != len(texts):
+            raise SystemExit(f"{a.texts}: {len(texts)} lines but phonemize gave {len(ids)} sentences")
     model, ac = load_voice(a.ckpt, a.speaker)
     step = ac["step"]
     melspec = MelSpec()
     frames_ratio = []
     for i, (text, sent_ids) in enumerate(zip(texts, ids), 1):
-        fest_path = os.path.join(a.out, "festival", f"{i}.wav")
-        if not os.path.exists(fest_path):
-            festival(text, fest_path + ".32k.wav")
-            write(fest_path, torch.from_numpy(load_wav(fest_path + ".32k.wav")))
-            os.remove(fest_path + ".32k.wav")
-        audio = torch.from_numpy(load_wav(fest_path)).unsqueeze(0)
+        ref_path = os.path.join(a.out, reference, f"{i}.wav")
+        if a.recordings:
+            write(ref_path, torch.from_numpy(load_recording(chosen[i - 1][2])))
+        elif not os.path.exists(ref_path):
+            festival(text, ref_path + ".32k.wav")
+            write(ref_path, torch.from_numpy(load_wav(ref_path + ".32k.wav")))
+            os.remove(ref_path + ".32k.wav")
+        audio = torch.from_numpy(load_wav(ref_path)).unsqueeze(0)
         mel = melspec(audio)  # [1,80,T]
         T = mel.shape[2]
         y_mask = torch.ones(1, 1, T)
@@ -103,11 +157,14 @@ def main():
         frames_ratio.append(pred.shape[-1] / audio.shape[-1])
 
     print(f"checkpoint step {step}, {len(texts)} sentences of {a.texts}")
-    print("| stage | WER (pocketsphinx) |")
-    print("|---|---|")
+    print("| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL |")
+    print("|---|---|---|---|")
     for s in stages:
-        print(f"| {s} | {wer(vq, a.texts, os.path.join(a.out, s)):.1f}% |")
-    print(f"predicted length / Festival's: mean {np.mean(frames_ratio):.3f} "
+        d = os.path.join(a.out, s)
+        mos = dnsmos(vq, d)
+        p808, ovrl = (f"{mos[0]:.2f}", f"{mos[1]:.2f}") if mos else ("", "")
+        print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} |")
+    print(f"predicted length / {reference}'s: mean {np.mean(frames_ratio):.3f} "
           f"(range {min(frames_ratio):.2f}-{max(frames_ratio):.2f})")
 
 
