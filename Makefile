@@ -6,7 +6,7 @@ FUZZTIME ?= 15s
 export TTSGEN_REQUIRE_ORT := 1
 export CGO_ENABLED := 1
 
-.PHONY: all setup build run test fuzz bench vet clean
+.PHONY: all setup build run test fuzz bench train-smoke vet clean
 
 all: build
 
@@ -46,6 +46,11 @@ fuzz: setup
 # The runs of benchmarks/suite.json for a developer's machine (BENCHMARKS.md says what they gave, and the GPU runs).
 bench: build
 	$(GO) run ./benchmarks/run -machine dev -bin $(BIN)
+
+# Every mode of the voice's training recipe on a CPU with toy dimensions (training/smoke.sh; needs Debian's
+# python3-torch python3-onnx python3-scipy python3-numba festival festvox-us-slt-hts, which `make test` does not).
+train-smoke: build
+	training/smoke.sh
 
 clean:
 	rm -rf bin hello.wav

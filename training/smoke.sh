@@ -1,0 +1,81 @@
+#!/bin/bash
+# Every mode of the training recipe, end to end, on a CPU in about two minutes, with toy dimensions: Festival's
+# speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
+# generator alone on that speaker, the mel discriminator, and each checkpoint exported and spoken by ttsgen. It checks
+# that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good (quality.sh).
+# usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
+# Needs Debian's python3-torch python3-onnx python3-scipy python3-numba festival festvox-us-slt-hts.
+# The "recordings" of the second speaker are Festival's own wavs (ID.wav), so nothing outside the repository is read.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$here/..
+work=${1:-$(mktemp -d /tmp/ttsgen-train-smoke.XXXXXX)}
+py=${PYTHON:-/usr/bin/python3}
+mkdir -p "$work"
+log() { echo "smoke: $*" >&2; }
+fail() { echo "smoke: FAILED: $*" >&2; exit 1; }
+
+cd "$root"
+[ -x bin/ttsgen ] || fail "no bin/ttsgen: run make build first"
+go run ./training/corpusids -metadata testdata/ljspeech/metadata-sample.csv -out "$work/all_ids.txt" 2>/dev/null
+# short sentences keep Festival quick: 24 for speaker 0, 8 for the "recorded" speaker 1
+awk -F'|' 'length($3) < 90 && n++ < 32' "$work/all_ids.txt" > "$work/short.txt"
+[ "$(wc -l < "$work/short.txt")" = 32 ] || fail "fewer than 32 short sentences in the sample metadata"
+head -24 "$work/short.txt" > "$work/ids.txt"
+tail -8 "$work/short.txt" > "$work/rec_ids.txt"
+mkdir -p "$work/rec"
+while IFS='|' read -r uid _ text; do
+  echo "$text" | text2wave -eval '(voice_cmu_us_slt_arctic_hts)' -o "$work/rec/$uid.wav"
+done < "$work/rec_ids.txt"
+
+train() { "$py" training/train.py --workers 2 --batch 6 --vbatch 4 --seg 16 --small --wav-dir "$work/wavs" "$@" \
+  > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; fail "train.py $*"; }; }
+speak() {  # CKPT OUT [export args]: export, then speak a sentence through ttsgen with it
+  local ck=$1 out=$2; shift 2
+  "$py" training/export.py --ckpt "$ck" --out "$out" "$@" > "$work/last.log" 2>&1 ||
+    { cat "$work/last.log" >&2; fail "export.py --ckpt $ck $*"; }
+  bin/ttsgen synth "The smoke test speaks." --voice "$out" -o "${out%.onnx}.wav" -q ||
+    fail "ttsgen could not speak with $out"
+  [ "$(stat -c %s "${out%.onnx}.wav")" -gt 10000 ] || fail "${out%.onnx}.wav is too short"
+}
+
+log "Festival's speech alone, tone losses, alignments dumped"
+train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 6 --comb 20 --prominence 10 --dump-durations --out "$work/ck1"
+[ "$(wc -l < "$work/ck1/durations.txt")" -ge 12 ] || fail "durations.txt has fewer lines than the utterances"
+speak "$work/ck1" "$work/v1.onnx"
+
+log "duration predictor refitted (train_dp.py)"
+"$py" training/train_dp.py --ckpt "$work/ck1" --durations "$work/ck1/durations.txt" --ids "$work/ids.txt" \
+  --out "$work/dp" --steps 20 --holdout 4 --batch 8 > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; fail "train_dp.py"; }
+speak "$work/dp" "$work/v_dp.onnx"
+
+log "a second speaker beside Festival's (--real --real-ids), from the single-speaker checkpoint"
+train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 4 --real "$work/rec" --real-ids "$work/rec_ids.txt" \
+  --voc-real-only --dur-loss linear --resume "$work/ck1" --out "$work/ck2"
+grep -q "speaker 1, real recordings" "$work/last.log" || fail "the recordings were not taken in as speaker 1"
+speak "$work/ck2" "$work/v2.onnx" --speaker 1
+"$py" training/export.py --ckpt "$work/ck2" --out "$work/none.onnx" > "$work/last.log" 2>&1 &&
+  fail "export.py took a checkpoint of two speakers without --speaker"
+grep -q -- "--speaker 0..1" "$work/last.log" || fail "export.py's refusal does not name --speaker"
+
+log "the generator alone (--freeze-acoustic): the acoustic weights must stay as loaded"
+train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
+  --freeze-acoustic --resume "$work/ck2" --out "$work/ck3"
+grep -q "teacher-forced mels of 8 utterances" "$work/last.log" || fail "--freeze-acoustic did not precompute 8 mels"
+! grep -q "first share" "$work/last.log" || fail "--freeze-acoustic with --real-ids ran Festival"
+"$py" - "$work/ck2" "$work/ck3" <<'PY' || fail "--freeze-acoustic changed the acoustic model or left the generator"
+import sys, torch
+load = lambda d, f: torch.load(f"{d}/{f}", map_location="cpu", weights_only=False)["model"]
+a, b = load(sys.argv[1], "ac.pt"), load(sys.argv[2], "ac.pt")
+g, h = load(sys.argv[1], "gen.pt"), load(sys.argv[2], "gen.pt")
+assert all(torch.equal(a[k], b[k]) for k in a), "acoustic weights changed"
+assert any(not torch.equal(g[k], h[k]) for k in g), "generator unchanged"
+PY
+speak "$work/ck3" "$work/v3.onnx" --speaker 1
+
+log "the mel discriminator (--mel-adv), resumed"
+train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --mel-adv 1 --resume "$work/ck1" --out "$work/ck4"
+[ -f "$work/ck4/mdisc.pt" ] || fail "--mel-adv saved no mdisc.pt"
+speak "$work/ck4" "$work/v4.onnx"
+
+log "passed (work in $work)"
