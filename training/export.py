@@ -12,7 +12,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import Voice, apply_duration_gain, count_params  # noqa: E402
+from model import Voice, apply_duration_gain, count_params, load_voice  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPSET = 15
@@ -106,23 +106,6 @@ def check_balanced(path):
     print(f"{path}: every ConvTranspose kernel phase-balanced")
 
 
-@torch.no_grad()
-def check_single_speaker(multi, single, sid):
-    """Fail unless the folded single-speaker voice gives speaker sid's mel (durations given) to float rounding."""
-    multi, single = multi.eval(), single.eval()
-    torch.manual_seed(0)
-    ids = torch.randint(3, 150, (2, 30))
-    x_mask = (torch.arange(30).unsqueeze(0) < torch.tensor([[30], [21]])).float().unsqueeze(1)
-    w = torch.randint(1, 6, (2, 1, 30)).float() * x_mask
-    t_max = int(w.sum(-1).max())
-    want = multi.acoustic(ids, x_mask, w, t_max, torch.full((2,), sid))
-    got = single.acoustic(ids, x_mask, w, t_max)
-    for name, g, e in zip(("mel", "mu", "logw"), got, want):
-        err = float((g - e).abs().max())
-        assert err < 1e-4, f"speaker {sid} folded: {name} differs by {err:g}"
-    print(f"speaker {sid} folded into a single-speaker voice: same mel, prior and durations")
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt", help="folder with train.py's ac.pt + gen.pt")
@@ -152,22 +135,10 @@ def main():
                     torch.nn.init.normal_(m.weight, 0.0, 0.5 / (m.weight.shape[1] * m.weight.shape[2]) ** 0.5)
         dataset = "ttsgen-tiny-random" if a.tiny else "ttsgen-piper-high-decoder-random"
     else:
-        ac = torch.load(os.path.join(a.ckpt, "ac.pt"), map_location="cpu", weights_only=False)
-        gen = torch.load(os.path.join(a.ckpt, "gen.pt"), map_location="cpu", weights_only=False)
-        cfg = dict(ac["cfg"])
+        model, ac = load_voice(a.ckpt, a.speaker)  # a speaker's fold is checked there (Voice.single_speaker)
+        print("checkpoint step", ac["step"] if a.speaker is None else f"{ac['step']}, speaker {a.speaker} folded in")
         if a.unbalanced:
-            cfg["gen_balanced"] = False
-        model = Voice(**cfg)
-        model.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
-        print("checkpoint step", ac["step"])
-        n = model.cfg["n_speakers"]
-        if n > 1 or a.speaker is not None:
-            if n == 1 or a.speaker is None or not 0 <= a.speaker < n:
-                raise SystemExit(f"{a.ckpt} has {n} speaker(s): --speaker 0..{n - 1} is needed for several, and "
-                                 "only for several")
-            single = model.single_speaker(a.speaker)
-            check_single_speaker(model, single, a.speaker)
-            model = single
+            model.dec.balanced = False  # the flag only decides whether forward and bake_balanced project the kernels
         if a.duration_gain != 1.0:
             apply_duration_gain(model, a.duration_gain)
         dataset = a.dataset

@@ -264,7 +264,8 @@ class Voice(nn.Module):
     @torch.no_grad()
     def single_speaker(self, sid):
         """This voice as speaker `sid` alone: the same outputs for that speaker, in a single-speaker Voice (the
-        encoder's input bias is added to every embedding row, the frame decoder's to its input projection's bias)."""
+        encoder's input bias is added to every embedding row, the frame decoder's to its input projection's bias).
+        Fails unless the folded voice gives that speaker's mel, prior and durations to float rounding."""
         cfg = dict(self.cfg, n_speakers=1)
         out = Voice(**cfg)
         state = {k: v.clone() for k, v in self.state_dict().items() if not k.startswith(("spk_enc.", "spk_frames."))}
@@ -272,7 +273,22 @@ class Voice(nn.Module):
             state["enc.emb.weight"] += self.spk_enc.weight[sid]
             state["frames.pre.bias"] += self.spk_frames.weight[sid]
         out.load_state_dict(state)
-        return out.train(self.training)
+        was_training = self.training
+        self.eval()
+        out.eval()
+        rng = torch.Generator().manual_seed(0)  # a fixed probe, without touching the global random state
+        ids = torch.randint(3, 150, (2, 30), generator=rng)
+        x_mask = (torch.arange(30).unsqueeze(0) < torch.tensor([[30], [21]])).float().unsqueeze(1)
+        w = torch.randint(1, 6, (2, 1, 30), generator=rng).float() * x_mask
+        t_max = int(w.sum(-1).max())
+        want = self.acoustic(ids, x_mask, w, t_max, torch.full((2,), sid))
+        got = out.acoustic(ids, x_mask, w, t_max)
+        for name, g, e in zip(("mel", "mu", "logw"), got, want):
+            err = float((g - e).abs().max())
+            if not err < 1e-4:
+                raise AssertionError(f"speaker {sid} folded: {name} differs by {err:g}")
+        self.train(was_training)
+        return out.train(was_training)
 
     def acoustic(self, ids, x_mask, w_frames, t_max, sid=None):
         """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given; sid [B] for several speakers."""
@@ -355,9 +371,10 @@ def load_voice(ckpt_dir, speaker=None):
     voice = Voice(**ac["cfg"])
     voice.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
     n = voice.cfg["n_speakers"]
-    if n > 1:
-        if speaker is None or not 0 <= speaker < n:
-            raise SystemExit(f"{ckpt_dir}: a checkpoint of {n} speakers: choose one with --speaker 0..{n - 1}")
+    if n > 1 or speaker is not None:
+        if n == 1 or speaker is None or not 0 <= speaker < n:
+            raise SystemExit(f"{ckpt_dir} has {n} speaker(s): --speaker 0..{n - 1} is needed for several, and only "
+                             "for several")
         voice = voice.single_speaker(speaker)
     return voice.eval(), ac
 
