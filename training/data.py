@@ -84,8 +84,9 @@ def load_recording(path):
     return load_wav(path)
 
 
-def load_recordings(items, rec_dir, threads=16):
-    """The items that have a recording in rec_dir (ID.flac or ID.wav), and their audio."""
+def find_recordings(items, rec_dir):
+    """The items (read_ids' tuples) that have a recording in rec_dir, ID.flac or else ID.wav, and those files' paths;
+    stops unless there is one at least."""
     found, paths = [], []
     for it in items:
         for ext in (".flac", ".wav"):
@@ -96,6 +97,12 @@ def load_recordings(items, rec_dir, threads=16):
                 break
     if not found:
         raise SystemExit(f"no recordings in {rec_dir} for any of the {len(items)} ids")
+    return found, paths
+
+
+def load_recordings(items, rec_dir, threads=16):
+    """The items that have a recording in rec_dir (ID.flac or ID.wav), and their audio."""
+    found, paths = find_recordings(items, rec_dir)
     with ThreadPoolExecutor(threads) as ex:
         return found, list(ex.map(load_recording, paths))
 

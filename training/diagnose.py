@@ -20,6 +20,7 @@ festival festvox-us-slt-hts) and a built ttsgen (for the phoneme ids).
 import argparse
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from scipy.io import wavfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from data import MelSpec, load_recording, load_wav, read_ids  # noqa: E402
+from data import MelSpec, find_recordings, load_recording, load_wav, read_ids  # noqa: E402
 from mas import frame_log_likelihood, mas  # noqa: E402
 from model import load_voice, make_latent, path_from_durations  # noqa: E402
 
@@ -77,16 +78,8 @@ def dnsmos(vq, d):
 
 def recorded_sentences(rec_dir, ids_file, count):
     """[(text, ids, path)] of `count` recordings in rec_dir that have a line in ids_file, chosen at random (fixed)."""
-    import random
-    found = []
-    for uid, ids, text in read_ids(ids_file):
-        for ext in (".flac", ".wav"):
-            path = os.path.join(rec_dir, uid + ext)
-            if os.path.exists(path):
-                found.append((text, ids, path))
-                break
-    if not found:
-        raise SystemExit(f"{rec_dir}: no recording named in {ids_file}")
+    items, paths = find_recordings(read_ids(ids_file), rec_dir)
+    found = [(text, ids, path) for (_, ids, text), path in zip(items, paths)]
     random.Random(3).shuffle(found)
     return found[:count]
 
