@@ -725,6 +725,20 @@ def main():
         dump_durations(model, corpus, os.path.join(a.out, "durations.txt"), a.batch)
 
 
+def aligned_batches(model, corpus, batch):
+    """The corpus in length order, a batch at a time, aligned under the model's current weights (eval mode, no
+    gradients): yields (sel, corpus.get's batch, the encoder's h and mu, MAS durations [B,1,L]). What --freeze-acoustic
+    and --dump-durations read; the training step aligns with its own, timed and autocast."""
+    for i in range(0, len(corpus), batch):
+        sel = torch.tensor(corpus.order[i:i + batch], device=corpus.dev)
+        got = corpus.get(sel)
+        ids, x_len, mel, y_len, _, _, sid = got
+        x_mask = (torch.arange(ids.shape[1], device=ids.device).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
+        h, mu = model.enc(ids, x_mask, model.speaker_biases(sid)[0])
+        dur = mas_mod.mas(mas_mod.frame_log_likelihood(mu, mel), x_len, y_len).sum(-1).unsqueeze(1)
+        yield sel, got, h, mu, dur
+
+
 @torch.no_grad()
 def teacher_forced_mels(model, corpus, batch):
     """The acoustic model's mel of every utterance with its own alignment's durations (what the generator is fed as
@@ -732,15 +746,9 @@ def teacher_forced_mels(model, corpus, batch):
     was_training = model.training
     model.eval()
     out = torch.zeros_like(corpus.mel_flat)
-    for i in range(0, len(corpus), batch):
-        sel = torch.tensor(corpus.order[i:i + batch], device=corpus.dev)
-        ids, x_len, mel, y_len, y_mask, T, sid = corpus.get(sel)
-        x_mask = (torch.arange(ids.shape[1], device=ids.device).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
-        b_enc, b_frames = model.speaker_biases(sid)
-        h, mu = model.enc(ids, x_mask, b_enc)
-        dur = mas_mod.mas(mas_mod.frame_log_likelihood(mu, mel), x_len, y_len).sum(-1).unsqueeze(1)
+    for sel, (_, _, _, y_len, y_mask, T, sid), h, mu, dur in aligned_batches(model, corpus, batch):
         path, frac = path_from_durations(dur, T)
-        pred = model.frames(torch.matmul(h, path), torch.matmul(mu, path), frac, y_mask, b_frames)
+        pred = model.frames(torch.matmul(h, path), torch.matmul(mu, path), frac, y_mask, model.speaker_biases(sid)[1])
         for j, u in enumerate(sel.tolist()):
             n = int(y_len[j])
             off = int(corpus.frame_off[u])
@@ -756,18 +764,11 @@ def dump_durations(model, corpus, path, batch):
     carry what a duration predictor learns from, so train_dp.py can fit one on a CPU without the audio."""
     model.eval()
     with open(path, "w") as f:
-        for i in range(0, len(corpus), batch):
-            sel = torch.tensor(corpus.order[i:i + batch], device=corpus.dev)
-            ids, x_len, mel, y_len, _, _, sid = corpus.get(sel)
-            x_mask = (torch.arange(ids.shape[1], device=ids.device).unsqueeze(0) < x_len.unsqueeze(1)).float()
-            h, mu = model.enc(ids, x_mask.unsqueeze(1), model.speaker_biases(sid)[0])
-            logp = mas_mod.frame_log_likelihood(mu, mel)
-            dur = mas_mod.mas(logp, x_len, y_len).sum(-1)  # [B,L]
+        for sel, (_, x_len, _, _, _, _, _), _, _, dur in aligned_batches(model, corpus, batch):
             for j, u in enumerate(sel.tolist()):
-                d = dur[j, :int(x_len[j])].long().tolist()
+                d = dur[j, 0, :int(x_len[j])].long().tolist()
                 f.write(corpus.uids[u] + "|" + " ".join(map(str, d)) + "\n")
     log(f"durations of {len(corpus)} utterances -> {path}")
-
 
 if __name__ == "__main__":
     main()
