@@ -39,6 +39,18 @@ speak() {  # CKPT OUT [export args]: export, then speak a sentence through ttsge
   [ "$(stat -c %s "${out%.onnx}.wav")" -gt 10000 ] || fail "${out%.onnx}.wav is too short"
 }
 
+log "batches: full ones only, and every utterance drawn"
+"$py" - <<'PY' || fail "sortish_batches made a short batch or never drew some utterances"
+import random, sys
+sys.path.insert(0, "training")
+from data import sortish_batches
+g = sortish_batches(list(range(385)), 64, random.Random(1))  # the LJSpeech clips: 385 = 6 x 64 + 1
+seen = [next(g) for _ in range(60)]
+assert {len(b) for b in seen} == {64}, sorted({len(b) for b in seen})
+assert len({i for b in seen for i in b}) == 385
+assert len(next(sortish_batches(list(range(5)), 64, random.Random(1)))) == 5  # fewer than a batch: all of them
+PY
+
 log "Festival's speech alone, tone losses, alignments dumped"
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 6 --comb 20 --prominence 10 --dump-durations --out "$work/ck1"
 [ "$(wc -l < "$work/ck1/durations.txt")" -ge 12 ] || fail "durations.txt has fewer lines than the utterances"
