@@ -3,7 +3,8 @@
   python3 training/from_onnx.py --onnx internal/voices/default/en_US-ttsgen-medium.onnx --step 3167 --out CKPT_DIR
 
 export.py names every initializer after its state_dict key, so the mapping is by name; the load is strict (a
-missing or unexpected weight fails). The architecture is train.py's default (the shipped voice's).
+missing or unexpected weight fails). The architecture is train.py's default (the shipped voice's), with the
+generator's width read from the graph (train.py --widen-gen makes it wider).
 """
 import argparse
 import os
@@ -25,9 +26,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--half", action="store_true", help="store the weights in float16 (to carry half the bytes)")
     a = ap.parse_args()
-    model = Voice(**FULL_SIZE)
-    want = model.state_dict()
     graph = onnx.load(a.onnx).graph
+    conv_pre = [i for i in graph.initializer if i.name == "dec.conv_pre.weight"]
+    model = Voice(**{**FULL_SIZE, **({"gen_channels": conv_pre[0].dims[0]} if conv_pre else {})})
+    want = model.state_dict()
     state = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer if i.name in want}
     model.load_state_dict(state, strict=True)
     save_ckpt(model, None, a.step, a.out, {"from_onnx": os.path.basename(a.onnx)}, half=a.half)

@@ -290,6 +290,40 @@ class Voice(nn.Module):
         self.train(was_training)
         return out.train(was_training)
 
+    @torch.no_grad()
+    def widen_generator(self, channels, seed=0):
+        """Give the generator `channels` at its input (every stage grows alike) without changing what it computes,
+        so a trained voice can gain capacity and go on training (Net2Net-style). The new channels' incoming weights
+        and biases are zero, so they stay zero; their outgoing weights are small random numbers (the generator's own
+        initialisation), so gradients reach the incoming ones: zero both ways, they would never train. Fails unless
+        the wider generator gives the same audio."""
+        old = self.dec
+        c = self.cfg
+        if channels <= old.conv_pre.out_channels or channels % 2 ** len(c["gen_rates"]):
+            raise ValueError(f"widen the generator from {old.conv_pre.out_channels} channels to more, a multiple "
+                             f"of {2 ** len(c['gen_rates'])}; got {channels}")
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            new = Generator(channels, c["gen_rates"], c["gen_kernels"], c["gen_res_kernels"], c["gen_res_dilations"],
+                            old.balanced)
+        convs = (nn.Conv1d, nn.ConvTranspose1d)
+        for a, b in zip((m for m in old.modules() if isinstance(m, convs)),
+                        (m for m in new.modules() if isinstance(m, convs))):
+            w = a.weight if isinstance(a, nn.Conv1d) else a.weight.transpose(0, 1)  # [out, in, k]
+            v = b.weight if isinstance(b, nn.Conv1d) else b.weight.transpose(0, 1)
+            o, i = w.shape[:2]
+            v[o:] = 0
+            v[:o, :i] = w
+            b.bias.zero_()
+            b.bias[:o] = a.bias
+        rng = torch.Generator().manual_seed(0)
+        latent = torch.cat([torch.randn(1, N_MELS, 12, generator=rng), torch.ones(1, 1, 12)], 1)
+        err = float((new(latent) - old(latent)).abs().max())
+        if not err < 1e-5:
+            raise AssertionError(f"the generator widened to {channels} channels: audio differs by {err:g}")
+        self.dec = new.train(old.training)
+        self.cfg["gen_channels"] = channels
+
     def acoustic(self, ids, x_mask, w_frames, t_max, sid=None):
         """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given; sid [B] for several speakers."""
         b_enc, b_frames = self.speaker_biases(sid) if sid is not None else (None, None)

@@ -410,6 +410,9 @@ def main():
     ap.add_argument("--freeze-acoustic", action="store_true",
                     help="train the generator alone: the acoustic model's teacher-forced mels are computed once (and "
                          "at each intake) and its weights stay as loaded; with --real-ids, Festival is not run")
+    ap.add_argument("--widen-gen", type=int, default=0, metavar="CHANNELS",
+                    help="widen the resumed generator to CHANNELS at its input (256 in the shipped voice), computing "
+                         "the same audio at first (Voice.widen_generator); 320 keeps one CPU thread above 15x real time")
     ap.add_argument("--dur-loss", choices=("log", "linear", "lognormal"), default="log",
                     help="the duration predictor's loss (model.duration_loss; linear fits mean durations, log "
                          "the geometric means that runs 1-7 used)")
@@ -509,6 +512,12 @@ def main():
             fresh_mel_disc = False
         start_step = ac["step"]
         log(f"resumed from {a.resume} at step {start_step}")
+    if a.widen_gen:
+        try:
+            model.widen_generator(a.widen_gen)
+        except ValueError as e:
+            raise SystemExit(f"--widen-gen: {e}")
+        log(f"generator widened to {a.widen_gen} channels, the same audio: {count_params(model.dec)} parameters")
     model.to(dev).train()
     disc.to(dev).train()
     if mel_disc is not None:
