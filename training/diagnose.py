@@ -10,6 +10,13 @@ pocketsphinx WER and DNSMOS P.808 / OVRL.
   copy            the generator alone, fed the reference's mel (vocoder copy synthesis)
   teacher-forced  the acoustic model's mel with the reference's durations (found by MAS, as in training) -> generator
   predicted       the whole voice, its own durations, no noise (scales 0, 1, 0)
+  VOICE           with --voice VOICE.onnx (repeatable): another voice on the same sentences, through `ttsgen synth`
+                  at scales 0/1/0 (e.g. the default voice beside a real speaker's)
+
+Besides WER and DNSMOS, two timbre figures: how far the stage's long-term spectrum (100 Hz-8 kHz, level set aside,
+pauses left out) is from the reference's, as an RMS difference in dB, and the median pitch of the frames whose
+autocorrelation finds a clear period, with how many frames do (a generator that fills harmonics with noise makes
+fewer of them).
 
 Each step adds one part's errors to the one before, so the differences say where the next training step should
 work. Recordings that the voice was trained on make copy synthesis an upper bound; the WER of old LJSpeech prose is
@@ -28,6 +35,7 @@ import sys
 import numpy as np
 import torch
 from scipy.io import wavfile
+from scipy.signal import resample_poly, welch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -76,6 +84,48 @@ def dnsmos(vq, d):
         return None
 
 
+def active_frames(x, frame):
+    """x's frames of `frame` samples within 30 dB of its loudest, so pauses do not weigh in: [n, frame]."""
+    fr = x[:len(x) // frame * frame].reshape(-1, frame)
+    e = 10 * np.log10((fr ** 2).mean(1) + 1e-12)
+    return fr[e > e.max() - 30]
+
+
+def long_term_spectrum(d):
+    """(frequencies, dB) of the folder's wavs' mean power spectrum over 100 Hz-8 kHz, its mean level removed."""
+    total = None
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".wav"):
+            freq, p = welch(active_frames(load_wav_22k(os.path.join(d, f)), 441).reshape(-1), 22050, nperseg=1024)
+            total = p if total is None else total + p
+    band = (freq >= 100) & (freq <= 8000)
+    db = 10 * np.log10(total[band])
+    return freq[band], db - db.mean()
+
+
+def pitch(d):
+    """(median F0 in Hz, frames with a clear period) of the folder's wavs: 40 ms frames at 16 kHz whose normalised
+    autocorrelation peaks above 0.6 between 70 and 400 Hz."""
+    f0 = []
+    lo, hi = 16000 // 400, 16000 // 70
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(".wav"):
+            continue
+        for fr in active_frames(resample_poly(load_wav_22k(os.path.join(d, f)), 320, 441), 640):
+            fr = fr - fr.mean()
+            ac = np.correlate(fr, fr, "full")[len(fr) - 1:]
+            lag = lo + int(np.argmax(ac[lo:hi]))
+            if ac[0] > 0 and ac[lag] / ac[0] > 0.6:
+                f0.append(16000 / lag)
+    return (float(np.median(f0)) if f0 else 0.0), len(f0)
+
+
+def load_wav_22k(path):
+    sr, x = wavfile.read(path)
+    x = x.astype(np.float64)
+    return x if sr == 22050 else resample_poly(x, 22050, sr)
+
+
 def recorded_sentences(rec_dir, ids_file, count):
     """[(text, ids, path)] of `count` recordings in rec_dir that have a line in ids_file, chosen at random (fixed)."""
     items, paths = find_recordings(read_ids(ids_file), rec_dir)
@@ -95,12 +145,15 @@ def main():
     ap.add_argument("--recordings", help="a folder of real recordings to use as the reference instead of Festival")
     ap.add_argument("--ids", help="with --recordings: corpusids' file with the recordings' text and phoneme ids")
     ap.add_argument("--count", type=int, default=30, help="with --recordings: how many")
+    ap.add_argument("--voice", action="append", default=[],
+                    help="another voice (ONNX) to speak the same sentences through ttsgen, as a row of its own")
     a = ap.parse_args()
     vq = os.environ.get("VQ", os.path.join(HERE, "..", "..", "shared", "tools", "voice-quality"))
     if not os.path.isdir(os.path.join(vq, "node_modules")) and os.path.isdir("/tmp/ttsgen-vq/node_modules"):
         vq = "/tmp/ttsgen-vq"  # the copy quality.sh installs DNSMOS's runtime in
     reference = "recording" if a.recordings else "festival"
-    stages = (reference, "copy", "teacher-forced", "predicted")
+    voices = {os.path.basename(v).removesuffix(".onnx"): v for v in a.voice}
+    stages = (reference, "copy", "teacher-forced", "predicted", *voices)
     for s in stages:
         os.makedirs(os.path.join(a.out, s), exist_ok=True)
     if a.recordings:
@@ -149,14 +202,22 @@ def main():
         write(os.path.join(a.out, "predicted", f"{i}.wav"), pred)
         frames_ratio.append(pred.shape[-1] / audio.shape[-1])
 
+    for name, voice in voices.items():
+        for i, text in enumerate(texts, 1):
+            subprocess.run([a.ttsgen, "synth", "--voice", voice, "--noise-scale", "0", "--noise-w", "0", "-q",
+                            "-o", os.path.join(a.out, name, f"{i}.wav"), text], check=True)
+
     print(f"checkpoint step {step}, {len(texts)} sentences of {a.texts}")
-    print("| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL |")
-    print("|---|---|---|---|")
+    print(f"| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL | spectrum vs {reference} | F0 median (clear frames) |")
+    print("|---|---|---|---|---|---|")
+    _, ref_spectrum = long_term_spectrum(os.path.join(a.out, reference))
     for s in stages:
         d = os.path.join(a.out, s)
         mos = dnsmos(vq, d)
         p808, ovrl = (f"{mos[0]:.2f}", f"{mos[1]:.2f}") if mos else ("", "")
-        print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} |")
+        spectrum = float(np.sqrt(((long_term_spectrum(d)[1] - ref_spectrum) ** 2).mean()))
+        f0, clear = pitch(d)
+        print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} | {spectrum:.1f} dB | {f0:.0f} Hz ({clear}) |")
     print(f"predicted length / {reference}'s: mean {np.mean(frames_ratio):.3f} "
           f"(range {min(frames_ratio):.2f}-{max(frames_ratio):.2f})")
 
