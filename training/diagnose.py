@@ -39,7 +39,7 @@ from scipy.signal import resample_poly, welch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from data import MelSpec, find_recordings, load_recording, load_wav, read_ids  # noqa: E402
+from data import SR, MelSpec, find_recordings, load_recording, load_wav, read_ids  # noqa: E402
 from mas import frame_log_likelihood, mas  # noqa: E402
 from model import load_voice, make_latent, path_from_durations  # noqa: E402
 
@@ -91,39 +91,30 @@ def active_frames(x, frame):
     return fr[e > e.max() - 30]
 
 
-def long_term_spectrum(d):
-    """(frequencies, dB) of the folder's wavs' mean power spectrum over 100 Hz-8 kHz, its mean level removed."""
+def long_term_spectrum(clips):
+    """The clips' (22,050 Hz) mean power spectrum over 100 Hz-8 kHz in dB, its mean level removed."""
     total = None
-    for f in sorted(os.listdir(d)):
-        if f.endswith(".wav"):
-            freq, p = welch(active_frames(load_wav_22k(os.path.join(d, f)), 441).reshape(-1), 22050, nperseg=1024)
-            total = p if total is None else total + p
+    for x in clips:
+        freq, p = welch(active_frames(x, 441).reshape(-1), SR, nperseg=1024)
+        total = p if total is None else total + p
     band = (freq >= 100) & (freq <= 8000)
     db = 10 * np.log10(total[band])
-    return freq[band], db - db.mean()
+    return db - db.mean()
 
 
-def pitch(d):
-    """(median F0 in Hz, frames with a clear period) of the folder's wavs: 40 ms frames at 16 kHz whose normalised
-    autocorrelation peaks above 0.6 between 70 and 400 Hz."""
+def pitch(clips):
+    """(median F0 in Hz, frames with a clear period) of the clips (22,050 Hz): 40 ms frames at 16 kHz whose
+    normalised autocorrelation peaks above 0.6 between 70 and 400 Hz."""
     f0 = []
     lo, hi = 16000 // 400, 16000 // 70
-    for f in sorted(os.listdir(d)):
-        if not f.endswith(".wav"):
-            continue
-        for fr in active_frames(resample_poly(load_wav_22k(os.path.join(d, f)), 320, 441), 640):
+    for x in clips:
+        for fr in active_frames(resample_poly(x, 320, 441), 640):
             fr = fr - fr.mean()
             ac = np.correlate(fr, fr, "full")[len(fr) - 1:]
             lag = lo + int(np.argmax(ac[lo:hi]))
             if ac[0] > 0 and ac[lag] / ac[0] > 0.6:
                 f0.append(16000 / lag)
     return (float(np.median(f0)) if f0 else 0.0), len(f0)
-
-
-def load_wav_22k(path):
-    sr, x = wavfile.read(path)
-    x = x.astype(np.float64)
-    return x if sr == 22050 else resample_poly(x, 22050, sr)
 
 
 def recorded_sentences(rec_dir, ids_file, count):
@@ -210,13 +201,16 @@ def main():
     print(f"checkpoint step {step}, {len(texts)} sentences of {a.texts}")
     print(f"| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL | spectrum vs {reference} | F0 median (clear frames) |")
     print("|---|---|---|---|---|---|")
-    _, ref_spectrum = long_term_spectrum(os.path.join(a.out, reference))
-    for s in stages:
+    ref_spectrum = None
+    for s in stages:  # the reference first
         d = os.path.join(a.out, s)
         mos = dnsmos(vq, d)
         p808, ovrl = (f"{mos[0]:.2f}", f"{mos[1]:.2f}") if mos else ("", "")
-        spectrum = float(np.sqrt(((long_term_spectrum(d)[1] - ref_spectrum) ** 2).mean()))
-        f0, clear = pitch(d)
+        clips = [load_wav(os.path.join(d, f)) for f in sorted(os.listdir(d)) if f.endswith(".wav")]
+        stage_spectrum = long_term_spectrum(clips)
+        ref_spectrum = stage_spectrum if ref_spectrum is None else ref_spectrum
+        spectrum = float(np.sqrt(((stage_spectrum - ref_spectrum) ** 2).mean()))
+        f0, clear = pitch(clips)
         print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} | {spectrum:.1f} dB | {f0:.0f} Hz ({clear}) |")
     print(f"predicted length / {reference}'s: mean {np.mean(frames_ratio):.3f} "
           f"(range {min(frames_ratio):.2f}-{max(frames_ratio):.2f})")
