@@ -779,5 +779,6 @@ def dump_durations(model, corpus, path, batch):
                 f.write(corpus.uids[u] + "|" + " ".join(map(str, d)) + "\n")
     log(f"durations of {len(corpus)} utterances -> {path}")
 
+
 if __name__ == "__main__":
     main()
