@@ -6,7 +6,8 @@
 #   training/quality.sh VOICE.onnx [OUTDIR] [--festival]
 # VOICE.onnx is spoken through `ttsgen batch` with the voice config's default scales. Those scales add noise, so two
 # syntheses differ (WER by a few points): REPEAT=N speaks the sentences N times, prints each synthesis's row and
-# then their mean and range, which is how MODEL_CARD.md compares checkpoints. --festival also speaks the sentences
+# then their mean and range, which is how MODEL_CARD.md compares checkpoints. TEXTS=FILE (one sentence a line) speaks
+# other sentences instead (the reference rows stay those of the voice-quality README). --festival also speaks the sentences
 # with Festival's HTS slt voice (Debian festival festvox-us-slt-hts) and measures it the same way.
 # Needs ../shared/tools/voice-quality (or VQ=DIR): Debian pocketsphinx pocketsphinx-en-us sox python3-numpy, node.
 set -euo pipefail
@@ -19,7 +20,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # sox dithers its 16 kHz conversion with a new random seed each run, which alone moves one synthesis's WER by a
 # point or two; repeatable mode fixes the seed, so the spread REPEAT shows is the voice's own.
 export SOX_OPTS="${SOX_OPTS:+$SOX_OPTS }-R"
-texts=$here/eval_sentences.txt
+texts=${TEXTS:-$here/eval_sentences.txt}
+[ -s "$texts" ] || { echo "quality.sh: TEXTS=$texts: no such file, or empty" >&2; exit 2; }
 vq=${VQ:-$here/../../shared/tools/voice-quality}
 [ -d "$vq" ] || { echo "quality.sh: no voice-quality tools at $vq (set VQ=DIR)" >&2; exit 2; }
 if [ ! -d "$vq/node_modules" ]; then  # the shared folder is read-only: install DNSMOS's runtime in a copy
