@@ -1,8 +1,9 @@
 #!/bin/bash
 # Every mode of the training recipe, end to end, on a CPU in under a minute, with toy dimensions: Festival's
 # speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
-# generator alone on that speaker, that generator widened, the mel discriminator, and each checkpoint exported and
-# spoken by ttsgen. It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the
+# generator alone on that speaker, that generator widened, the acoustic model alone with the mel discriminator, the
+# mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen. It checks that the recipe
+# runs and that what it makes is a voice ttsgen accepts, not that the
 # voice is good (quality.sh).
 # usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
 # Needs Debian's python3-torch python3-onnx python3-scipy python3-numba festival festvox-us-slt-hts.
@@ -112,6 +113,31 @@ PY
 "$py" training/export.py --ckpt "$work/full320" --out "$work/full320.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full320.onnx" --step 1 --out "$work/full320b" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read a widened voice back"; }
+
+log "the acoustic model alone (--freeze-generator) with the mel discriminator, two speakers, widened generator"
+train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" \
+  --freeze-generator --mel-adv 1 --adv-delay 0 --resume "$work/ck5" --out "$work/ck6"
+[ -f "$work/ck6/mdisc.pt" ] || fail "--freeze-generator --mel-adv saved no mdisc.pt"
+[ -f "$work/ck6/disc.pt" ] || fail "--freeze-generator dropped the discriminator it resumed"
+grep -q "madv" "$work/last.log" && ! grep -q "mel_g" "$work/last.log" ||
+  fail "--freeze-generator's log should show the mel discriminator's losses and none of the frozen generator's"
+"$py" - "$work/ck5" "$work/ck6" <<'PY' || fail "--freeze-generator changed the generator or left the acoustic model"
+import sys, torch
+load = lambda d, f: torch.load(f"{d}/{f}", map_location="cpu", weights_only=False)["model"]
+a, b = load(sys.argv[1], "ac.pt"), load(sys.argv[2], "ac.pt")
+g, h = load(sys.argv[1], "gen.pt"), load(sys.argv[2], "gen.pt")
+assert all(torch.equal(g[k], h[k]) for k in g), "generator weights changed"
+assert any(not torch.equal(a[k], b[k]) for k in a if k.startswith("frames.")), "frame decoder unchanged"
+PY
+speak "$work/ck6" "$work/v6.onnx" --speaker 1
+mkdir -p "$work/ck6nodisc" && cp "$work/ck6/ac.pt" "$work/ck6/gen.pt" "$work/ck6nodisc/"
+train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 1 --real "$work/rec" --real-ids "$work/rec_ids.txt" \
+  --freeze-generator --resume "$work/ck6nodisc" --out "$work/ck6b"
+[ ! -f "$work/ck6b/disc.pt" ] || fail "--freeze-generator saved an untrained discriminator as disc.pt"
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --real "$work/rec" --real-ids "$work/rec_ids.txt" \
+  --freeze-generator --freeze-acoustic --resume "$work/ck5" --out "$work/ck7" > "$work/last.log" 2>&1 &&
+  fail "train.py took --freeze-generator with --freeze-acoustic"
+grep -q "would train nothing" "$work/last.log" || fail "train.py's refusal of both freezes does not say why"
 
 log "the mel discriminator (--mel-adv), resumed"
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --mel-adv 1 --resume "$work/ck1" --out "$work/ck4"

@@ -428,7 +428,9 @@ def main():
                     help="weight of the frame-rate comb loss (FrameCombLoss) in the generator's loss")
     ap.add_argument("--prominence", type=float, default=0.0,
                     help="weight of the long-term spectrum prominence loss (ProminenceLoss) in the generator's loss")
-    ap.add_argument("--no-voc", action="store_true", help="train the acoustic model only (alignment smoke test)")
+    ap.add_argument("--freeze-generator", action="store_true",
+                    help="train the acoustic model alone (with --mel-adv: sharper mels); the generator and its "
+                         "discriminators stay as loaded")
     ap.add_argument("--dump-durations", action="store_true",
                     help="after the final save, write OUT/durations.txt: each utterance's alignment (frames per "
                          "phoneme id) under the final weights, the targets train_dp.py fits a duration predictor to")
@@ -461,6 +463,10 @@ def main():
         raise SystemExit("--real-ids needs --real (the folder of the recordings)")
     if a.freeze_acoustic and a.mel_adv:
         raise SystemExit("--mel-adv trains the acoustic model, which --freeze-acoustic keeps as loaded")
+    if a.freeze_acoustic and a.freeze_generator:
+        raise SystemExit("--freeze-acoustic and --freeze-generator together would train nothing")
+    if a.freeze_generator and a.widen_gen:
+        raise SystemExit("--widen-gen adds channels to train, which --freeze-generator keeps as loaded")
     if mixed:
         rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
         corpus.add(rec_items, wavs, speaker=1)
@@ -543,6 +549,9 @@ def main():
     if a.freeze_acoustic:
         corpus.gta_flat = teacher_forced_mels(model, corpus, a.batch)
     batches = corpus.batches(a.batch)
+    zero = torch.zeros((), device=dev)
+    frozen_terms = (("prior", "mel_ac", "mel_ac_real", "dur") if a.freeze_acoustic else
+                    ("d", "adv", "fm", "mel_g", "stft", "comb", "prom") if a.freeze_generator else ())
     step = start_step
     t_last, n_last = time.time(), 0
     hist = {}
@@ -587,7 +596,7 @@ def main():
         ids, x_len, mel, y_len, y_mask, T, sid = corpus.get(sel)
         if a.freeze_acoustic:
             mel_pred = corpus.padded(corpus.gta_flat, sel, T)
-            loss_prior = loss_mel_ac = loss_mel_real = loss_dur = gn_ac = torch.zeros((), device=dev)
+            loss_prior = loss_mel_ac = loss_mel_real = loss_dur = gn_ac = zero
         else:
             L = ids.shape[1]
             x_mask = (torch.arange(L, device=dev).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
@@ -625,69 +634,65 @@ def main():
             gn_ac = torch.nn.utils.clip_grad_norm_(ac_params, 5.0)
             opt_ac.step()
 
-        if a.no_voc:
-            step += 1
-            if step % 25 == 0:
-                log(f"step {step} prior {loss_prior.item():.4f} mel_ac {loss_mel_ac.item():.4f} "
-                    f"dur {loss_dur.item():.4f} mean frames/token {(dur.sum() / x_mask.sum()).item():.2f} "
-                    f"max {dur.max().item():.0f}")
-            continue
-
-        # ---- waveform generator on segments of the same utterances (fixed shapes: benchmarking pays)
-        if cuda:
-            torch.backends.cudnn.benchmark = True
-        seg = a.seg
-        # the generator's segments: the batch's first vbatch items, or with --voc-real-only vbatch segments of its
-        # recordings (cycled, at random starts), always as many: each new shape would make cudnn benchmark again
-        real_items = (sid == 1).nonzero().squeeze(1) if a.voc_real_only else None
-        if real_items is not None and len(real_items):
-            vsel = real_items[torch.arange(a.vbatch, device=dev) % len(real_items)]
+        if a.freeze_generator:
+            loss_d = loss_adv = loss_fm = loss_mel = loss_stft = loss_comb = loss_prom = gn_g = zero
+            p_gta = 0.0
         else:
-            vsel = torch.arange(min(a.vbatch, len(sel)), device=dev)
-        vb = len(vsel)
-        starts = (torch.rand(vb, device=dev) * (y_len[vsel] - seg).clamp_min(0).float()).long()
-        fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)  # [vb, seg]
-        bidx = vsel.unsqueeze(1)
-        mel_gt_seg = mel[bidx, :, fidx].permute(0, 2, 1)  # [vb,80,seg]
-        mel_gta_seg = mel_pred.detach()[bidx, :, fidx].permute(0, 2, 1)
-        p_gta = a.gta_max * min(1.0, step / max(1, a.gta_ramp))
-        use_gta = (torch.rand(vb, 1, 1, device=dev) < p_gta).float()
-        mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
-        mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
-        latent = torch.cat([mel_in, torch.ones(vb, 1, seg, device=dev)], 1)
-        sidx = (corpus.frame_off[sel[vsel]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
-        sidx = sidx.clamp_max(corpus.audio_flat.shape[0] - 1)
-        y = corpus.audio_flat[sidx].unsqueeze(1)  # [vb,1,seg*HOP]
-        with amp:
-            y_hat = model.dec(latent)
-        y_hat = y_hat.float()
+            # ---- waveform generator on segments of the same utterances (fixed shapes: benchmarking pays)
+            if cuda:
+                torch.backends.cudnn.benchmark = True
+            seg = a.seg
+            # the generator's segments: the batch's first vbatch items, or with --voc-real-only vbatch segments of its
+            # recordings (cycled, at random starts), always as many: each new shape would make cudnn benchmark again
+            real_items = (sid == 1).nonzero().squeeze(1) if a.voc_real_only else None
+            if real_items is not None and len(real_items):
+                vsel = real_items[torch.arange(a.vbatch, device=dev) % len(real_items)]
+            else:
+                vsel = torch.arange(min(a.vbatch, len(sel)), device=dev)
+            vb = len(vsel)
+            starts = (torch.rand(vb, device=dev) * (y_len[vsel] - seg).clamp_min(0).float()).long()
+            fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)  # [vb, seg]
+            bidx = vsel.unsqueeze(1)
+            mel_gt_seg = mel[bidx, :, fidx].permute(0, 2, 1)  # [vb,80,seg]
+            mel_gta_seg = mel_pred.detach()[bidx, :, fidx].permute(0, 2, 1)
+            p_gta = a.gta_max * min(1.0, step / max(1, a.gta_ramp))
+            use_gta = (torch.rand(vb, 1, 1, device=dev) < p_gta).float()
+            mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
+            mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
+            latent = torch.cat([mel_in, torch.ones(vb, 1, seg, device=dev)], 1)
+            sidx = (corpus.frame_off[sel[vsel]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
+            sidx = sidx.clamp_max(corpus.audio_flat.shape[0] - 1)
+            y = corpus.audio_flat[sidx].unsqueeze(1)  # [vb,1,seg*HOP]
+            with amp:
+                y_hat = model.dec(latent)
+            y_hat = y_hat.float()
 
-        with amp:
-            d_real = disc(y)
-            d_fake = disc(y_hat.detach())
-        loss_d = sum(((1 - r.float()) ** 2).mean() + (f.float() ** 2).mean() for (r, _), (f, _) in zip(d_real, d_fake))
-        opt_d.zero_grad(set_to_none=True)
-        loss_d.backward()
-        torch.nn.utils.clip_grad_norm_(disc.parameters(), 100.0)
-        opt_d.step()
+            with amp:
+                d_real = disc(y)
+                d_fake = disc(y_hat.detach())
+            loss_d = sum(((1 - r.float()) ** 2).mean() + (f.float() ** 2).mean()
+                         for (r, _), (f, _) in zip(d_real, d_fake))
+            opt_d.zero_grad(set_to_none=True)
+            loss_d.backward()
+            torch.nn.utils.clip_grad_norm_(disc.parameters(), 100.0)
+            opt_d.step()
 
-        with amp:
-            d_fake = disc(y_hat)
-        loss_adv = sum(((1 - f.float()) ** 2).mean() for f, _ in d_fake)
-        loss_fm = sum(F.l1_loss(ff.float(), rf.detach().float())
-                      for (_, fr), (_, ffs) in zip(d_real, d_fake) for rf, ff in zip(fr, ffs))
-        loss_mel = F.l1_loss(melspec(y_hat.squeeze(1)), melspec(y.squeeze(1)))
-        loss_stft = stft_loss(y_hat.squeeze(1), y.squeeze(1))
-        loss_comb = comb_loss(y_hat.squeeze(1), y.squeeze(1)) if a.comb else torch.zeros((), device=dev)
-        loss_prom = (prominence_loss(y_hat.squeeze(1), y.squeeze(1)) if a.prominence
-                     else torch.zeros((), device=dev))
-        adv_on = 0.0 if fresh_disc and k < a.adv_delay else 1.0
-        loss_g = (45 * loss_mel + 15 * loss_stft + a.comb * loss_comb + a.prominence * loss_prom
-                  + adv_on * (loss_adv + 2 * loss_fm))
-        opt_g.zero_grad(set_to_none=True)
-        loss_g.backward()
-        gn_g = torch.nn.utils.clip_grad_norm_(model.dec.parameters(), 100.0)
-        opt_g.step()
+            with amp:
+                d_fake = disc(y_hat)
+            loss_adv = sum(((1 - f.float()) ** 2).mean() for f, _ in d_fake)
+            loss_fm = sum(F.l1_loss(ff.float(), rf.detach().float())
+                          for (_, fr), (_, ffs) in zip(d_real, d_fake) for rf, ff in zip(fr, ffs))
+            loss_mel = F.l1_loss(melspec(y_hat.squeeze(1)), melspec(y.squeeze(1)))
+            loss_stft = stft_loss(y_hat.squeeze(1), y.squeeze(1))
+            loss_comb = comb_loss(y_hat.squeeze(1), y.squeeze(1)) if a.comb else zero
+            loss_prom = prominence_loss(y_hat.squeeze(1), y.squeeze(1)) if a.prominence else zero
+            adv_on = 0.0 if fresh_disc and k < a.adv_delay else 1.0
+            loss_g = (45 * loss_mel + 15 * loss_stft + a.comb * loss_comb + a.prominence * loss_prom
+                      + adv_on * (loss_adv + 2 * loss_fm))
+            opt_g.zero_grad(set_to_none=True)
+            loss_g.backward()
+            gn_g = torch.nn.utils.clip_grad_norm_(model.dec.parameters(), 100.0)
+            opt_g.step()
 
         step += 1
         logged = [("prior", loss_prior), ("mel_ac", loss_mel_ac), ("mel_ac_real", loss_mel_real), ("dur", loss_dur),
@@ -696,7 +701,8 @@ def main():
         if mel_disc is not None:
             logged += [("md", loss_md), ("madv", loss_madv), ("mfm", loss_mfm)]
         for kname, v in logged:
-            hist.setdefault(kname, []).append(v.detach())
+            if kname not in frozen_terms:  # a frozen part's losses are not computed
+                hist.setdefault(kname, []).append(v.detach())
         if step % 50 == 0 or step == start_step + 1:
             vals = {kk: torch.stack(v).mean().item() for kk, v in hist.items()}
             hist = {}
@@ -727,7 +733,9 @@ def main():
             p.kill()
     log(f"training done: {step - start_step} steps this run, {step} total, {len(corpus)} utterances "
         f"({corpus.hours:.2f} h)")
-    save_ckpt(model, disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)}, mel_disc=mel_disc)
+    # a frozen generator's discriminator that was never loaded is untrained: saving it would pass for the real one
+    kept_disc = None if a.freeze_generator and fresh_disc else disc
+    save_ckpt(model, kept_disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)}, mel_disc=mel_disc)
     with open(os.path.join(a.out, "trained_ids.txt"), "w") as f:
         f.write("\n".join(corpus.uids) + "\n")
     if a.dump_durations:
