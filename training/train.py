@@ -5,6 +5,8 @@ sentences, then the rest in the background while the GPU already trains), comput
 the acoustic model (alignment by monotonic alignment search against the per-phoneme mel prior, duration predictor,
 frame decoder) and the waveform generator `dec` (mel L1 + multi-resolution STFT + a small GAN) in the same steps.
 The generator sees ground-truth mels and, more and more, the acoustic model's own teacher-forced mels.
+Either half can train alone: --freeze-acoustic trains the generator on the frozen acoustic model's mels, computed once;
+--freeze-generator trains the acoustic model (with --mel-adv, against a mel discriminator) and keeps the generator.
 Checkpoints are plain state dicts split into files under 16 MiB: ac.pt (acoustic), gen.pt (dec), disc.pt, and
 mdisc.pt with --mel-adv.
 """
