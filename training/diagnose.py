@@ -1,5 +1,5 @@
 """Which part of the voice loses the words or the naturalness: the same sentences at four points, each with
-pocketsphinx WER and DNSMOS P.808 / OVRL.
+issue 21's three measures (pocketsphinx WER, DNSMOS P.808 / OVRL, steady tone).
 
   python3 training/diagnose.py --ckpt CKPT_DIR [--speaker N] [--out /tmp/ttsgen-diagnose] [--ttsgen bin/ttsgen]
   python3 training/diagnose.py --ckpt CKPT_DIR --speaker 1 --recordings DIR --ids IDS_FILE [--count 30]
@@ -13,7 +13,7 @@ pocketsphinx WER and DNSMOS P.808 / OVRL.
   VOICE           with --voice VOICE.onnx (repeatable): another voice on the same sentences, through `ttsgen synth`
                   at scales 0/1/0 (e.g. the default voice beside a real speaker's)
 
-Besides WER and DNSMOS, two timbre figures: how far the stage's long-term spectrum (100 Hz-8 kHz, level set aside,
+Besides those, two timbre figures: how far the stage's long-term spectrum (100 Hz-8 kHz, level set aside,
 pauses left out) is from the reference's, as an RMS difference in dB, and the median pitch of the frames whose
 autocorrelation finds a clear period, with how many frames do (a generator that fills harmonics with noise makes
 fewer of them).
@@ -82,6 +82,15 @@ def dnsmos(vq, d):
         return summary["P808_MOS"], summary["OVRL"]
     except (IndexError, ValueError, KeyError, TypeError):
         return None
+
+
+def tone(vq, d):
+    """tone.py's figure for the folder ("4.7 dB at 3090 Hz": the most prominent narrow peak between 1 and 10 kHz over
+    its +-400 Hz surroundings), as quality.sh reports it."""
+    out = subprocess.run([sys.executable, os.path.join(vq, "tone.py"), d], check=True, capture_output=True,
+                         text=True).stdout
+    m = re.search(r"tone=([0-9.]+ dB at [0-9]+ Hz)", out)
+    return m.group(1) if m else "?"
 
 
 def active_frames(x, frame):
@@ -199,8 +208,9 @@ def main():
                             "-o", os.path.join(a.out, name, f"{i}.wav"), text], check=True)
 
     print(f"checkpoint step {step}, {len(texts)} sentences of {a.texts}")
-    print(f"| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL | spectrum vs {reference} | F0 median (clear frames) |")
-    print("|---|---|---|---|---|---|")
+    print(f"| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL | steady tone | spectrum vs {reference} "
+          "| F0 median (clear frames) |")
+    print("|---|---|---|---|---|---|---|")
     ref_spectrum = None
     for s in stages:  # the reference first
         d = os.path.join(a.out, s)
@@ -211,7 +221,8 @@ def main():
         ref_spectrum = stage_spectrum if ref_spectrum is None else ref_spectrum
         spectrum = float(np.sqrt(((stage_spectrum - ref_spectrum) ** 2).mean()))
         f0, clear = pitch(clips)
-        print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} | {spectrum:.1f} dB | {f0:.0f} Hz ({clear}) |")
+        print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} | {tone(vq, d)} | {spectrum:.1f} dB "
+              f"| {f0:.0f} Hz ({clear}) |")
     print(f"predicted length / {reference}'s: mean {np.mean(frames_ratio):.3f} "
           f"(range {min(frames_ratio):.2f}-{max(frames_ratio):.2f})")
 
