@@ -552,8 +552,6 @@ def main():
         corpus.gta_flat = teacher_forced_mels(model, corpus, a.batch)
     batches = corpus.batches(a.batch)
     zero = torch.zeros((), device=dev)
-    frozen_terms = (("prior", "mel_ac", "mel_ac_real", "dur") if a.freeze_acoustic else
-                    ("d", "adv", "fm", "mel_g", "stft", "comb", "prom") if a.freeze_generator else ())
     step = start_step
     t_last, n_last = time.time(), 0
     hist = {}
@@ -598,7 +596,7 @@ def main():
         ids, x_len, mel, y_len, y_mask, T, sid = corpus.get(sel)
         if a.freeze_acoustic:
             mel_pred = corpus.padded(corpus.gta_flat, sel, T)
-            loss_prior = loss_mel_ac = loss_mel_real = loss_dur = gn_ac = zero
+            gn_ac = zero
         else:
             L = ids.shape[1]
             x_mask = (torch.arange(L, device=dev).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
@@ -637,7 +635,7 @@ def main():
             opt_ac.step()
 
         if a.freeze_generator:
-            loss_d = loss_adv = loss_fm = loss_mel = loss_stft = loss_comb = loss_prom = gn_g = zero
+            gn_g = zero
             p_gta = 0.0
         else:
             # ---- waveform generator on segments of the same utterances (fixed shapes: benchmarking pays)
@@ -697,14 +695,17 @@ def main():
             opt_g.step()
 
         step += 1
-        logged = [("prior", loss_prior), ("mel_ac", loss_mel_ac), ("mel_ac_real", loss_mel_real), ("dur", loss_dur),
-                  ("d", loss_d), ("adv", loss_adv),
-                  ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft), ("comb", loss_comb), ("prom", loss_prom)]
+        logged = []  # a frozen part's losses are not computed
+        if not a.freeze_acoustic:
+            logged += [("prior", loss_prior), ("mel_ac", loss_mel_ac), ("mel_ac_real", loss_mel_real),
+                       ("dur", loss_dur)]
+        if not a.freeze_generator:
+            logged += [("d", loss_d), ("adv", loss_adv), ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft),
+                       ("comb", loss_comb), ("prom", loss_prom)]
         if mel_disc is not None:
             logged += [("md", loss_md), ("madv", loss_madv), ("mfm", loss_mfm)]
         for kname, v in logged:
-            if kname not in frozen_terms:  # a frozen part's losses are not computed
-                hist.setdefault(kname, []).append(v.detach())
+            hist.setdefault(kname, []).append(v.detach())
         if step % 50 == 0 or step == start_step + 1:
             vals = {kk: torch.stack(v).mean().item() for kk, v in hist.items()}
             hist = {}
