@@ -84,7 +84,7 @@ grep -q -- "--speaker 0..1" "$work/last.log" || fail "export.py's refusal does n
 
 log "the generator alone (--freeze-acoustic): the acoustic weights must stay as loaded"
 train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
-  --freeze-acoustic --resume "$work/ck2" --out "$work/ck3"
+  --freeze-acoustic --prominence 10 --prominence-top 16 --resume "$work/ck2" --out "$work/ck3"
 grep -q "teacher-forced mels of 8 utterances" "$work/last.log" || fail "--freeze-acoustic did not precompute 8 mels"
 ! grep -q "first share" "$work/last.log" || fail "--freeze-acoustic with --real-ids ran Festival"
 ! changed "$work/ck2" "$work/ck3" ac.pt || fail "--freeze-acoustic changed the acoustic model"
@@ -136,6 +136,21 @@ train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 1 --real "$work/rec" -
   --freeze-generator --freeze-acoustic --resume "$work/ck5" --out "$work/ck7" > "$work/last.log" 2>&1 &&
   fail "train.py took --freeze-generator with --freeze-acoustic"
 grep -q "would train nothing" "$work/last.log" || fail "train.py's refusal of both freezes does not say why"
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence-top 16 --out "$work/ck7" > "$work/last.log" 2>&1 &&
+  fail "train.py took --prominence-top without --prominence"
+grep -q -- "with --prominence W" "$work/last.log" || fail "train.py's refusal of --prominence-top does not say why"
+
+log "the prominence loss's top bins see a steady 3.1 kHz tone that its mean over the band barely does"
+(cd training && "$py" - <<'PY') || fail "--prominence-top does not focus the loss on the tone"
+import math, torch
+from train import ProminenceLoss
+torch.manual_seed(0)
+clean = torch.randn(4, 22050)
+toned = clean + 0.3 * torch.sin(2 * math.pi * 3090 * torch.arange(22050) / 22050)
+mean, top = ProminenceLoss()(toned, clean).item(), ProminenceLoss(top=16)(toned, clean).item()
+assert ProminenceLoss(top=16)(clean, clean).item() == 0, "a clean signal against itself has a loss"
+assert top > 20 * mean, f"top-16 {top:.4f} vs mean {mean:.4f}"
+PY
 
 log "the mel discriminator (--mel-adv), resumed"
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --mel-adv 1 --resume "$work/ck1" --out "$work/ck4"
