@@ -157,4 +157,18 @@ train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --mel-adv 1 --resume
 [ -f "$work/ck4/mdisc.pt" ] || fail "--mel-adv saved no mdisc.pt"
 speak "$work/ck4" "$work/v4.onnx"
 
+log "verdict.py: the rule a checkpoint ships by"
+printf '14.0 3.80 3.10 4.8\n13.0 3.82 3.12 4.6\n' > "$work/base.m"
+printf '13.0 3.83 3.10 4.5\n12.6 3.84 3.11 4.4\n' > "$work/better.m"
+printf '12.0 3.90 3.20 4.9\n12.0 3.90 3.20 4.9\n' > "$work/louder.m"
+"$py" training/verdict.py --base "$work/base.m" --candidate "$work/better.m" > "$work/last.log" ||
+  fail "verdict.py: a candidate better on all three did not beat the base"
+grep -q "beats the base on all three" "$work/last.log" || fail "verdict.py does not say the candidate beats the base"
+rc=0; "$py" training/verdict.py --base "$work/base.m" --candidate "$work/louder.m" > "$work/last.log" || rc=$?
+[ "$rc" = 1 ] || fail "verdict.py: a candidate with a stronger tone got exit status $rc, want 1"
+printf '13.0 3.80 4.6\n' > "$work/short.m"
+rc=0; "$py" training/verdict.py --base "$work/short.m" --candidate "$work/better.m" 2> "$work/last.log" || rc=$?
+[ "$rc" = 2 ] && grep -q "short.m:1: want 4 numbers" "$work/last.log" ||
+  fail "verdict.py: a line of 3 numbers gave status $rc, or no file:line"
+
 log "passed (work in $work)"
