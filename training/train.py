@@ -192,8 +192,8 @@ class ProminenceLoss(nn.Module):
     sides, so a bump tens of Hz wide (the voice's strongest, at 3.1 kHz) lifts both and goes unseen. The target is
     the same segments' audio, so the speech itself cancels and what is left is the generator's own.
 
-    top=K averages only the K bins that stand out most: the mean over all ~840 bins of the band gives a bump ten bins
-    wide about 1 % of the loss's pull, and tone.py reports the single worst peak."""
+    top=K averages only the K bins whose excess over the target's is largest: the mean over all ~840 bins of the band
+    gives a bump ten bins wide about 1 % of the loss's pull, and tone.py reports the single worst peak."""
 
     def __init__(self, sr=22050, n_fft=2048, hop=512, lo=1000.0, hi=10000.0, near=60.0, far=400.0, top=0):
         super().__init__()
@@ -435,7 +435,8 @@ def main():
     ap.add_argument("--prominence", type=float, default=0.0,
                     help="weight of the long-term spectrum prominence loss (ProminenceLoss) in the generator's loss")
     ap.add_argument("--prominence-top", type=int, default=0, metavar="K",
-                    help="the prominence loss averages only the K most prominent bins (0: all of them)")
+                    help="the prominence loss averages only the K bins that exceed the target audio's prominence "
+                         "most (0: all of them)")
     ap.add_argument("--freeze-generator", action="store_true",
                     help="train the acoustic model alone (with --mel-adv: sharper mels); the generator and its "
                          "discriminators stay as loaded")
