@@ -3,7 +3,7 @@
 usage: python3 training/verdict.py --base MEASURES... --candidate MEASURES...
 
 Each MEASURES is the `measures` file that `training/quality.sh VOICE.onnx OUTDIR` leaves in OUTDIR, one synthesis a
-line ("WER P808 OVRL TONE"); several files of one voice (two evenings' REPEAT runs) are pooled. Prints each side's
+line ("WER P808 OVRL TONE"); several files of one voice (two REPEAT runs of the same day) are pooled. Prints each side's
 means over its syntheses, the differences, and whether each difference is larger than twice its standard error
 (the syntheses' own spread: the voice's noise scales make each one differ). The candidate beats the base if its
 mean WER and tone are lower and its mean P.808 higher; OVRL is shown but not judged.
