@@ -136,7 +136,8 @@ train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 1 --real "$work/rec" -
   --freeze-generator --freeze-acoustic --resume "$work/ck5" --out "$work/ck7" > "$work/last.log" 2>&1 &&
   fail "train.py took --freeze-generator with --freeze-acoustic"
 grep -q "would train nothing" "$work/last.log" || fail "train.py's refusal of both freezes does not say why"
-"$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence-top 16 --out "$work/ck7" > "$work/last.log" 2>&1 &&
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence-top 16 --out "$work/ck7" \
+  > "$work/last.log" 2>&1 &&
   fail "train.py took --prominence-top without --prominence"
 grep -q -- "with --prominence W" "$work/last.log" || fail "train.py's refusal of --prominence-top does not say why"
 

@@ -73,7 +73,8 @@ def main():
         mark = "yes" if abs(diff) > noise else "no"
         verdict = ("better" if better else "not better") if judged else "not judged"
         print(f"| {name} | {mb:.2f} | {mc:.2f} | {diff:+.3f} ({verdict}) | {mark} (2 SE {noise:.2f}) |")
-    print("verdict: the candidate " + ("beats the base on all three" if beats else "does not beat the base on all three"))
+    outcome = "beats the base on all three" if beats else "does not beat the base on all three"
+    print(f"verdict: the candidate {outcome}")
     return 0 if beats else 1
 
 
