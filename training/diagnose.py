@@ -10,7 +10,7 @@ issue 21's three measures (pocketsphinx WER, DNSMOS P.808 / OVRL, steady tone).
   copy            the generator alone, fed the reference's mel (vocoder copy synthesis)
   teacher-forced  the acoustic model's mel with the reference's durations (found by MAS, as in training) -> generator
   predicted       the whole voice, its own durations, no noise (scales 0, 1, 0)
-  VOICE           with --voice VOICE.onnx (repeatable): another voice on the same sentences, through `ttsgen synth`
+  VOICE           with --voice VOICE.onnx (repeatable): another voice on the same sentences, through `ttsgen batch`
                   at scales 0/1/0 (e.g. the default voice beside a real speaker's)
 
 Besides those, two timbre figures: how far the stage's long-term spectrum (100 Hz-8 kHz, level set aside,
@@ -202,10 +202,13 @@ def main():
         write(os.path.join(a.out, "predicted", f"{i}.wav"), pred)
         frames_ratio.append(pred.shape[-1] / audio.shape[-1])
 
+    if voices:  # one `ttsgen batch` a voice, as quality.sh speaks: the voice loads once, not once a sentence
+        sentences = os.path.join(a.out, "sentences.jsonl")
+        with open(sentences, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"id": str(i), "text": text}) + "\n" for i, text in enumerate(texts, 1))
     for name, voice in voices.items():
-        for i, text in enumerate(texts, 1):
-            subprocess.run([a.ttsgen, "synth", "--voice", voice, "--noise-scale", "0", "--noise-w", "0", "-q",
-                            "-o", os.path.join(a.out, name, f"{i}.wav"), text], check=True)
+        subprocess.run([a.ttsgen, "batch", sentences, "-o", os.path.join(a.out, name), "--voice", voice,
+                        "--noise-scale", "0", "--noise-w", "0", "--device", "cpu", "--force", "-q"], check=True)
 
     print(f"checkpoint step {step}, {len(texts)} sentences of {a.texts}")
     print(f"| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL | steady tone | spectrum vs {reference} "
