@@ -58,9 +58,11 @@ for n in $(seq 1 "$repeat"); do
   measure "$dir" "$label"
 done
 if [ "$repeat" != 1 ]; then
-  python3 - "$out/measures" "$name" "$repeat" <<'PY'
+  python3 - "$out/measures" "$name" "$repeat" "$here" <<'PY'
 import sys
-rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+sys.path.insert(0, sys.argv[4])
+from verdict import read  # the measures file's reader, shared with the shipping rule
+rows = read([sys.argv[1]])
 col = lambda i: [r[i] for r in rows]
 mean = lambda v: sum(v) / len(v)
 w, p, o, t = col(0), col(1), col(2), col(3)
