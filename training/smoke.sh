@@ -2,9 +2,9 @@
 # Every mode of the training recipe, end to end, on a CPU in under a minute, with toy dimensions: Festival's
 # speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
 # generator alone on that speaker, that generator widened, the acoustic model alone with the mel discriminator, the
-# mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen. It checks that the recipe
-# runs and that what it makes is a voice ttsgen accepts, not that the
-# voice is good (quality.sh).
+# mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen; then verdict.py's rule.
+# It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
+# (quality.sh).
 # usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
 # Needs Debian's python3-torch python3-onnx python3-scipy python3-numba festival festvox-us-slt-hts.
 # The "recordings" of the second speaker are Festival's own wavs (ID.wav), so nothing outside the repository is read.
