@@ -15,10 +15,12 @@ import time
 T0 = time.time()  # the budget counts from here, before the slow imports
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
 import sys  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 
 import torch
 import torch.nn as nn
@@ -373,6 +375,146 @@ def mel_adversary(mel_disc, opt_md, mel_pred, mel, y_len, seg):
     return loss_d.detach(), loss_adv, loss_fm
 
 
+def align(model, ids, x_len, mel, y_len, b_enc, amp=contextlib.nullcontext()):
+    """The text encoder's h and mu for a batch, and its monotonic alignment's durations: what the training step and
+    aligned_batches both start from. amp: the autocast to run the encoder under. Returns (x_mask, h, mu, durations
+    [B,1,L], seconds spent in MAS)."""
+    x_mask = (torch.arange(ids.shape[1], device=ids.device).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
+    with amp:
+        h, mu = model.enc(ids, x_mask, b_enc)
+    h, mu = h.float(), mu.float()
+    with torch.no_grad():
+        logp = mas_mod.frame_log_likelihood(mu, mel)
+        t_m = time.time()
+        path = mas_mod.mas(logp, x_len, y_len)  # [B,L,T]
+        mas_s = time.time() - t_m
+    return x_mask, h, mu, path.sum(-1).unsqueeze(1), mas_s
+
+
+@dataclass
+class Rig:
+    """What the training steps work with, built once before the loop, so that a step takes it whole instead of each
+    piece as an argument. mel_disc and opt_md are None without --mel-adv; fresh_disc, fresh_mel_disc: that
+    discriminator was not resumed (its adversarial losses wait --adv-delay steps)."""
+    model: Voice
+    ac_params: list
+    opt_ac: torch.optim.Optimizer
+    opt_g: torch.optim.Optimizer
+    disc: Discriminator
+    opt_d: torch.optim.Optimizer
+    fresh_disc: bool
+    mel_disc: MelDisc
+    opt_md: torch.optim.Optimizer
+    fresh_mel_disc: bool
+    melspec: nn.Module
+    stft_loss: MultiResSTFTLoss
+    comb_loss: FrameCombLoss
+    prominence_loss: ProminenceLoss
+    amp: object  # the autocast context of the forward passes
+    dev: torch.device
+    zero: torch.Tensor  # what a loss that is not computed logs as
+
+
+def acoustic_step(rig, a, batch, k):
+    """One optimiser step of the acoustic model (prior, frame decoder, duration predictor) on batch, corpus.get's,
+    aligned under its current weights; with --mel-adv the mel discriminator's step too, whose losses it returns apart
+    (they are logged last). k: steps this run. Returns (losses, mel_losses, mel_pred, grad norm, seconds in MAS)."""
+    ids, x_len, mel, y_len, y_mask, T, sid = batch
+    model, amp = rig.model, rig.amp
+    b_enc, b_frames = model.speaker_biases(sid)
+    x_mask, h, mu, dur, mas_s = align(model, ids, x_len, mel, y_len, b_enc, amp)
+    path2, frac = path_from_durations(dur, T)
+    mu_exp = torch.matmul(mu, path2)
+    with amp:
+        mel_pred = model.frames(torch.matmul(h, path2), mu_exp, frac, y_mask, b_frames)
+        logw = model.dp(h.detach(), x_mask)
+    mel_pred = mel_pred.float()
+    n_frames = y_mask.sum() * N_MELS
+    loss_prior = 0.5 * (((mel - mu_exp) ** 2) * y_mask).sum() / n_frames
+    err_ac = (mel_pred - mel).abs() * y_mask
+    loss_mel_ac = err_ac.sum() / n_frames
+    with torch.no_grad():  # the recordings' share of it, to watch the second speaker learn
+        real = (sid == 1).float().view(-1, 1, 1)
+        loss_mel_real = (err_ac * real).sum() / ((y_mask * real).sum() * N_MELS).clamp_min(1)
+    loss_dur = duration_loss(a.dur_loss, logw.float(), dur, x_mask)
+    losses = {"prior": loss_prior, "mel_ac": loss_mel_ac, "mel_ac_real": loss_mel_real, "dur": loss_dur}
+    loss_ac = loss_prior + loss_mel_ac + loss_dur
+    mel_losses = {}
+    if rig.mel_disc is not None:
+        loss_md, loss_madv, loss_mfm = mel_adversary(rig.mel_disc, rig.opt_md, mel_pred, mel, y_len, a.seg * 2)
+        mel_losses = {"md": loss_md, "madv": loss_madv, "mfm": loss_mfm}
+        madv_on = 0.0 if rig.fresh_mel_disc and k < a.adv_delay else 1.0
+        loss_ac = loss_ac + madv_on * a.mel_adv * (loss_madv + 2 * loss_mfm)
+    rig.opt_ac.zero_grad(set_to_none=True)
+    loss_ac.backward()
+    gn_ac = torch.nn.utils.clip_grad_norm_(rig.ac_params, 5.0)
+    rig.opt_ac.step()
+    return losses, mel_losses, mel_pred, gn_ac, mas_s
+
+
+def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
+    """One step of the discriminators, then one of the waveform generator, on segments of batch (corpus.get(sel)) fed
+    their ground-truth mels or, a share ramping up with step, mel_pred's teacher-forced ones. k: steps this run.
+    Returns (losses, the generator's grad norm, that share)."""
+    _, _, mel, y_len, _, _, sid = batch
+    model, disc, amp, dev, zero = rig.model, rig.disc, rig.amp, rig.dev, rig.zero
+    seg = a.seg
+    # the generator's segments: the batch's first vbatch items, or with --voc-real-only vbatch segments of its
+    # recordings (cycled, at random starts), always as many: each new shape would make cudnn benchmark again
+    real_items = (sid == 1).nonzero().squeeze(1) if a.voc_real_only else None
+    if real_items is not None and len(real_items):
+        vsel = real_items[torch.arange(a.vbatch, device=dev) % len(real_items)]
+    else:
+        vsel = torch.arange(min(a.vbatch, len(sel)), device=dev)
+    vb = len(vsel)
+    starts = (torch.rand(vb, device=dev) * (y_len[vsel] - seg).clamp_min(0).float()).long()
+    fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)  # [vb, seg]
+    bidx = vsel.unsqueeze(1)
+    mel_gt_seg = mel[bidx, :, fidx].permute(0, 2, 1)  # [vb,80,seg]
+    mel_gta_seg = mel_pred.detach()[bidx, :, fidx].permute(0, 2, 1)
+    p_gta = a.gta_max * min(1.0, step / max(1, a.gta_ramp))
+    use_gta = (torch.rand(vb, 1, 1, device=dev) < p_gta).float()
+    mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
+    mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
+    latent = torch.cat([mel_in, torch.ones(vb, 1, seg, device=dev)], 1)
+    sidx = (corpus.frame_off[sel[vsel]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
+    sidx = sidx.clamp_max(corpus.audio_flat.shape[0] - 1)
+    y = corpus.audio_flat[sidx].unsqueeze(1)  # [vb,1,seg*HOP]
+    with amp:
+        y_hat = model.dec(latent)
+    y_hat = y_hat.float()
+
+    with amp:
+        d_real = disc(y)
+        d_fake = disc(y_hat.detach())
+    loss_d = sum(((1 - r.float()) ** 2).mean() + (f.float() ** 2).mean()
+                 for (r, _), (f, _) in zip(d_real, d_fake))
+    rig.opt_d.zero_grad(set_to_none=True)
+    loss_d.backward()
+    torch.nn.utils.clip_grad_norm_(disc.parameters(), 100.0)
+    rig.opt_d.step()
+
+    with amp:
+        d_fake = disc(y_hat)
+    loss_adv = sum(((1 - f.float()) ** 2).mean() for f, _ in d_fake)
+    loss_fm = sum(F.l1_loss(ff.float(), rf.detach().float())
+                  for (_, fr), (_, ffs) in zip(d_real, d_fake) for rf, ff in zip(fr, ffs))
+    loss_mel = F.l1_loss(rig.melspec(y_hat.squeeze(1)), rig.melspec(y.squeeze(1)))
+    loss_stft = rig.stft_loss(y_hat.squeeze(1), y.squeeze(1))
+    loss_comb = rig.comb_loss(y_hat.squeeze(1), y.squeeze(1)) if a.comb else zero
+    loss_prom = rig.prominence_loss(y_hat.squeeze(1), y.squeeze(1)) if a.prominence else zero
+    adv_on = 0.0 if rig.fresh_disc and k < a.adv_delay else 1.0
+    loss_g = (45 * loss_mel + 15 * loss_stft + a.comb * loss_comb + a.prominence * loss_prom
+              + adv_on * (loss_adv + 2 * loss_fm))
+    rig.opt_g.zero_grad(set_to_none=True)
+    loss_g.backward()
+    gn_g = torch.nn.utils.clip_grad_norm_(model.dec.parameters(), 100.0)
+    rig.opt_g.step()
+    losses = {"d": loss_d, "adv": loss_adv, "fm": loss_fm, "mel_g": loss_mel, "stft": loss_stft, "comb": loss_comb,
+              "prom": loss_prom}
+    return losses, gn_g, p_gta
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ids", required=True, help="corpusids output: ID|ids|text")
@@ -537,6 +679,7 @@ def main():
         log(f"generator widened to {a.widen_gen} channels, the same audio: {count_params(model.dec)} parameters")
     model.to(dev).train()
     disc.to(dev).train()
+    opt_md = None
     if mel_disc is not None:
         mel_disc.to(dev).train()
         opt_md = torch.optim.AdamW(mel_disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
@@ -551,16 +694,16 @@ def main():
     opt_g = torch.optim.AdamW(model.dec.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     opt_d = torch.optim.AdamW(disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     base = [(opt_ac, a.lr_ac), (opt_g, a.lr_gen), (opt_d, a.lr_gen)] + ([(opt_md, a.lr_gen)] if mel_disc else [])
-    stft_loss = MultiResSTFTLoss().to(dev)
-    comb_loss = FrameCombLoss().to(dev)
-    prominence_loss = ProminenceLoss(top=a.prominence_top).to(dev)
-    melspec = corpus.melspec
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
+    rig = Rig(model=model, ac_params=ac_params, opt_ac=opt_ac, opt_g=opt_g, disc=disc, opt_d=opt_d,
+              fresh_disc=fresh_disc, mel_disc=mel_disc, opt_md=opt_md, fresh_mel_disc=fresh_mel_disc,
+              melspec=corpus.melspec, stft_loss=MultiResSTFTLoss().to(dev), comb_loss=FrameCombLoss().to(dev),
+              prominence_loss=ProminenceLoss(top=a.prominence_top).to(dev), amp=amp, dev=dev,
+              zero=torch.zeros((), device=dev))
 
     if a.freeze_acoustic:
         corpus.gta_flat = teacher_forced_mels(model, corpus, a.batch)
     batches = corpus.batches(a.batch)
-    zero = torch.zeros((), device=dev)
     step = start_step
     t_last, n_last = time.time(), 0
     hist = {}
@@ -602,118 +745,26 @@ def main():
         if cuda:
             torch.backends.cudnn.benchmark = False
         sel = next(batches)
-        ids, x_len, mel, y_len, y_mask, T, sid = corpus.get(sel)
+        batch = corpus.get(sel)
+        T = batch[5]  # the batch's frames, padded
         if a.freeze_acoustic:
+            ac_losses, mel_losses, gn_ac = {}, {}, rig.zero
             mel_pred = corpus.padded(corpus.gta_flat, sel, T)
-            gn_ac = zero
         else:
-            L = ids.shape[1]
-            x_mask = (torch.arange(L, device=dev).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
-            b_enc, b_frames = model.speaker_biases(sid)
-            with amp:
-                h, mu = model.enc(ids, x_mask, b_enc)
-            h, mu = h.float(), mu.float()
-            with torch.no_grad():
-                logp = mas_mod.frame_log_likelihood(mu, mel)
-                t_m = time.time()
-                path = mas_mod.mas(logp, x_len, y_len)  # [B,L,T]
-                mas_time += time.time() - t_m
-            dur = path.sum(-1).unsqueeze(1)  # [B,1,L]
-            path2, frac = path_from_durations(dur, T)
-            mu_exp = torch.matmul(mu, path2)
-            with amp:
-                mel_pred = model.frames(torch.matmul(h, path2), mu_exp, frac, y_mask, b_frames)
-                logw = model.dp(h.detach(), x_mask)
-            mel_pred = mel_pred.float()
-            n_frames = y_mask.sum() * N_MELS
-            loss_prior = 0.5 * (((mel - mu_exp) ** 2) * y_mask).sum() / n_frames
-            err_ac = (mel_pred - mel).abs() * y_mask
-            loss_mel_ac = err_ac.sum() / n_frames
-            with torch.no_grad():  # the recordings' share of it, to watch the second speaker learn
-                real = (sid == 1).float().view(-1, 1, 1)
-                loss_mel_real = (err_ac * real).sum() / ((y_mask * real).sum() * N_MELS).clamp_min(1)
-            loss_dur = duration_loss(a.dur_loss, logw.float(), dur, x_mask)
-            loss_ac = loss_prior + loss_mel_ac + loss_dur
-            if mel_disc is not None:
-                loss_md, loss_madv, loss_mfm = mel_adversary(mel_disc, opt_md, mel_pred, mel, y_len, a.seg * 2)
-                madv_on = 0.0 if fresh_mel_disc and k < a.adv_delay else 1.0
-                loss_ac = loss_ac + madv_on * a.mel_adv * (loss_madv + 2 * loss_mfm)
-            opt_ac.zero_grad(set_to_none=True)
-            loss_ac.backward()
-            gn_ac = torch.nn.utils.clip_grad_norm_(ac_params, 5.0)
-            opt_ac.step()
+            ac_losses, mel_losses, mel_pred, gn_ac, mas_s = acoustic_step(rig, a, batch, k)
+            mas_time += mas_s
 
         if a.freeze_generator:
-            gn_g = zero
-            p_gta = 0.0
+            gen_losses, gn_g, p_gta = {}, rig.zero, 0.0
         else:
             # ---- waveform generator on segments of the same utterances (fixed shapes: benchmarking pays)
             if cuda:
                 torch.backends.cudnn.benchmark = True
-            seg = a.seg
-            # the generator's segments: the batch's first vbatch items, or with --voc-real-only vbatch segments of its
-            # recordings (cycled, at random starts), always as many: each new shape would make cudnn benchmark again
-            real_items = (sid == 1).nonzero().squeeze(1) if a.voc_real_only else None
-            if real_items is not None and len(real_items):
-                vsel = real_items[torch.arange(a.vbatch, device=dev) % len(real_items)]
-            else:
-                vsel = torch.arange(min(a.vbatch, len(sel)), device=dev)
-            vb = len(vsel)
-            starts = (torch.rand(vb, device=dev) * (y_len[vsel] - seg).clamp_min(0).float()).long()
-            fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)  # [vb, seg]
-            bidx = vsel.unsqueeze(1)
-            mel_gt_seg = mel[bidx, :, fidx].permute(0, 2, 1)  # [vb,80,seg]
-            mel_gta_seg = mel_pred.detach()[bidx, :, fidx].permute(0, 2, 1)
-            p_gta = a.gta_max * min(1.0, step / max(1, a.gta_ramp))
-            use_gta = (torch.rand(vb, 1, 1, device=dev) < p_gta).float()
-            mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
-            mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
-            latent = torch.cat([mel_in, torch.ones(vb, 1, seg, device=dev)], 1)
-            sidx = (corpus.frame_off[sel[vsel]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
-            sidx = sidx.clamp_max(corpus.audio_flat.shape[0] - 1)
-            y = corpus.audio_flat[sidx].unsqueeze(1)  # [vb,1,seg*HOP]
-            with amp:
-                y_hat = model.dec(latent)
-            y_hat = y_hat.float()
-
-            with amp:
-                d_real = disc(y)
-                d_fake = disc(y_hat.detach())
-            loss_d = sum(((1 - r.float()) ** 2).mean() + (f.float() ** 2).mean()
-                         for (r, _), (f, _) in zip(d_real, d_fake))
-            opt_d.zero_grad(set_to_none=True)
-            loss_d.backward()
-            torch.nn.utils.clip_grad_norm_(disc.parameters(), 100.0)
-            opt_d.step()
-
-            with amp:
-                d_fake = disc(y_hat)
-            loss_adv = sum(((1 - f.float()) ** 2).mean() for f, _ in d_fake)
-            loss_fm = sum(F.l1_loss(ff.float(), rf.detach().float())
-                          for (_, fr), (_, ffs) in zip(d_real, d_fake) for rf, ff in zip(fr, ffs))
-            loss_mel = F.l1_loss(melspec(y_hat.squeeze(1)), melspec(y.squeeze(1)))
-            loss_stft = stft_loss(y_hat.squeeze(1), y.squeeze(1))
-            loss_comb = comb_loss(y_hat.squeeze(1), y.squeeze(1)) if a.comb else zero
-            loss_prom = prominence_loss(y_hat.squeeze(1), y.squeeze(1)) if a.prominence else zero
-            adv_on = 0.0 if fresh_disc and k < a.adv_delay else 1.0
-            loss_g = (45 * loss_mel + 15 * loss_stft + a.comb * loss_comb + a.prominence * loss_prom
-                      + adv_on * (loss_adv + 2 * loss_fm))
-            opt_g.zero_grad(set_to_none=True)
-            loss_g.backward()
-            gn_g = torch.nn.utils.clip_grad_norm_(model.dec.parameters(), 100.0)
-            opt_g.step()
+            gen_losses, gn_g, p_gta = generator_step(rig, a, corpus, sel, batch, mel_pred, step, k)
 
         step += 1
-        logged = []  # a frozen part's losses are not computed
-        if not a.freeze_acoustic:
-            logged += [("prior", loss_prior), ("mel_ac", loss_mel_ac), ("mel_ac_real", loss_mel_real),
-                       ("dur", loss_dur)]
-        if not a.freeze_generator:
-            logged += [("d", loss_d), ("adv", loss_adv), ("fm", loss_fm), ("mel_g", loss_mel), ("stft", loss_stft),
-                       ("comb", loss_comb), ("prom", loss_prom)]
-        if mel_disc is not None:
-            logged += [("md", loss_md), ("madv", loss_madv), ("mfm", loss_mfm)]
-        for kname, v in logged:
+        # a frozen part's losses are not computed; the mel discriminator's come last
+        for kname, v in {**ac_losses, **gen_losses, **mel_losses}.items():
             hist.setdefault(kname, []).append(v.detach())
         if step % 50 == 0 or step == start_step + 1:
             vals = {kk: torch.stack(v).mean().item() for kk, v in hist.items()}
@@ -757,14 +808,12 @@ def main():
 def aligned_batches(model, corpus, batch):
     """The corpus in length order, a batch at a time, aligned under the model's current weights (eval mode, no
     gradients): yields (sel, corpus.get's batch, the encoder's h and mu, MAS durations [B,1,L]). What --freeze-acoustic
-    and --dump-durations read; the training step aligns with its own, timed and autocast."""
+    and --dump-durations read; the training step aligns the same way (align), timed and autocast."""
     for i in range(0, len(corpus), batch):
         sel = torch.tensor(corpus.order[i:i + batch], device=corpus.dev)
         got = corpus.get(sel)
         ids, x_len, mel, y_len, _, _, sid = got
-        x_mask = (torch.arange(ids.shape[1], device=ids.device).unsqueeze(0) < x_len.unsqueeze(1)).float().unsqueeze(1)
-        h, mu = model.enc(ids, x_mask, model.speaker_biases(sid)[0])
-        dur = mas_mod.mas(mas_mod.frame_log_likelihood(mu, mel), x_len, y_len).sum(-1).unsqueeze(1)
+        _, h, mu, dur, _ = align(model, ids, x_len, mel, y_len, model.speaker_biases(sid)[0])
         yield sel, got, h, mu, dur
 
 
