@@ -403,8 +403,8 @@ class Rig:
     disc: Discriminator
     opt_d: torch.optim.Optimizer
     fresh_disc: bool
-    mel_disc: MelDisc
-    opt_md: torch.optim.Optimizer
+    mel_disc: MelDisc | None
+    opt_md: torch.optim.Optimizer | None
     fresh_mel_disc: bool
     melspec: nn.Module
     stft_loss: MultiResSTFTLoss
