@@ -159,13 +159,55 @@ def upsampling_stack(channels, rates, kernels, res_kernels, res_dilations, resbl
     return ups, resblocks, ch
 
 
+# The inverse-STFT head's log-magnitudes are clipped here (e^5 ~ 150, far above any speech bin) so that an early
+# training step cannot overflow; its magnitude bias starts at e^-4, a quiet hiss rather than full-scale noise.
+ISTFT_LOGMAG_MAX = 5.0
+ISTFT_LOGMAG_INIT = -4.0
+
+
+class ISTFTHead(nn.Module):
+    """Log-magnitudes and phases per STFT bin [B, n_fft+2, T] -> waveform [B,1,T*hop]: an inverse real DFT,
+    Hann-windowed and overlap-added (torch.istft's sum, normalised by the window's squared overlap), written as one
+    transposed convolution with a fixed kernel so that the exported graph needs no STFT operator. Phases are
+    pi*sin(.) of the input, as in iSTFTNet (Kaneko et al. 2022): bounded, and smooth across the +-pi seam.
+    The last upsampling stage of a HiFi-GAN generator runs its resblocks at the full sample rate; this head replaces
+    it, so the stages before it can be wider for the same CPU cost."""
+
+    def __init__(self, n_fft, hop):
+        super().__init__()
+        if n_fft % 2 or n_fft % hop or (n_fft - hop) % 2:
+            raise ValueError(f"inverse-STFT head: n_fft {n_fft} must be even and a multiple of the hop {hop}")
+        self.n_fft, self.hop, self.n_bins = n_fft, hop, n_fft // 2 + 1
+        n = torch.arange(n_fft, dtype=torch.float64)
+        k = torch.arange(self.n_bins, dtype=torch.float64).unsqueeze(1)
+        window = torch.hann_window(n_fft, periodic=True, dtype=torch.float64)
+        # irfft: x[n] = (1/N) sum_k c_k (Re X_k cos(2 pi k n / N) - Im X_k sin(2 pi k n / N)), c = 1 at DC and
+        # Nyquist, 2 between
+        c = torch.full((self.n_bins, 1), 2.0, dtype=torch.float64)
+        c[0] = c[-1] = 1.0
+        angle = 2 * math.pi * k * n / n_fft
+        envelope = (window ** 2).view(n_fft // hop, hop).sum(0).mean()  # constant for Hann at these hops
+        basis = torch.cat([c * torch.cos(angle), -c * torch.sin(angle)]) * window / (n_fft * envelope)
+        self.register_buffer("kernel", basis.unsqueeze(1).float(), persistent=False)  # [2*bins, 1, n_fft]
+
+    def forward(self, spec, mask):
+        """spec [B, 2*bins, T] (log-magnitudes, then phase inputs), mask [B,1,T] -> [B,1,T*hop]."""
+        b = self.n_bins
+        mag = torch.exp(torch.clamp(spec[:, :b], max=ISTFT_LOGMAG_MAX))
+        phase = math.pi * torch.sin(spec[:, b:])
+        coeffs = torch.cat([mag * torch.cos(phase), mag * torch.sin(phase)], 1) * mask
+        return F.conv_transpose1d(coeffs, self.kernel, stride=self.hop, padding=(self.n_fft - self.hop) // 2)
+
+
 class Generator(nn.Module):
-    """HiFi-GAN (V3-like, "resblock 2") generator over the latent [mel*mask ; mask] (N_MELS+1 channels)."""
+    """HiFi-GAN (V3-like, "resblock 2") generator over the latent [mel*mask ; mask] (N_MELS+1 channels). With
+    `istft=(n_fft, hop)` its last stage is an ISTFTHead instead of a transposed convolution (the rates then multiply
+    to HOP / hop)."""
 
     def __init__(self, channels=256, rates=(8, 8, 4), kernels=(16, 16, 8),
-                 res_kernels=(3, 5, 7), res_dilations=((1, 2), (2, 6), (3, 12)), balanced=True):
+                 res_kernels=(3, 5, 7), res_dilations=((1, 2), (2, 6), (3, 12)), balanced=True, istft=None):
         super().__init__()
-        assert math.prod(rates) == HOP
+        assert math.prod(rates) * (istft[1] if istft else 1) == HOP
         assert all(k % r == 0 for r, k in zip(rates, kernels)), "kernels must be multiples of their strides"
         self.rates = list(rates)
         # upsampling kernels projected onto phase_balanced() in every forward (training); bake_balanced() writes the
@@ -174,10 +216,14 @@ class Generator(nn.Module):
         self.conv_pre = nn.Conv1d(N_MELS + 1, channels, 7, padding=3)
         self.ups, self.resblocks, ch = upsampling_stack(channels, rates, kernels, res_kernels, res_dilations, ResBlock2)
         self.n_res = len(res_kernels)
-        self.conv_post = nn.Conv1d(ch, 1, 7, padding=3)
+        self.istft = ISTFTHead(*istft) if istft else None
+        self.conv_post = nn.Conv1d(ch, 2 * self.istft.n_bins if istft else 1, 7, padding=3)
         for m in self.modules():
             if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d)):
                 nn.init.normal_(m.weight, 0.0, 0.01)
+        if istft:
+            with torch.no_grad():
+                self.conv_post.bias[:self.istft.n_bins].fill_(ISTFT_LOGMAG_INIT)
 
     def forward(self, latent):
         mask = (latent[:, N_MELS:N_MELS + 1] > 0.5).to(latent.dtype)
@@ -197,8 +243,10 @@ class Generator(nn.Module):
                 y = self.resblocks[i * self.n_res + j](x, m)
                 xs = y if xs is None else xs + y
             x = xs / self.n_res
-        x = torch.tanh(self.conv_post(F.leaky_relu(x, 0.01)))
-        return x * stage_mask(mask, HOP)
+        x = self.conv_post(F.leaky_relu(x, 0.01))
+        if self.istft is not None:
+            x = self.istft(x, stage_mask(mask, factor))
+        return torch.tanh(x) * stage_mask(mask, HOP)
 
     @torch.no_grad()
     def bake_balanced(self):
@@ -233,17 +281,19 @@ class Voice(nn.Module):
     def __init__(self, n_symbols=256, hidden=192, enc_layers=6, dp_filter=256, dec_channels=256, dec_layers=6,
                  gen_channels=256, gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8),
                  gen_res_kernels=(3, 5, 7), gen_res_dilations=((1, 2), (2, 6), (3, 12)), gen_balanced=True,
-                 n_speakers=1):
+                 gen_istft=None, n_speakers=1):
         super().__init__()
         self.cfg = dict(n_symbols=n_symbols, hidden=hidden, enc_layers=enc_layers, dp_filter=dp_filter,
                         dec_channels=dec_channels, dec_layers=dec_layers, gen_channels=gen_channels,
                         gen_rates=list(gen_rates), gen_kernels=list(gen_kernels),
                         gen_res_kernels=list(gen_res_kernels), gen_res_dilations=[list(d) for d in gen_res_dilations],
-                        gen_balanced=gen_balanced, n_speakers=n_speakers)
+                        gen_balanced=gen_balanced, gen_istft=list(gen_istft) if gen_istft else None,
+                        n_speakers=n_speakers)
         self.enc = TextEncoder(n_symbols, hidden, enc_layers)
         self.dp = DurationPredictor(hidden, dp_filter)
         self.frames = FrameDecoder(hidden, dec_channels, dec_layers)
-        self.dec = Generator(gen_channels, gen_rates, gen_kernels, gen_res_kernels, gen_res_dilations, gen_balanced)
+        self.dec = Generator(gen_channels, gen_rates, gen_kernels, gen_res_kernels, gen_res_dilations, gen_balanced,
+                             gen_istft)
         if n_speakers > 1:
             # Training only: one bias per speaker on the encoder's input and one on the frame decoder's, so speakers
             # share everything else (text coverage from one, timbre from another). A speaker is exported by folding
@@ -305,7 +355,7 @@ class Voice(nn.Module):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             new = Generator(channels, c["gen_rates"], c["gen_kernels"], c["gen_res_kernels"], c["gen_res_dilations"],
-                            old.balanced)
+                            old.balanced, c["gen_istft"])
         convs = (nn.Conv1d, nn.ConvTranspose1d)
         for a, b in zip((m for m in old.modules() if isinstance(m, convs)),
                         (m for m in new.modules() if isinstance(m, convs))):
@@ -323,6 +373,36 @@ class Voice(nn.Module):
             raise AssertionError(f"the generator widened to {channels} channels: audio differs by {err:g}")
         self.dec = new.train(old.training)
         self.cfg["gen_channels"] = channels
+
+    @torch.no_grad()
+    def istft_generator(self, channels, n_fft=16, seed=0):
+        """Replace the generator's last stage (a transposed convolution and resblocks at the full sample rate) by an
+        ISTFTHead whose hop is that stage's rate, keeping the trained stages before it, widened to `channels`
+        (widen_generator). The head starts untrained: the voice is meant to go on training its generator alone."""
+        c = self.cfg
+        if c["gen_istft"]:
+            raise ValueError("the generator already ends in an inverse-STFT head")
+        if len(c["gen_rates"]) < 2:
+            raise ValueError("the generator needs a stage before the one the head replaces")
+        if channels > self.dec.conv_pre.out_channels:
+            self.widen_generator(channels, seed)
+        elif channels != self.dec.conv_pre.out_channels:
+            raise ValueError(f"the generator has {self.dec.conv_pre.out_channels} channels; it can only widen")
+        hop = c["gen_rates"][-1]
+        old = self.dec
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            new = Generator(channels, c["gen_rates"][:-1], c["gen_kernels"][:-1], c["gen_res_kernels"],
+                            c["gen_res_dilations"], old.balanced, (n_fft, hop))
+        dropped = (f"ups.{len(new.ups)}.", "conv_post.") + tuple(
+            f"resblocks.{i}." for i in range(len(new.resblocks), len(old.resblocks)))
+        kept = {k: v for k, v in old.state_dict().items() if not k.startswith(dropped)}
+        missing, unexpected = new.load_state_dict(kept, strict=False)
+        if unexpected or any(not k.startswith("conv_post.") for k in missing):
+            raise AssertionError(f"inverse-STFT generator: weights do not carry over: missing {missing}, "
+                                 f"unexpected {unexpected}")
+        self.dec = new.train(old.training)
+        c.update(gen_rates=c["gen_rates"][:-1], gen_kernels=c["gen_kernels"][:-1], gen_istft=[n_fft, hop])
 
     def acoustic(self, ids, x_mask, w_frames, t_max, sid=None):
         """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given; sid [B] for several speakers."""

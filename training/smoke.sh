@@ -1,7 +1,7 @@
 #!/bin/bash
 # Every mode of the training recipe, end to end, on a CPU in under a minute, with toy dimensions: Festival's
 # speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
-# generator alone on that speaker, that generator widened, the acoustic model alone with the mel discriminator, the
+# generator alone on that speaker, that generator widened, its last stage replaced by an inverse-STFT head, the acoustic model alone with the mel discriminator, the
 # mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen; then verdict.py's rule.
 # It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
 # (quality.sh).
@@ -117,6 +117,18 @@ PY
 "$py" training/export.py --ckpt "$work/full320" --out "$work/full320.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full320.onnx" --step 1 --out "$work/full320b" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read a widened voice back"; }
+
+log "the generator's last stage replaced by an inverse-STFT head (--istft-head), trained alone"
+train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
+  --freeze-acoustic --istft-head 48 --resume "$work/ck3" --out "$work/ck8"
+grep -q "inverse-STFT head \[16, 4\], 48 channels" "$work/last.log" || fail "--istft-head did not convert the generator"
+"$py" - "$work/ck3" "$work/ck8" <<'PY' || fail "the inverse-STFT generator did not keep the first stages' weights"
+import sys, torch
+a, b = (torch.load(f"{d}/gen.pt", map_location="cpu", weights_only=False)["model"] for d in sys.argv[1:3])
+assert b["dec.conv_post.weight"].shape[:2] == (18, 12), b["dec.conv_post.weight"].shape  # 9 bins x (log-mag, phase)
+assert "dec.ups.2.weight" not in b and "dec.ups.2.weight" in a
+PY
+speak "$work/ck8" "$work/v8.onnx" --speaker 1
 
 log "the acoustic model alone (--freeze-generator) with the mel discriminator, two speakers, widened generator"
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" \

@@ -561,6 +561,10 @@ def main():
     ap.add_argument("--widen-gen", type=int, default=0, metavar="CHANNELS",
                     help="widen the resumed generator to CHANNELS at its input (256 in the shipped voice), computing "
                          "the same audio at first (Voice.widen_generator); 320 keeps one CPU thread above 15x real time")
+    ap.add_argument("--istft-head", type=int, default=0, metavar="CHANNELS",
+                    help="replace the resumed generator's last stage by an inverse-STFT head and widen the stages "
+                         "before it to CHANNELS (Voice.istft_generator); the head starts untrained. 320 runs faster "
+                         "on a CPU than the 256-channel generator with its last stage (BENCHMARKS.md)")
     ap.add_argument("--dur-loss", choices=("log", "linear", "lognormal"), default="log",
                     help="the duration predictor's loss (model.duration_loss; linear fits mean durations, log "
                          "the geometric means that runs 1-7 used)")
@@ -618,8 +622,13 @@ def main():
         raise SystemExit("--freeze-acoustic and --freeze-generator together would train nothing")
     if a.prominence_top < 0 or (a.prominence_top and not a.prominence):
         raise SystemExit(f"--prominence-top {a.prominence_top}: want a number of bins from 1, with --prominence W")
-    if a.freeze_generator and a.widen_gen:
-        raise SystemExit("--widen-gen adds channels to train, which --freeze-generator keeps as loaded")
+    if a.freeze_generator and (a.widen_gen or a.istft_head):
+        raise SystemExit("--widen-gen and --istft-head make a generator to train, which --freeze-generator keeps "
+                         "as loaded")
+    if a.widen_gen and a.istft_head:
+        raise SystemExit("--istft-head CHANNELS widens the stages it keeps itself; leave out --widen-gen")
+    if a.istft_head and not a.resume:
+        raise SystemExit("--istft-head converts a trained generator: it needs --resume")
     if mixed:
         rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
         corpus.add(rec_items, wavs, speaker=1)
@@ -677,6 +686,13 @@ def main():
         except ValueError as e:
             raise SystemExit(f"--widen-gen: {e}")
         log(f"generator widened to {a.widen_gen} channels, the same audio: {count_params(model.dec)} parameters")
+    if a.istft_head:
+        try:
+            model.istft_generator(a.istft_head)
+        except ValueError as e:
+            raise SystemExit(f"--istft-head: {e}")
+        log(f"generator's last stage replaced by an inverse-STFT head {model.cfg['gen_istft']}, {a.istft_head} "
+            f"channels: {count_params(model.dec)} parameters")
     model.to(dev).train()
     disc.to(dev).train()
     opt_md = None

@@ -14,7 +14,9 @@ import (
 // With x[t] (t < T), y[n] = sum_i sum_k x_i[t] W[i,o,k] over n = t*s + k - p. Writing n+p = q*s + r (0 <= r < s)
 // and k = j*s + r gives y[q*s+r-p] = sum_i sum_j x_i[q-j] W[i,o,j*s+r], a Conv over x padded by J-1 on both sides
 // (q runs over 0..T+J-2), with weight W'[o*s+r, i, J-1-j] = W[i,o,j*s+r]. Flattened phase-major, positions
-// [p, (T+J-1)*s - p) are ConvTranspose's output, of length (T-1)*s + K - 2p.
+// [p, (T+J-1)*s - p) are ConvTranspose's output, of length (T-1)*s + K - 2p. Where p >= s (an inverse-STFT head's
+// overlap-add: kernel 16, stride 4, padding 6), the first d = p/s whole frames of that padding are never output, so the
+// Conv pads by J-1-d instead and the Slice trims only p mod s.
 //
 // The interleave has two forms, the same values in the same places. Channels first (o*s+r; Reshape [N,Cout,s,Q],
 // Transpose to [N,Cout,Q,s], Reshape [N,Cout,Q*s]) suits providers that run Conv on [N,C,T] (the CPU). Channels
@@ -25,13 +27,25 @@ import (
 // Transposes of the upsampled activations would stay in the graph per upsampling layer.
 
 // RewriteUpsampling replaces every ConvTranspose of model that the identity above covers (1-D, one group, no
-// dilation or output padding, kernel a multiple of the stride, symmetric padding below the stride, constant weight)
+// dilation or output padding, kernel a multiple of the stride, symmetric padding below the kernel, constant weight)
 // and says how many it replaced and how many it left as they are. channelsLast picks the interleave's form (above).
 func RewriteUpsampling(model *onnx.ModelProto, channelsLast bool) (replaced, left int) {
 	graph := model.GetGraph()
 	inits := map[string]*onnx.TensorProto{}
 	for _, init := range graph.GetInitializer() {
 		inits[init.GetName()] = init
+	}
+	// A constant that is no parameter, such as an inverse-STFT head's fixed kernel, comes out of PyTorch's exporter
+	// as a Constant node, not an initializer.
+	for _, node := range graph.GetNode() {
+		if node.GetOpType() != "Constant" || len(node.GetOutput()) != 1 {
+			continue
+		}
+		for _, a := range node.GetAttribute() {
+			if a.GetName() == "value" && a.GetT() != nil {
+				inits[node.GetOutput()[0]] = a.GetT()
+			}
+		}
 	}
 	var nodes []*onnx.NodeProto
 	for _, node := range graph.GetNode() {
@@ -124,10 +138,11 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, cha
 			return nil, nil, false
 		}
 	}
-	if stride < 2 || k%stride != 0 || pad < 0 || pad >= stride {
+	if stride < 2 || k%stride != 0 || pad < 0 || pad >= k {
 		return nil, nil, false
 	}
 	j := k / stride
+	convPad, trim := j-1-pad/stride, pad%stride
 	// Output channel of phase r of channel o: o*s+r channels first, r*Cout+o channels last.
 	channel := func(o, r int) int { return o*stride + r }
 	if channelsLast {
@@ -158,12 +173,12 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, cha
 	}
 	out := node.GetOutput()[0]
 	flat := out
-	if pad > 0 {
+	if trim > 0 {
 		flat = base + "/flat_out"
 	}
 	nodes := []*onnx.NodeProto{
 		{Name: base + "/Conv", OpType: "Conv", Input: convIn, Output: []string{base + "/conv_out"}, Attribute: []*onnx.AttributeProto{
-			IntsAttr("kernel_shape", int64(j)), IntsAttr("pads", int64(j-1), int64(j-1)), IntsAttr("strides", 1)}},
+			IntsAttr("kernel_shape", int64(j)), IntsAttr("pads", int64(convPad), int64(convPad)), IntsAttr("strides", 1)}},
 	}
 	transpose := func(name, in, out string, perm ...int64) *onnx.NodeProto {
 		return &onnx.NodeProto{Name: base + "/" + name, OpType: "Transpose", Input: []string{in}, Output: []string{out},
@@ -185,8 +200,8 @@ func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, cha
 			transpose("Transpose", base+"/phases_out", base+"/interleaved", 0, 1, 3, 2),
 			reshape("Flatten", base+"/interleaved", base+"/flat", flat))
 	}
-	if pad > 0 {
-		newInits = append(newInits, IntInit(base+"/starts", int64(pad)), IntInit(base+"/ends", int64(-pad)), IntInit(base+"/axes", 2))
+	if trim > 0 {
+		newInits = append(newInits, IntInit(base+"/starts", int64(trim)), IntInit(base+"/ends", int64(-trim)), IntInit(base+"/axes", 2))
 		nodes = append(nodes, &onnx.NodeProto{Name: base + "/Slice", OpType: "Slice",
 			Input: []string{flat, base + "/starts", base + "/ends", base + "/axes"}, Output: []string{out}})
 	}

@@ -38,6 +38,20 @@ func convTransposeGraph(rng *rand.Rand, cin, cout, k, stride int, pads []int64, 
 		}}
 }
 
+// weightToConstant moves graph's initializer "w" into a Constant node.
+func weightToConstant(graph *onnx.ModelProto) {
+	g := graph.GetGraph()
+	for i, init := range g.GetInitializer() {
+		if init.GetName() == "w" {
+			g.Initializer = append(g.Initializer[:i], g.Initializer[i+1:]...)
+			g.Node = append([]*onnx.NodeProto{{Name: "w_const", OpType: "Constant", Output: []string{"w"},
+				Attribute: []*onnx.AttributeProto{{Name: "value", Type: onnx.AttributeProto_TENSOR, T: init}}}}, g.Node...)
+			return
+		}
+	}
+	panic("no initializer w")
+}
+
 func runOne(t *testing.T, graph *onnx.ModelProto, x ort.Tensor) ort.Tensor {
 	t.Helper()
 	return orttest.Run(t, graph, []string{"x"}, []string{"y"}, ort.DeviceCPU, []ort.Tensor{x})[0]
@@ -52,15 +66,22 @@ func TestPolyphaseUpsamplingMatchesConvTranspose(t *testing.T) {
 		cin, cout, k, stride, t int
 		pads                    []int64
 		bias                    bool
+		constantWeight          bool // the weight from a Constant node, as PyTorch exports a buffer
 	}{
-		{5, 3, 16, 8, 7, []int64{4, 4}, true}, // Piper's first upsampling
-		{4, 2, 4, 2, 9, []int64{1, 1}, true},  // Piper medium's later ones
-		{3, 2, 6, 3, 5, []int64{0, 0}, false}, // no padding, no bias, three taps per phase
-		{2, 2, 8, 4, 1, []int64{3, 3}, true},  // one input frame
+		{5, 3, 16, 8, 7, []int64{4, 4}, true, false},   // Piper's first upsampling
+		{4, 2, 4, 2, 9, []int64{1, 1}, true, false},    // Piper medium's later ones
+		{3, 2, 6, 3, 5, []int64{0, 0}, false, false},   // no padding, no bias, three taps per phase
+		{2, 2, 8, 4, 1, []int64{3, 3}, true, false},    // one input frame
+		{18, 1, 16, 4, 9, []int64{6, 6}, false, true},  // an inverse-STFT head's overlap-add: padding past the stride
+		{2, 2, 16, 8, 3, []int64{8, 8}, true, false},   // padding of a whole stride: the Conv pads one frame less, no Slice
+		{2, 3, 16, 8, 3, []int64{15, 15}, true, false}, // the most padding covered
 	} {
 		for _, channelsLast := range []bool{false, true} {
 			t.Run(fmt.Sprintf("k%d_s%d_p%d_t%d_channelslast=%v", c.k, c.stride, c.pads[0], c.t, channelsLast), func(t *testing.T) {
 				graph := convTransposeGraph(rng, c.cin, c.cout, c.k, c.stride, c.pads, c.bias)
+				if c.constantWeight {
+					weightToConstant(graph)
+				}
 				poly := proto.Clone(graph).(*onnx.ModelProto)
 				if replaced, _ := RewriteUpsampling(poly, channelsLast); replaced != 1 {
 					t.Fatalf("rewrite: replaced %d; want 1", replaced)
@@ -85,7 +106,7 @@ func TestPolyphaseUpsamplingLeavesUncoveredNodes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for name, graph := range map[string]*onnx.ModelProto{
 		"asymmetric pads":       convTransposeGraph(rng, 2, 2, 16, 8, []int64{3, 4}, true),
-		"padding of the stride": convTransposeGraph(rng, 2, 2, 16, 8, []int64{8, 8}, true),
+		"padding of the kernel": convTransposeGraph(rng, 2, 2, 16, 8, []int64{16, 16}, true),
 		"kernel not a multiple": convTransposeGraph(rng, 2, 2, 5, 2, []int64{1, 1}, true),
 	} {
 		out := proto.Clone(graph).(*onnx.ModelProto)
