@@ -176,7 +176,7 @@ class ISTFTHead(nn.Module):
     def __init__(self, n_fft, hop):
         super().__init__()
         if n_fft % 2 or n_fft % hop or (n_fft - hop) % 2:
-            raise ValueError(f"inverse-STFT head: n_fft {n_fft} must be even and a multiple of the hop {hop}")
+            raise ValueError(f"inverse-STFT head: n_fft {n_fft} and hop {hop} must be even, n_fft a multiple of the hop")
         self.n_fft, self.hop, self.n_bins = n_fft, hop, n_fft // 2 + 1
         n = torch.arange(n_fft, dtype=torch.float64)
         k = torch.arange(self.n_bins, dtype=torch.float64).unsqueeze(1)

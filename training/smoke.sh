@@ -118,6 +118,23 @@ PY
   "$py" training/from_onnx.py --onnx "$work/full320.onnx" --step 1 --out "$work/full320b" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read a widened voice back"; }
 
+log "the inverse-STFT head's overlap-add is torch.istft's"
+"$py" - <<'PY' || fail "ISTFTHead does not compute torch.istft"
+import math, sys, torch
+sys.path.insert(0, "training")
+from model import ISTFTHead
+torch.manual_seed(0)
+head, frames = ISTFTHead(16, 4), 40
+spec = torch.randn(1, 9, frames, dtype=torch.complex64)
+spec[:, 0].imag = spec[:, -1].imag = 0  # a real signal's DC and Nyquist bins
+want = torch.istft(spec, 16, 4, window=torch.hann_window(16), center=True)  # [1, 4*(frames-1)]
+phase_in = torch.asin(spec.angle() / math.pi)  # the head's phase is pi*sin(input)
+got = head(torch.cat([spec.abs().log(), phase_in], 1), torch.ones(1, 1, frames))[0, 0]
+assert got.shape[-1] == 4 * frames, got.shape
+# the head starts its windows 2 samples before torch.istft's centred ones; edges lack torch's window normalisation
+err = float((got[2 + 16:2 + want.shape[-1] - 16] - want[0, 16:-16]).abs().max())
+assert err < 1e-5, err
+PY
 log "the generator's last stage replaced by an inverse-STFT head (--istft-head), trained alone"
 train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
   --freeze-acoustic --istft-head 48 --resume "$work/ck3" --out "$work/ck8"
