@@ -1,8 +1,9 @@
 #!/bin/bash
 # Every mode of the training recipe, end to end, on a CPU in under a minute, with toy dimensions: Festival's
 # speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
-# generator alone on that speaker, that generator widened, its last stage replaced by an inverse-STFT head, the acoustic model alone with the mel discriminator, the
-# mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen; then verdict.py's rule.
+# generator alone on that speaker, two checkpoints blended, that generator widened, its last stage replaced by an
+# inverse-STFT head, the acoustic model alone with the mel discriminator, the mel discriminator with the whole
+# voice, and each checkpoint exported and spoken by ttsgen; then verdict.py's rule.
 # It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
 # (quality.sh).
 # usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
@@ -90,6 +91,17 @@ grep -q "teacher-forced mels of 8 utterances" "$work/last.log" || fail "--freeze
 ! changed "$work/ck2" "$work/ck3" ac.pt || fail "--freeze-acoustic changed the acoustic model"
 changed "$work/ck2" "$work/ck3" gen.pt || fail "--freeze-acoustic left the generator as it was"
 speak "$work/ck3" "$work/v3.onnx" --speaker 1
+
+log "two checkpoints of one run blended (blend.py): weight 0 is the first, 0.5 a voice"
+"$py" training/blend.py --a "$work/ck2" --b "$work/ck3" --weight 0 --out "$work/blend0" > "$work/last.log" 2>&1 &&
+  "$py" training/blend.py --a "$work/ck2" --b "$work/ck3" --weight 0.5 --out "$work/blend5" > "$work/last.log" 2>&1 ||
+  { cat "$work/last.log" >&2; fail "blend.py"; }
+! changed "$work/ck2" "$work/blend0" gen.pt || fail "blend.py --weight 0 is not the first checkpoint"
+changed "$work/ck2" "$work/blend5" gen.pt || fail "blend.py --weight 0.5 is the first checkpoint"
+speak "$work/blend5" "$work/v_blend.onnx" --speaker 1
+"$py" training/blend.py --a "$work/ck2" --b "$work/ck1" --weight 0.5 --out "$work/blendx" > "$work/last.log" 2>&1 &&
+  fail "blend.py blended two architectures"
+grep -q "different architectures" "$work/last.log" || fail "blend.py's refusal does not say the architectures differ"
 
 log "the generator widened (--widen-gen), same audio at first; from_onnx.py reads the width back"
 train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
