@@ -31,29 +31,16 @@ import (
 // and says how many it replaced and how many it left as they are. channelsLast picks the interleave's form (above).
 func RewriteUpsampling(model *onnx.ModelProto, channelsLast bool) (replaced, left int) {
 	graph := model.GetGraph()
-	inits := map[string]*onnx.TensorProto{}
-	for _, init := range graph.GetInitializer() {
-		inits[init.GetName()] = init
-	}
-	// A constant that is no parameter, such as an inverse-STFT head's fixed kernel, comes out of PyTorch's exporter
-	// as a Constant node, not an initializer.
-	for _, node := range graph.GetNode() {
-		if node.GetOpType() != "Constant" || len(node.GetOutput()) != 1 {
-			continue
-		}
-		for _, a := range node.GetAttribute() {
-			if a.GetName() == "value" && a.GetT() != nil {
-				inits[node.GetOutput()[0]] = a.GetT()
-			}
-		}
-	}
+	// Weights from Constant nodes too: PyTorch's exporter writes a buffer, such as an inverse-STFT head's fixed
+	// kernel, as one.
+	consts := constantTensors(graph)
 	var nodes []*onnx.NodeProto
 	for _, node := range graph.GetNode() {
 		if node.GetOpType() != "ConvTranspose" {
 			nodes = append(nodes, node)
 			continue
 		}
-		poly, newInits, ok := polyphaseConv(node, inits, channelsLast)
+		poly, newInits, ok := polyphaseConv(node, consts, channelsLast)
 		if !ok {
 			nodes = append(nodes, node)
 			left++
@@ -72,29 +59,27 @@ func RewriteUpsampling(model *onnx.ModelProto, channelsLast bool) (replaced, lef
 
 // polyphaseConv returns the nodes and initializers that compute node (a ConvTranspose) as a Conv, or ok=false when
 // node is outside what the identity covers.
-func polyphaseConv(node *onnx.NodeProto, inits map[string]*onnx.TensorProto, channelsLast bool) ([]*onnx.NodeProto, []*onnx.TensorProto, bool) {
+func polyphaseConv(node *onnx.NodeProto, consts map[string]constTensor, channelsLast bool) ([]*onnx.NodeProto, []*onnx.TensorProto, bool) {
 	in := node.GetInput()
 	if len(in) < 2 || len(node.GetOutput()) != 1 {
 		return nil, nil, false
 	}
-	w := inits[in[1]]
-	if w == nil || len(w.GetDims()) != 3 || w.GetDataType() != int32(onnx.TensorProto_FLOAT) {
+	w, ok := consts[in[1]]
+	if !ok || len(w.dims) != 3 {
 		return nil, nil, false
 	}
-	cin, cout, k := int(w.GetDims()[0]), int(w.GetDims()[1]), int(w.GetDims()[2])
-	weights, ok := FloatData(w)
-	if !ok || len(weights) != cin*cout*k {
+	cin, cout, k := int(w.dims[0]), int(w.dims[1]), int(w.dims[2])
+	weights := w.values
+	if len(weights) != cin*cout*k {
 		return nil, nil, false
 	}
 	var bias []float32
 	if len(in) > 2 && in[2] != "" {
-		b := inits[in[2]]
-		if b == nil || b.GetDataType() != int32(onnx.TensorProto_FLOAT) {
+		b, ok := consts[in[2]]
+		if !ok || b.size() != cout {
 			return nil, nil, false
 		}
-		if bias, ok = FloatData(b); !ok || len(bias) != cout {
-			return nil, nil, false
-		}
+		bias = b.values
 	}
 	stride, pad := 1, 0
 	for _, a := range node.GetAttribute() {
