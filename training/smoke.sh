@@ -151,7 +151,7 @@ log "the generator's last stage replaced by an inverse-STFT head (--istft-head),
 train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
   --freeze-acoustic --istft-head 48 --resume "$work/ck3" --out "$work/ck8"
 grep -q "inverse-STFT head \[16, 4\], 48 channels" "$work/last.log" || fail "--istft-head did not convert the generator"
-"$py" - "$work/ck3" "$work/ck8" <<'PY' || fail "the inverse-STFT generator did not keep the first stages' weights"
+"$py" - "$work/ck3" "$work/ck8" <<'PY' || fail "the inverse-STFT generator lacks the head's shape or still has the stage it replaces"
 import sys, torch
 a, b = (torch.load(f"{d}/gen.pt", map_location="cpu", weights_only=False)["model"] for d in sys.argv[1:3])
 assert b["dec.conv_post.weight"].shape[:2] == (18, 12), b["dec.conv_post.weight"].shape  # 9 bins x (log-mag, phase)
