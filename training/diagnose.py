@@ -16,7 +16,8 @@ issue 21's three measures (pocketsphinx WER, DNSMOS P.808 / OVRL, steady tone).
 Besides those, two timbre figures: how far the stage's long-term spectrum (100 Hz-8 kHz, level set aside,
 pauses left out) is from the reference's, as an RMS difference in dB, and the median pitch of the frames whose
 autocorrelation finds a clear period, with how many frames do (a generator that fills harmonics with noise makes
-fewer of them).
+fewer of them). A second table splits the spectrum's difference into bands up to 11 kHz: which part of the range
+a stage has too little or too much of.
 
 Each step adds one part's errors to the one before, so the differences say where the next training step should
 work. Recordings that the voice was trained on make copy synthesis an upper bound; the WER of old LJSpeech prose is
@@ -100,15 +101,30 @@ def active_frames(x, frame):
     return fr[e > e.max() - 30]
 
 
+BANDS_HZ = [0, 500, 1000, 2000, 4000, 6000, 8000, 9000, SR // 2]
+
+
 def long_term_spectrum(clips):
-    """The clips' (22,050 Hz) mean power spectrum over 100 Hz-8 kHz in dB, its mean level removed."""
+    """The clips' (22,050 Hz) mean power spectrum in dB up to half the sample rate, with the mean level of its
+    100 Hz-8 kHz part removed: (frequencies, dB)."""
     total = None
     for x in clips:
         freq, p = welch(active_frames(x, 441).reshape(-1), SR, nperseg=1024)
         total = p if total is None else total + p
+    db = 10 * np.log10(total + 1e-20)
+    return freq, db - db[(freq >= 100) & (freq <= 8000)].mean()
+
+
+def spectrum_distance(freq, stage_db, ref_db):
+    """The RMS difference of two long-term spectra over 100 Hz-8 kHz, in dB."""
     band = (freq >= 100) & (freq <= 8000)
-    db = 10 * np.log10(total[band])
-    return db - db.mean()
+    return float(np.sqrt(((stage_db[band] - ref_db[band]) ** 2).mean()))
+
+
+def band_differences(freq, stage_db, ref_db):
+    """The mean difference of two long-term spectra in each of BANDS_HZ, in dB: where a stage is duller or
+    brighter than the reference (above 8 kHz too, where the distance does not look)."""
+    return [float((stage_db - ref_db)[(freq >= lo) & (freq < hi)].mean()) for lo, hi in zip(BANDS_HZ, BANDS_HZ[1:])]
 
 
 def pitch(clips):
@@ -215,19 +231,27 @@ def main():
           "| F0 median (clear frames) |")
     print("|---|---|---|---|---|---|---|")
     ref_spectrum = None
+    bands = {}
     for s in stages:  # the reference first
         d = os.path.join(a.out, s)
         mos = dnsmos(vq, d)
         p808, ovrl = (f"{mos[0]:.2f}", f"{mos[1]:.2f}") if mos else ("", "")
         clips = [load_wav(os.path.join(d, f)) for f in sorted(os.listdir(d)) if f.endswith(".wav")]
-        stage_spectrum = long_term_spectrum(clips)
+        freq, stage_spectrum = long_term_spectrum(clips)
         ref_spectrum = stage_spectrum if ref_spectrum is None else ref_spectrum
-        spectrum = float(np.sqrt(((stage_spectrum - ref_spectrum) ** 2).mean()))
+        spectrum = spectrum_distance(freq, stage_spectrum, ref_spectrum)
+        bands[s] = band_differences(freq, stage_spectrum, ref_spectrum)
         f0, clear = pitch(clips)
         print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} | {tone(vq, d)} | {spectrum:.1f} dB "
               f"| {f0:.0f} Hz ({clear}) |")
     print(f"predicted length / {reference}'s: mean {np.mean(frames_ratio):.3f} "
           f"(range {min(frames_ratio):.2f}-{max(frames_ratio):.2f})")
+    print(f"\nlong-term spectrum against {reference}'s by band, dB (levels matched over 100 Hz-8 kHz):")
+    print("| stage | " + " | ".join(f"{lo / 1000:g}-{hi / 1000:g} kHz" for lo, hi in zip(BANDS_HZ, BANDS_HZ[1:]))
+          + " |")
+    print("|---" * len(BANDS_HZ) + "|")
+    for s in stages[1:]:
+        print(f"| {s} | " + " | ".join(f"{v:+.1f}" for v in bands[s]) + " |")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
 # generator alone on that speaker, two checkpoints blended, that generator widened, its last stage replaced by an
 # inverse-STFT head, the acoustic model alone with the mel discriminator, the mel discriminator with the whole
-# voice, and each checkpoint exported and spoken by ttsgen; then verdict.py's rule.
+# voice, and each checkpoint exported and spoken by ttsgen; then diagnose.py's spectrum by band and verdict.py's rule.
 # It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
 # (quality.sh).
 # usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
@@ -198,6 +198,23 @@ log "the mel discriminator (--mel-adv), resumed"
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --mel-adv 1 --resume "$work/ck1" --out "$work/ck4"
 [ -f "$work/ck4/mdisc.pt" ] || fail "--mel-adv saved no mdisc.pt"
 speak "$work/ck4" "$work/v4.onnx"
+
+log "diagnose.py's spectrum by band: a hiss above 9 kHz shows in the last band, and only there"
+(cd training && "$py" - <<'PY') || fail "diagnose.band_differences does not find a hiss above 9 kHz where it is"
+import numpy as np
+from scipy.signal import butter, sosfilt
+from diagnose import BANDS_HZ, band_differences, long_term_spectrum, spectrum_distance
+rng = np.random.default_rng(0)
+speech = [sosfilt(butter(2, 4000, fs=22050, output="sos"), rng.standard_normal(22050)) for _ in range(3)]
+hiss = sosfilt(butter(8, 9500, "highpass", fs=22050, output="sos"), rng.standard_normal(22050))
+freq, ref = long_term_spectrum(speech)
+_, same = long_term_spectrum(speech)
+_, bright = long_term_spectrum([x + 0.05 * hiss for x in speech])
+assert spectrum_distance(freq, same, ref) == 0 and max(map(abs, band_differences(freq, same, ref))) == 0
+d = band_differences(freq, bright, ref)
+assert len(d) == len(BANDS_HZ) - 1 and BANDS_HZ[-2] == 9000, BANDS_HZ
+assert d[-1] > 6 and max(abs(v) for v in d[:-2]) < 0.5, d
+PY
 
 log "verdict.py: the rule a checkpoint ships by"
 printf '14.0 3.80 3.10 4.8\n13.0 3.82 3.12 4.6\n' > "$work/base.m"
