@@ -145,11 +145,12 @@ def mel_filterbank(sr=SR, n_fft=N_FFT, n_mels=N_MELS, fmin=0.0, fmax=8000.0):
 
 
 class MelSpec(torch.nn.Module):
-    """audio [B, N] (N a multiple of HOP) -> natural-log mel [B, 80, N/HOP] (HiFi-GAN's framing)."""
+    """audio [B, N] (N a multiple of HOP) -> natural-log mel [B, 80, N/HOP] (HiFi-GAN's framing). The voice's features
+    end at fmax 8 kHz; a generator loss may take a wider band (train.py --loss-fmax)."""
 
-    def __init__(self):
+    def __init__(self, fmax=8000.0):
         super().__init__()
-        self.register_buffer("fb", mel_filterbank())
+        self.register_buffer("fb", mel_filterbank(fmax=fmax))
         self.register_buffer("win", torch.hann_window(N_FFT))
 
     def forward(self, x):

@@ -149,8 +149,9 @@ assert err < 1e-5, err
 PY
 log "the generator's last stage replaced by an inverse-STFT head (--istft-head), trained alone"
 train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
-  --freeze-acoustic --istft-head 48 --resume "$work/ck3" --out "$work/ck8"
+  --freeze-acoustic --istft-head 48 --loss-fmax 11025 --resume "$work/ck3" --out "$work/ck8"
 grep -q "inverse-STFT head \[16, 4\], 48 channels" "$work/last.log" || fail "--istft-head did not convert the generator"
+grep -q "mel loss spans 0-11025 Hz" "$work/last.log" || fail "--loss-fmax 11025 did not widen the generator's mel loss"
 "$py" - "$work/ck3" "$work/ck8" <<'PY' || fail "the inverse-STFT generator lacks the head's shape or still has the stage it replaces"
 import sys, torch
 a, b = (torch.load(f"{d}/gen.pt", map_location="cpu", weights_only=False)["model"] for d in sys.argv[1:3])
@@ -181,6 +182,26 @@ grep -q "would train nothing" "$work/last.log" || fail "train.py's refusal of bo
   > "$work/last.log" 2>&1 &&
   fail "train.py took --prominence-top without --prominence"
 grep -q -- "with --prominence W" "$work/last.log" || fail "train.py's refusal of --prominence-top does not say why"
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --loss-fmax 12000 --out "$work/ck7" > "$work/last.log" 2>&1 &&
+  fail "train.py took --loss-fmax above the Nyquist frequency"
+grep -q -- "want 8000 (the features' band) to 11025 Hz" "$work/last.log" || fail "train.py's refusal of --loss-fmax does not say why"
+
+log "the mel loss to 11,025 Hz (--loss-fmax) sees a hiss above 9 kHz that the features' 8 kHz band does not"
+(cd training && "$py" - <<'PY') || fail "--loss-fmax's mel loss does not see a hiss above 9 kHz"
+import torch
+from data import MelSpec
+torch.manual_seed(0)
+def band(lo, hi):  # white noise between lo and hi Hz
+    spec = torch.fft.rfft(torch.randn(4, 22016))
+    f = torch.fft.rfftfreq(22016, 1 / 22050)
+    return torch.fft.irfft(spec * ((f >= lo) & (f < hi)), 22016)
+clean = band(0, 7500)
+hissy = clean + 0.1 * band(9000, 11025)
+def loss(m):
+    return (m(hissy) - m(clean)).abs().mean().item()
+narrow, wide = loss(MelSpec()), loss(MelSpec(11025))
+assert wide > 20 * narrow, f"0-11025 Hz {wide:.4f} vs 0-8000 Hz {narrow:.4f}"
+PY
 
 log "the prominence loss's top bins see a steady 3.1 kHz tone that its mean over the band barely does"
 (cd training && "$py" - <<'PY') || fail "--prominence-top does not focus the loss on the tone"

@@ -406,7 +406,7 @@ class Rig:
     mel_disc: MelDisc | None
     opt_md: torch.optim.Optimizer | None
     fresh_mel_disc: bool
-    melspec: nn.Module
+    loss_melspec: nn.Module  # the generator's mel loss (--loss-fmax), not the voice's features
     stft_loss: MultiResSTFTLoss
     comb_loss: FrameCombLoss
     prominence_loss: ProminenceLoss
@@ -499,7 +499,7 @@ def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
     loss_adv = sum(((1 - f.float()) ** 2).mean() for f, _ in d_fake)
     loss_fm = sum(F.l1_loss(ff.float(), rf.detach().float())
                   for (_, fr), (_, ffs) in zip(d_real, d_fake) for rf, ff in zip(fr, ffs))
-    loss_mel = F.l1_loss(rig.melspec(y_hat.squeeze(1)), rig.melspec(y.squeeze(1)))
+    loss_mel = F.l1_loss(rig.loss_melspec(y_hat.squeeze(1)), rig.loss_melspec(y.squeeze(1)))
     loss_stft = rig.stft_loss(y_hat.squeeze(1), y.squeeze(1))
     loss_comb = rig.comb_loss(y_hat.squeeze(1), y.squeeze(1)) if a.comb else zero
     loss_prom = rig.prominence_loss(y_hat.squeeze(1), y.squeeze(1)) if a.prominence else zero
@@ -565,6 +565,10 @@ def main():
                     help="replace the resumed generator's last stage by an inverse-STFT head and widen the stages "
                          "before it to CHANNELS (Voice.istft_generator); the head starts untrained. 320 runs faster "
                          "on a CPU than the 256-channel generator with its last stage (BENCHMARKS.md)")
+    ap.add_argument("--loss-fmax", type=float, default=8000.0, metavar="HZ",
+                    help="upper edge of the generator's mel loss; the voice's mel features stay at 8,000 Hz, and "
+                         "above the loss's edge only the STFT loss and the discriminators see the audio. HiFi-GAN "
+                         "takes this loss to the Nyquist frequency (11025)")
     ap.add_argument("--dur-loss", choices=("log", "linear", "lognormal"), default="log",
                     help="the duration predictor's loss (model.duration_loss; linear fits mean durations, log "
                          "the geometric means that runs 1-7 used)")
@@ -629,6 +633,10 @@ def main():
         raise SystemExit("--istft-head CHANNELS widens the stages it keeps itself; leave out --widen-gen")
     if a.istft_head and not a.resume:
         raise SystemExit("--istft-head converts a trained generator: it needs --resume")
+    if not 8000 <= a.loss_fmax <= data.SR / 2:
+        raise SystemExit(f"--loss-fmax {a.loss_fmax:g}: want 8000 (the features' band) to {data.SR // 2} Hz")
+    if a.freeze_generator and a.loss_fmax != 8000:
+        raise SystemExit("--loss-fmax sets the generator's loss, and --freeze-generator keeps the generator as loaded")
     if mixed:
         rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
         corpus.add(rec_items, wavs, speaker=1)
@@ -711,9 +719,12 @@ def main():
     opt_d = torch.optim.AdamW(disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     base = [(opt_ac, a.lr_ac), (opt_g, a.lr_gen), (opt_d, a.lr_gen)] + ([(opt_md, a.lr_gen)] if mel_disc else [])
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
+    if a.loss_fmax != 8000:
+        log(f"the generator's mel loss spans 0-{a.loss_fmax:g} Hz (the voice's features: 0-8000 Hz)")
     rig = Rig(model=model, ac_params=ac_params, opt_ac=opt_ac, opt_g=opt_g, disc=disc, opt_d=opt_d,
               fresh_disc=fresh_disc, mel_disc=mel_disc, opt_md=opt_md, fresh_mel_disc=fresh_mel_disc,
-              melspec=corpus.melspec, stft_loss=MultiResSTFTLoss().to(dev), comb_loss=FrameCombLoss().to(dev),
+              loss_melspec=corpus.melspec if a.loss_fmax == 8000 else data.MelSpec(a.loss_fmax).to(dev),
+              stft_loss=MultiResSTFTLoss().to(dev), comb_loss=FrameCombLoss().to(dev),
               prominence_loss=ProminenceLoss(top=a.prominence_top).to(dev), amp=amp, dev=dev,
               zero=torch.zeros((), device=dev))
 
