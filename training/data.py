@@ -15,6 +15,7 @@ SR = 22050
 N_FFT = 1024
 HOP = 256
 N_MELS = 80
+MEL_FMAX = 8000.0  # the voice's mel features end here
 
 
 def read_ids(path):
@@ -117,7 +118,7 @@ def load_wavs(uids, wav_dir, threads=16):
         return list(ex.map(lambda u: load_wav(os.path.join(wav_dir, u + ".wav")), uids))
 
 
-def mel_filterbank(sr=SR, n_fft=N_FFT, n_mels=N_MELS, fmin=0.0, fmax=8000.0):
+def mel_filterbank(sr=SR, n_fft=N_FFT, n_mels=N_MELS, fmin=0.0, fmax=MEL_FMAX):
     """Slaney-style mel filterbank (area-normalised triangles), [n_mels, n_fft//2+1]."""
     def hz_to_mel(f):
         f = np.asarray(f, dtype=np.float64)
@@ -146,9 +147,9 @@ def mel_filterbank(sr=SR, n_fft=N_FFT, n_mels=N_MELS, fmin=0.0, fmax=8000.0):
 
 class MelSpec(torch.nn.Module):
     """audio [B, N] (N a multiple of HOP) -> natural-log mel [B, 80, N/HOP] (HiFi-GAN's framing). The voice's features
-    end at fmax 8 kHz; a generator loss may take a wider band (train.py --loss-fmax)."""
+    end at MEL_FMAX; a generator loss may take a wider band (train.py --loss-fmax)."""
 
-    def __init__(self, fmax=8000.0):
+    def __init__(self, fmax=MEL_FMAX):
         super().__init__()
         self.register_buffer("fb", mel_filterbank(fmax=fmax))
         self.register_buffer("win", torch.hann_window(N_FFT))

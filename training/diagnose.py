@@ -102,6 +102,11 @@ def active_frames(x, frame):
 
 
 BANDS_HZ = [0, 500, 1000, 2000, 4000, 6000, 8000, 9000, SR // 2]
+MATCHED_HZ = (100, 8000)  # where levels are matched and the spectrum distance is taken
+
+
+def matched(freq):
+    return (freq >= MATCHED_HZ[0]) & (freq <= MATCHED_HZ[1])
 
 
 def long_term_spectrum(clips):
@@ -112,12 +117,12 @@ def long_term_spectrum(clips):
         freq, p = welch(active_frames(x, 441).reshape(-1), SR, nperseg=1024)
         total = p if total is None else total + p
     db = 10 * np.log10(total + 1e-20)
-    return freq, db - db[(freq >= 100) & (freq <= 8000)].mean()
+    return freq, db - db[matched(freq)].mean()
 
 
 def spectrum_distance(freq, stage_db, ref_db):
     """The RMS difference of two long-term spectra over 100 Hz-8 kHz, in dB."""
-    band = (freq >= 100) & (freq <= 8000)
+    band = matched(freq)
     return float(np.sqrt(((stage_db[band] - ref_db[band]) ** 2).mean()))
 
 

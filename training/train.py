@@ -565,7 +565,7 @@ def main():
                     help="replace the resumed generator's last stage by an inverse-STFT head and widen the stages "
                          "before it to CHANNELS (Voice.istft_generator); the head starts untrained. 320 runs faster "
                          "on a CPU than the 256-channel generator with its last stage (BENCHMARKS.md)")
-    ap.add_argument("--loss-fmax", type=float, default=8000.0, metavar="HZ",
+    ap.add_argument("--loss-fmax", type=float, default=data.MEL_FMAX, metavar="HZ",
                     help="upper edge of the generator's mel loss; the voice's mel features stay at 8,000 Hz, and "
                          "above the loss's edge only the STFT loss and the discriminators see the audio. HiFi-GAN "
                          "takes this loss to the Nyquist frequency (11025)")
@@ -633,9 +633,10 @@ def main():
         raise SystemExit("--istft-head CHANNELS widens the stages it keeps itself; leave out --widen-gen")
     if a.istft_head and not a.resume:
         raise SystemExit("--istft-head converts a trained generator: it needs --resume")
-    if not 8000 <= a.loss_fmax <= data.SR / 2:
-        raise SystemExit(f"--loss-fmax {a.loss_fmax:g}: want 8000 (the features' band) to {data.SR // 2} Hz")
-    if a.freeze_generator and a.loss_fmax != 8000:
+    if not data.MEL_FMAX <= a.loss_fmax <= data.SR / 2:
+        raise SystemExit(f"--loss-fmax {a.loss_fmax:g}: want {data.MEL_FMAX:g} (the features' band) to "
+                         f"{data.SR // 2} Hz")
+    if a.freeze_generator and a.loss_fmax != data.MEL_FMAX:
         raise SystemExit("--loss-fmax sets the generator's loss, and --freeze-generator keeps the generator as loaded")
     if mixed:
         rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
@@ -719,11 +720,11 @@ def main():
     opt_d = torch.optim.AdamW(disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     base = [(opt_ac, a.lr_ac), (opt_g, a.lr_gen), (opt_d, a.lr_gen)] + ([(opt_md, a.lr_gen)] if mel_disc else [])
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
-    if a.loss_fmax != 8000:
-        log(f"the generator's mel loss spans 0-{a.loss_fmax:g} Hz (the voice's features: 0-8000 Hz)")
+    if a.loss_fmax != data.MEL_FMAX:
+        log(f"the generator's mel loss spans 0-{a.loss_fmax:g} Hz (the voice's features: 0-{data.MEL_FMAX:g} Hz)")
     rig = Rig(model=model, ac_params=ac_params, opt_ac=opt_ac, opt_g=opt_g, disc=disc, opt_d=opt_d,
               fresh_disc=fresh_disc, mel_disc=mel_disc, opt_md=opt_md, fresh_mel_disc=fresh_mel_disc,
-              loss_melspec=corpus.melspec if a.loss_fmax == 8000 else data.MelSpec(a.loss_fmax).to(dev),
+              loss_melspec=corpus.melspec if a.loss_fmax == data.MEL_FMAX else data.MelSpec(a.loss_fmax).to(dev),
               stft_loss=MultiResSTFTLoss().to(dev), comb_loss=FrameCombLoss().to(dev),
               prominence_loss=ProminenceLoss(top=a.prominence_top).to(dev), amp=amp, dev=dev,
               zero=torch.zeros((), device=dev))
