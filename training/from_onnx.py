@@ -4,9 +4,13 @@
 
 export.py names every initializer after its state_dict key, so the mapping is by name; the load is strict (a
 missing or unexpected weight fails). The architecture is train.py's default (the shipped voice's), with the
-generator's width read from the graph (train.py --widen-gen makes it wider).
+generator's width and last stage read from the graph: train.py --widen-gen makes it wider, and --istft-head ends it in
+an inverse-STFT head, whose two outputs a bin (log-magnitude and phase) give the head's n_fft, and whose hop is
+what the transposed convolutions left in the graph leave of the frame's samples.
 """
 import argparse
+import inspect
+import math
 import os
 import sys
 
@@ -15,7 +19,7 @@ import torch
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import Voice  # noqa: E402
+from model import HOP, Voice  # noqa: E402
 from train import FULL_SIZE, save_ckpt  # noqa: E402
 
 
@@ -27,13 +31,29 @@ def main():
     ap.add_argument("--half", action="store_true", help="store the weights in float16 (to carry half the bytes)")
     a = ap.parse_args()
     graph = onnx.load(a.onnx).graph
-    conv_pre = [i for i in graph.initializer if i.name == "dec.conv_pre.weight"]
-    model = Voice(**{**FULL_SIZE, **({"gen_channels": conv_pre[0].dims[0]} if conv_pre else {})})
+    model = Voice(**{**FULL_SIZE, **generator_shape(graph)})
     want = model.state_dict()
     state = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer if i.name in want}
     model.load_state_dict(state, strict=True)
     save_ckpt(model, None, a.step, a.out, {"from_onnx": os.path.basename(a.onnx)}, half=a.half)
     print(f"{a.onnx}: {len(state)} tensors -> {a.out} (step {a.step})")
+
+
+def generator_shape(graph):
+    """The Voice arguments by which the graph's generator differs from the default: its width, and an inverse-STFT
+    head in place of its last stage (--istft-head)."""
+    dims = {i.name: list(i.dims) for i in graph.initializer}
+    shape = {}
+    if "dec.conv_pre.weight" in dims:
+        shape["gen_channels"] = dims["dec.conv_pre.weight"][0]
+    post_out = dims.get("dec.conv_post.weight", [1])[0]
+    if post_out > 1:  # per STFT bin a log-magnitude and a phase: 2 * (n_fft / 2 + 1) channels
+        default = inspect.signature(Voice).parameters
+        rates, kernels = list(default["gen_rates"].default), list(default["gen_kernels"].default)
+        n_ups = sum(1 for n in dims if n.startswith("dec.ups.") and n.endswith(".weight"))
+        shape.update(gen_rates=rates[:n_ups], gen_kernels=kernels[:n_ups],
+                     gen_istft=[post_out - 2, HOP // math.prod(rates[:n_ups])])
+    return shape
 
 
 if __name__ == "__main__":

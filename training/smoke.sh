@@ -104,7 +104,7 @@ speak "$work/blend5" "$work/v_blend.onnx" --speaker 1
   fail "blend.py blended two architectures"
 grep -q "different architectures" "$work/last.log" || fail "blend.py's refusal does not say the architectures differ"
 
-log "the generator widened (--widen-gen), same audio at first; from_onnx.py reads the width back"
+log "the generator widened (--widen-gen), same audio at first; from_onnx.py reads the width back, and an inverse-STFT head"
 train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
   --freeze-acoustic --widen-gen 48 --resume "$work/ck3" --out "$work/ck5"
 grep -q "generator widened to 48 channels" "$work/last.log" || fail "--widen-gen did not widen the generator"
@@ -130,6 +130,35 @@ PY
 "$py" training/export.py --ckpt "$work/full320" --out "$work/full320.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full320.onnx" --step 1 --out "$work/full320b" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read a widened voice back"; }
+# and an inverse-STFT voice's: its weights must come back as they went out (the checkpoints of such a voice are
+# otherwise its only copy)
+"$py" - "$work/full_istft" <<'PY' > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; fail "a full-size inverse-STFT voice"; }
+import sys
+sys.path.insert(0, "training")
+from model import Voice
+from train import FULL_SIZE, save_ckpt
+import torch
+v = Voice(**FULL_SIZE)
+v.istft_generator(320)
+for p in v.parameters():
+    p.data += 0.01 * torch.randn_like(p)
+save_ckpt(v, None, 1, sys.argv[1], {})
+PY
+"$py" training/export.py --ckpt "$work/full_istft" --out "$work/full_istft.onnx" > "$work/last.log" 2>&1 &&
+  "$py" training/from_onnx.py --onnx "$work/full_istft.onnx" --step 1 --out "$work/full_istftb" > "$work/last.log" 2>&1 ||
+  { cat "$work/last.log" >&2; fail "from_onnx.py could not read an inverse-STFT voice back"; }
+"$py" - "$work/full_istft" "$work/full_istftb" <<'PY' || fail "from_onnx.py read an inverse-STFT voice back wrong"
+import sys, torch
+a, b = (torch.load(f"{d}/gen.pt", map_location="cpu", weights_only=False) for d in sys.argv[1:3])
+assert a["cfg"]["gen_istft"] == b["cfg"]["gen_istft"] == [16, 4], (a["cfg"]["gen_istft"], b["cfg"]["gen_istft"])
+sys.path.insert(0, "training")
+from model import phase_balanced
+assert a["model"].keys() == b["model"].keys()
+for k, want in a["model"].items():  # export writes the upsampling kernels' phase-balanced projection, as trained
+    if k.startswith("dec.ups.") and k.endswith(".weight"):
+        want = phase_balanced(want, a["cfg"]["gen_rates"][int(k.split(".")[2])])
+    assert torch.allclose(want, b["model"][k], rtol=1e-6, atol=1e-7), f"{k} changed on the way"
+PY
 
 log "the inverse-STFT head's overlap-add is torch.istft's"
 "$py" - <<'PY' || fail "ISTFTHead does not compute torch.istft"
