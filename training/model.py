@@ -476,13 +476,20 @@ def apply_duration_gain(model, gain):
         model.dp.proj.bias.add_(math.log(gain))
 
 
+def checkpoint_cfg(ac, gen):
+    """A checkpoint folder's Voice config: ac.pt's, with the generator's shape (the gen_* keys) from gen.pt, the file
+    that holds the generator. The two agree in every folder train.py writes; they differ where a generator was put
+    beside an acoustic model read back from a voice file (from_onnx.py), as training/README.md's step 6i does."""
+    return {**ac["cfg"], **{k: v for k, v in gen["cfg"].items() if k.startswith("gen_")}}
+
+
 def load_voice(ckpt_dir, speaker=None):
     """A checkpoint folder (train.py's ac.pt + gen.pt, float16 or float32) -> (the Voice in float32, in eval mode;
     ac.pt's contents: cfg, step, the acoustic model's state dict and whatever else the run recorded). A checkpoint of
     several speakers needs `speaker`, and gives that speaker's single-speaker Voice."""
     ac = torch.load(os.path.join(ckpt_dir, "ac.pt"), map_location="cpu", weights_only=False)
     gen = torch.load(os.path.join(ckpt_dir, "gen.pt"), map_location="cpu", weights_only=False)
-    voice = Voice(**ac["cfg"])
+    voice = Voice(**checkpoint_cfg(ac, gen))
     voice.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
     n = voice.cfg["n_speakers"]
     if n > 1 or speaker is not None:

@@ -29,8 +29,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import mas as mas_mod  # noqa: E402
-from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params, duration_loss,  # noqa: E402
-                   path_from_durations)
+from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, checkpoint_cfg, count_params,  # noqa: E402
+                   duration_loss, path_from_durations)
 
 
 def log(*a):
@@ -340,6 +340,7 @@ def load_ckpt(d):
     gen = torch.load(os.path.join(d, "gen.pt"), map_location="cpu", weights_only=False)
     disc_p = os.path.join(d, "disc.pt")
     disc = torch.load(disc_p, map_location="cpu", weights_only=False) if os.path.exists(disc_p) else None
+    ac["cfg"] = checkpoint_cfg(ac, gen)
     state = {**ac["model"], **gen["model"]}
     return ac, state, disc
 
