@@ -179,8 +179,9 @@ assert err < 1e-5, err
 PY
 log "the generator's last stage replaced by an inverse-STFT head (--istft-head), trained alone"
 train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
-  --freeze-acoustic --istft-head 48 --loss-fmax 11025 --resume "$work/ck3" --out "$work/ck8"
+  --freeze-acoustic --istft-head 48 --loss-fmax 11025 --band-level 10 --resume "$work/ck3" --out "$work/ck8"
 grep -q "inverse-STFT head \[16, 4\], 48 channels" "$work/last.log" || fail "--istft-head did not convert the generator"
+grep -Eq " band [0-9.]*[1-9]" "$work/last.log" || fail "--band-level's loss is not logged, or is zero"
 grep -q "mel loss spans 0-11025 Hz" "$work/last.log" || fail "--loss-fmax 11025 did not widen the generator's mel loss"
 "$py" - "$work/ck3" "$work/ck8" <<'PY' || fail "the inverse-STFT generator lacks the head's shape or still has the stage it replaces"
 import sys, torch
@@ -238,6 +239,24 @@ def loss(m):
 narrow, wide = loss(MelSpec()), loss(MelSpec(11025))
 assert wide > 20 * narrow, f"0-11025 Hz {wide:.4f} vs 0-8000 Hz {narrow:.4f}"
 PY
+
+log "the band level loss sees a band 1.6 dB short at 1-2 kHz, and nothing in the same audio"
+(cd training && "$py" - <<'PY') || fail "--band-level's loss does not measure a band's long-term level"
+import torch
+from train import BandLevelLoss
+torch.manual_seed(0)
+y = torch.randn(4, 22050)
+f = torch.fft.rfftfreq(22050, 1 / 22050)
+dip = torch.fft.irfft(torch.fft.rfft(y) * torch.where((f >= 1000) & (f < 2000), 10 ** (-1.6 / 20), 1.0), 22050)
+loss = BandLevelLoss()
+per_band = (loss.levels(dip) - loss.levels(y)).abs()
+assert loss(y, y).item() == 0, "the same audio has a loss"
+# three bands of a third of an octave lie within 1-2 kHz: each about 1.6 dB (0.37 in log power) short
+assert (per_band > 0.25).sum() == 3 and per_band.max() < 0.45, per_band
+PY
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --freeze-generator --band-level 1 --out "$work/ck7" \
+  > "$work/last.log" 2>&1 && fail "train.py took --band-level with --freeze-generator"
+grep -q -- "which --freeze-generator does not train" "$work/last.log" || fail "train.py's refusal of --band-level does not say why"
 
 log "the prominence loss's top bins see a steady 3.1 kHz tone that its mean over the band barely does"
 (cd training && "$py" - <<'PY') || fail "--prominence-top does not focus the loss on the tone"
