@@ -5,8 +5,8 @@
 export.py names every initializer after its state_dict key, so the mapping is by name; the load is strict (a
 missing or unexpected weight fails). The architecture is train.py's default (the shipped voice's), with the
 generator's width and last stage read from the graph: train.py --widen-gen makes it wider, and --istft-head ends it in
-an inverse-STFT head, whose two outputs a bin (log-magnitude and phase) give the head's n_fft, and whose hop is
-what the transposed convolutions left in the graph leave of the frame's samples.
+an inverse-STFT head. The head's n_fft follows from its two outputs a bin (log-magnitude and phase), its hop from the
+frame's samples (HOP) over the rates of the upsampling stages left before it.
 """
 import argparse
 import inspect

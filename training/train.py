@@ -223,8 +223,8 @@ class BandLevelLoss(nn.Module):
     """How far the generator's long-term spectrum is from the target audio's, band by band (a third of an octave
     wide, from 100 Hz to the Nyquist frequency), in log power: diagnose.py's band table, made a loss. The mel loss
     is an L1 over each frame's log levels, so it fits their medians; a band's long-term level is a mean of power,
-    which the loud frames decide, and there the inverse-STFT generator stayed 1.6 dB short at 1-2 kHz and 1.4 dB
-    over above 9 kHz with the mel loss taken to 11,025 Hz (MODEL_CARD.md). The target is the same segments' audio."""
+    which the loud frames decide, and there the inverse-STFT generator stayed short at 1-2 kHz and over above 6 kHz
+    with the mel loss taken to 11,025 Hz (MODEL_CARD.md). The target is the same segments' audio."""
 
     def __init__(self, sr=22050, n_fft=2048, hop=512, lo=100.0):
         super().__init__()
