@@ -378,22 +378,30 @@ class Voice(nn.Module):
     def istft_generator(self, channels, n_fft=16, seed=0):
         """Replace the generator's last stage (a transposed convolution and resblocks at the full sample rate) by an
         ISTFTHead whose hop is that stage's rate, keeping the trained stages before it, widened to `channels`
-        (widen_generator). The head starts untrained: the voice is meant to go on training its generator alone."""
+        (widen_generator). The head starts untrained: the voice is meant to go on training its generator alone.
+        A generator that already ends in a head gets one of another n_fft at the same hop: a finer or coarser
+        frequency grid, whose conv_post starts over while every stage before it is kept."""
         c = self.cfg
+        width = self.dec.conv_pre.out_channels
         if c["gen_istft"]:
-            raise ValueError("the generator already ends in an inverse-STFT head")
-        if len(c["gen_rates"]) < 2:
-            raise ValueError("the generator needs a stage before the one the head replaces")
-        if channels > self.dec.conv_pre.out_channels:
-            self.widen_generator(channels, seed)
-        elif channels != self.dec.conv_pre.out_channels:
-            raise ValueError(f"the generator has {self.dec.conv_pre.out_channels} channels; it can only widen")
-        hop = c["gen_rates"][-1]
+            if n_fft == c["gen_istft"][0]:
+                raise ValueError(f"the generator already ends in an inverse-STFT head of n_fft {n_fft}")
+            if channels != width:
+                raise ValueError(f"the generator has {width} channels; a new head keeps them")
+            rates, kernels, hop = c["gen_rates"], c["gen_kernels"], c["gen_istft"][1]
+        else:
+            if len(c["gen_rates"]) < 2:
+                raise ValueError("the generator needs a stage before the one the head replaces")
+            if channels > width:
+                self.widen_generator(channels, seed)
+            elif channels != width:
+                raise ValueError(f"the generator has {width} channels; it can only widen")
+            rates, kernels, hop = c["gen_rates"][:-1], c["gen_kernels"][:-1], c["gen_rates"][-1]
         old = self.dec
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            new = Generator(channels, c["gen_rates"][:-1], c["gen_kernels"][:-1], c["gen_res_kernels"],
-                            c["gen_res_dilations"], old.balanced, (n_fft, hop))
+            new = Generator(channels, rates, kernels, c["gen_res_kernels"], c["gen_res_dilations"], old.balanced,
+                            (n_fft, hop))
         dropped = (f"ups.{len(new.ups)}.", "conv_post.") + tuple(
             f"resblocks.{i}." for i in range(len(new.resblocks), len(old.resblocks)))
         kept = {k: v for k, v in old.state_dict().items() if not k.startswith(dropped)}
@@ -402,7 +410,7 @@ class Voice(nn.Module):
             raise AssertionError(f"inverse-STFT generator: weights do not carry over: missing {missing}, "
                                  f"unexpected {unexpected}")
         self.dec = new.train(old.training)
-        c.update(gen_rates=c["gen_rates"][:-1], gen_kernels=c["gen_kernels"][:-1], gen_istft=[n_fft, hop])
+        c.update(gen_rates=list(rates), gen_kernels=list(kernels), gen_istft=[n_fft, hop])
 
     def acoustic(self, ids, x_mask, w_frames, t_max, sid=None):
         """Teacher-forced acoustic pass (training): durations w_frames [B,1,L] given; sid [B] for several speakers."""

@@ -197,6 +197,32 @@ speak "$work/ck8mix" "$work/v8mix.onnx" --speaker 1
 train --ids "$work/rec_ids.txt" --max-steps 1 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
   --freeze-acoustic --loss-fmax 11025 --resume "$work/ck8mix" --out "$work/ck8b"
 
+log "a finer inverse-STFT head (--istft-nfft 32) on that generator: the stages before it kept, conv_post new"
+"$py" - <<'PY' || fail "a new head did not keep the generator's stages, or took the n_fft it already has"
+import sys, torch
+sys.path.insert(0, "training")
+from model import Voice
+v = Voice(hidden=32, enc_layers=2, dp_filter=32, dec_channels=32, dec_layers=2, gen_channels=32)
+v.istft_generator(48)
+before = {k: t.clone() for k, t in v.dec.state_dict().items()}
+v.istft_generator(48, n_fft=32)
+after = v.dec.state_dict()
+assert v.cfg["gen_istft"] == [32, 4] and after["conv_post.weight"].shape[0] == 34, v.cfg["gen_istft"]
+assert all(torch.equal(before[k], after[k]) for k in before if not k.startswith("conv_post.")), "a kept stage changed"
+try:
+    v.istft_generator(48, n_fft=32)
+    sys.exit("a head of the n_fft it has was taken")
+except ValueError as e:
+    assert "already ends in an inverse-STFT head of n_fft 32" in str(e), e
+PY
+train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
+  --freeze-acoustic --istft-head 48 --istft-nfft 32 --resume "$work/ck8" --out "$work/ck9"
+grep -q "inverse-STFT head \[32, 4\], 48 channels" "$work/last.log" || fail "--istft-nfft 32 did not regrid the head"
+speak "$work/ck9" "$work/v9.onnx" --speaker 1
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --istft-nfft 32 --out "$work/ck7" > "$work/last.log" 2>&1 &&
+  fail "train.py took --istft-nfft without --istft-head"
+grep -q -- "it sizes the head that --istft-head makes" "$work/last.log" || fail "train.py's refusal of --istft-nfft does not say why"
+
 log "the acoustic model alone (--freeze-generator) with the mel discriminator, two speakers, widened generator"
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" \
   --freeze-generator --mel-adv 1 --adv-delay 0 --resume "$work/ck5" --out "$work/ck6"

@@ -594,7 +594,12 @@ def main():
     ap.add_argument("--istft-head", type=int, default=0, metavar="CHANNELS",
                     help="replace the resumed generator's last stage by an inverse-STFT head and widen the stages "
                          "before it to CHANNELS (Voice.istft_generator); the head starts untrained. 320 runs faster "
-                         "on a CPU than the 256-channel generator with its last stage (BENCHMARKS.md)")
+                         "on a CPU than the 256-channel generator with its last stage (BENCHMARKS.md). On a "
+                         "generator that already ends in a head, CHANNELS must be its width and --istft-nfft another "
+                         "n_fft: the head is replaced and its conv_post starts over")
+    ap.add_argument("--istft-nfft", type=int, default=16, metavar="N",
+                    help="with --istft-head: the head's FFT size at the replaced stage's hop (4 in the shipped "
+                         "voice's generator); 32 gives twice 16's frequency grid")
     ap.add_argument("--loss-fmax", type=float, default=data.MEL_FMAX, metavar="HZ",
                     help="upper edge of the generator's mel loss; the voice's mel features stay at 8,000 Hz, and "
                          "above the loss's edge only the STFT loss and the discriminators see the audio. HiFi-GAN "
@@ -665,6 +670,8 @@ def main():
         raise SystemExit("--istft-head CHANNELS widens the stages it keeps itself; leave out --widen-gen")
     if a.istft_head and not a.resume:
         raise SystemExit("--istft-head converts a trained generator: it needs --resume")
+    if a.istft_nfft != 16 and not a.istft_head:
+        raise SystemExit(f"--istft-nfft {a.istft_nfft}: it sizes the head that --istft-head makes")
     if not data.MEL_FMAX <= a.loss_fmax <= data.SR / 2:
         raise SystemExit(f"--loss-fmax {a.loss_fmax:g}: want {data.MEL_FMAX:g} (the features' band) to "
                          f"{data.SR // 2} Hz")
@@ -732,7 +739,7 @@ def main():
         log(f"generator widened to {a.widen_gen} channels, the same audio: {count_params(model.dec)} parameters")
     if a.istft_head:
         try:
-            model.istft_generator(a.istft_head)
+            model.istft_generator(a.istft_head, n_fft=a.istft_nfft)
         except ValueError as e:
             raise SystemExit(f"--istft-head: {e}")
         log(f"generator's last stage replaced by an inverse-STFT head {model.cfg['gen_istft']}, {a.istft_head} "
