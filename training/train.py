@@ -162,6 +162,12 @@ class MultiResSTFTLoss(nn.Module):
         return loss / len(self.res)
 
 
+def long_term_spectrum(x, n_fft, hop, win, power):
+    """The whole batch's long-term spectrum: |STFT|**power of x [B, N], averaged over items and frames -> [bins]."""
+    s = torch.stft(x.float(), n_fft, hop, n_fft, win, return_complex=True).abs()
+    return (s if power == 1 else s ** power).mean(dim=(0, 2))
+
+
 class FrameCombLoss(nn.Module):
     """How much more the generator's long-term spectrum peaks at multiples of the frame rate (22,050/256 Hz) than the
     target audio's does, 1-10 kHz: the buzz that tone.py measures. A 2,048-point STFT puts those multiples on every 8th
@@ -179,8 +185,7 @@ class FrameCombLoss(nn.Module):
                              persistent=False)
 
     def contrast(self, x):
-        s = torch.stft(x.float(), self.n_fft, self.hop, self.n_fft, self.win, return_complex=True).abs()
-        spec = s.mean(dim=(0, 2)).clamp_min(1e-7)  # the long-term spectrum of the whole batch
+        spec = long_term_spectrum(x, self.n_fft, self.hop, self.win, 1).clamp_min(1e-7)
         return torch.log(spec[self.peaks]) - torch.log(spec[self.sides].mean(1))
 
     def forward(self, y_hat, y):
@@ -209,8 +214,7 @@ class ProminenceLoss(nn.Module):
         self.register_buffer("band", torch.tensor(band), persistent=False)
 
     def prominence(self, x):
-        s = torch.stft(x.float(), self.n_fft, self.hop, self.n_fft, self.win, return_complex=True).abs() ** 2
-        spec = torch.log(s.mean(dim=(0, 2)).clamp_min(1e-10))  # the batch's long-term power spectrum
+        spec = torch.log(long_term_spectrum(x, self.n_fft, self.hop, self.win, 2).clamp_min(1e-10))
         around = F.conv1d(spec.view(1, 1, -1), self.ring, padding=self.ring.shape[-1] // 2).view(-1)
         return (spec - around)[self.band]
 
@@ -239,8 +243,7 @@ class BandLevelLoss(nn.Module):
         self.register_buffer("weights", weights, persistent=False)
 
     def levels(self, x):
-        s = torch.stft(x.float(), self.n_fft, self.hop, self.n_fft, self.win, return_complex=True).abs() ** 2
-        return torch.log(self.weights @ s.mean(dim=(0, 2)) + 1e-10)  # the batch's long-term power per band
+        return torch.log(self.weights @ long_term_spectrum(x, self.n_fft, self.hop, self.win, 2) + 1e-10)
 
     def forward(self, y_hat, y):
         return (self.levels(y_hat) - self.levels(y).detach()).abs().mean()
