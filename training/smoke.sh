@@ -114,36 +114,29 @@ g = torch.load(f"{sys.argv[1]}/gen.pt", map_location="cpu", weights_only=False)[
 assert g["dec.conv_pre.weight"].shape[0] == 48 and g["dec.conv_pre.weight"][32:].abs().sum() > 0
 PY
 speak "$work/ck5" "$work/v5.onnx" --speaker 1
-# from_onnx.py knows the shipped architecture only, so its round trip needs a full-size voice (random weights)
-"$py" - "$work/full320" <<'PY' > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; fail "a full-size widened voice"; }
+# from_onnx.py knows the shipped architecture only, so its round trips need full-size voices (random weights): one
+# widened, and one with an inverse-STFT head, whose weights must come back as they went out (the checkpoints of such
+# a voice are otherwise its only copy)
+"$py" - "$work/full320" "$work/full_istft" <<'PY' > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; fail "full-size voices"; }
 import sys
 sys.path.insert(0, "training")
 from model import Voice
 from train import FULL_SIZE, save_ckpt
 import torch
-v = Voice(**FULL_SIZE)
-for p in v.parameters():  # as trained weights are: else the exporter merges equal tensors (the norms' ones and zeros)
-    p.data += 0.01 * torch.randn_like(p)
-v.widen_generator(320)
-save_ckpt(v, None, 1, sys.argv[1], {})
+def perturb(v):  # as trained weights are: else the exporter merges equal tensors (the norms' ones and zeros)
+    for p in v.parameters():
+        p.data += 0.01 * torch.randn_like(p)
+widened, istft = Voice(**FULL_SIZE), Voice(**FULL_SIZE)
+perturb(widened)
+widened.widen_generator(320)
+istft.istft_generator(320)
+perturb(istft)  # after the conversion, so that the new head's weights are not their initial ones
+save_ckpt(widened, None, 1, sys.argv[1], {})
+save_ckpt(istft, None, 1, sys.argv[2], {})
 PY
 "$py" training/export.py --ckpt "$work/full320" --out "$work/full320.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full320.onnx" --step 1 --out "$work/full320b" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read a widened voice back"; }
-# and an inverse-STFT voice's: its weights must come back as they went out (the checkpoints of such a voice are
-# otherwise its only copy)
-"$py" - "$work/full_istft" <<'PY' > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; fail "a full-size inverse-STFT voice"; }
-import sys
-sys.path.insert(0, "training")
-from model import Voice
-from train import FULL_SIZE, save_ckpt
-import torch
-v = Voice(**FULL_SIZE)
-v.istft_generator(320)
-for p in v.parameters():
-    p.data += 0.01 * torch.randn_like(p)
-save_ckpt(v, None, 1, sys.argv[1], {})
-PY
 "$py" training/export.py --ckpt "$work/full_istft" --out "$work/full_istft.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full_istft.onnx" --step 1 --out "$work/full_istftb" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read an inverse-STFT voice back"; }
