@@ -183,12 +183,29 @@ assert b["dec.conv_post.weight"].shape[:2] == (18, 12), b["dec.conv_post.weight"
 assert "dec.ups.2.weight" not in b and "dec.ups.2.weight" in a
 PY
 speak "$work/ck8" "$work/v8.onnx" --speaker 1
-# its generator beside an acoustic model saved without the head (as one read back from the shipped voice is): the
-# generator's shape comes from gen.pt, for export and for resuming
-mkdir -p "$work/ck8mix" && cp "$work/ck3/ac.pt" "$work/ck8mix/" && cp "$work/ck8/gen.pt" "$work/ck8/disc.pt" "$work/ck8mix/"
+# its generator beside an acoustic model saved without the head, earlier and in float16 (as one read back from the
+# shipped voice is): the generator's shape comes from gen.pt, for export and for resuming; the step goes on from the
+# later part's; the frozen acoustic model is saved in the float16 it was read in
+mkdir -p "$work/ck8mix" && cp "$work/ck8/gen.pt" "$work/ck8/disc.pt" "$work/ck8mix/"
+"$py" - "$work/ck3/ac.pt" "$work/ck8mix/ac.pt" <<'PY'
+import sys, torch
+ac = torch.load(sys.argv[1], map_location="cpu", weights_only=False)
+ac["model"] = {k: v.half() if v.is_floating_point() else v for k, v in ac["model"].items()}
+torch.save(ac, sys.argv[2])
+PY
 speak "$work/ck8mix" "$work/v8mix.onnx" --speaker 1
 train --ids "$work/rec_ids.txt" --max-steps 1 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
   --freeze-acoustic --loss-fmax 11025 --resume "$work/ck8mix" --out "$work/ck8b"
+"$py" - "$work/ck3" "$work/ck8" "$work/ck8mix" "$work/ck8b" <<'PY' || fail "a folder of parts from two steps resumed at the wrong step, or its frozen float16 acoustic model came back changed"
+import sys, torch
+ld = lambda d, f: torch.load(f"{d}/{f}", map_location="cpu", weights_only=False)  # noqa: E731
+ck3, ck8, mix, out = sys.argv[1:5]
+assert ld(ck3, "ac.pt")["step"] < ld(ck8, "gen.pt")["step"]
+assert ld(out, "gen.pt")["step"] == ld(ck8, "gen.pt")["step"] + 1, (ld(out, "gen.pt")["step"], ld(ck8, "gen.pt")["step"])
+a, b = ld(mix, "ac.pt")["model"], ld(out, "ac.pt")["model"]
+assert all(b[k].dtype == a[k].dtype and torch.equal(a[k], b[k]) for k in a), "ac.pt changed or left float16"
+PY
+grep -q "going on from step" "$work/last.log" || fail "train.py did not say which step a folder of two steps goes on from"
 
 log "a finer inverse-STFT head (--istft-nfft 32) on that generator: the stages before it kept, conv_post new"
 "$py" - <<'PY' || fail "a new head did not keep the generator's stages, or took the n_fft it already has"

@@ -342,11 +342,15 @@ class Corpus:
 FULL_SIZE = dict(hidden=192, enc_layers=6, dp_filter=256, dec_channels=192, dec_layers=6, gen_channels=256)
 
 
-def save_ckpt(model, disc, step, out_dir, extra, half=False, mel_disc=None):
-    """half: the weights in float16 (half the bytes to carry; enough to evaluate or to resume a fine-tune from)."""
+def save_ckpt(model, disc, step, out_dir, extra, half=False, mel_disc=None, half_ac=False):
+    """half: the weights in float16 (half the bytes to carry; enough to evaluate or to resume a fine-tune from).
+    half_ac: only the acoustic model's weights in float16 (a frozen one that was read from float16 loses nothing,
+    and the next call's carry stays under the device's limit)."""
     os.makedirs(out_dir, exist_ok=True)
-    cast = (lambda v: v.half() if v.is_floating_point() else v) if half else (lambda v: v)
-    ac = {k: cast(v) for k, v in model.state_dict().items() if not k.startswith("dec.")}
+    to_half = lambda v: v.half() if v.is_floating_point() else v  # noqa: E731
+    cast = to_half if half else (lambda v: v)
+    cast_ac = to_half if half or half_ac else cast
+    ac = {k: cast_ac(v) for k, v in model.state_dict().items() if not k.startswith("dec.")}
     gen = {k: cast(v) for k, v in model.state_dict().items() if k.startswith("dec.")}
     meta = {"cfg": model.cfg, "step": step, **extra}
     torch.save({**meta, "model": ac}, os.path.join(out_dir, "ac.pt"))
@@ -371,6 +375,12 @@ def load_ckpt(d):
     disc_p = os.path.join(d, "disc.pt")
     disc = torch.load(disc_p, map_location="cpu", weights_only=False) if os.path.exists(disc_p) else None
     ac["cfg"] = checkpoint_cfg(ac, gen)
+    if ac["step"] != gen["step"]:
+        # a generator trained on beside an acoustic model read back from a voice: the later part's step is the
+        # last step anything in the folder was trained
+        log(f"{d}: ac.pt is at step {ac['step']}, gen.pt at step {gen['step']}: going on from step "
+            f"{max(ac['step'], gen['step'])}")
+        ac["step"] = max(ac["step"], gen["step"])
     state = {**ac["model"], **gen["model"]}
     return ac, state, disc
 
@@ -715,6 +725,7 @@ def main():
     disc = Discriminator()
     mel_disc = MelDisc() if a.mel_adv else None
     start_step = 0
+    ac_was_half = False
     fresh_disc = fresh_mel_disc = True
     if a.resume:
         ac, state, dstate = load_ckpt(a.resume)
@@ -733,6 +744,7 @@ def main():
             mel_disc.load_state_dict({k: v.float() for k, v in mstate.items()})
             fresh_mel_disc = False
         start_step = ac["step"]
+        ac_was_half = all(v.dtype == torch.float16 for v in ac["model"].values() if v.is_floating_point())
         log(f"resumed from {a.resume} at step {start_step}")
     if a.widen_gen:
         try:
@@ -872,7 +884,8 @@ def main():
         f"({corpus.hours:.2f} h)")
     # a frozen generator's discriminator that was never loaded is untrained: saving it would pass for the real one
     kept_disc = None if a.freeze_generator and fresh_disc else disc
-    save_ckpt(model, kept_disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)}, mel_disc=mel_disc)
+    save_ckpt(model, kept_disc, step, a.out, {"hours": corpus.hours, "utterances": len(corpus)}, mel_disc=mel_disc,
+              half_ac=a.freeze_acoustic and ac_was_half)
     with open(os.path.join(a.out, "trained_ids.txt"), "w") as f:
         f.write("\n".join(corpus.uids) + "\n")
     if a.dump_durations:
