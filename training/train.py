@@ -349,7 +349,7 @@ def save_ckpt(model, disc, step, out_dir, extra, half=False, mel_disc=None, half
     os.makedirs(out_dir, exist_ok=True)
     to_half = lambda v: v.half() if v.is_floating_point() else v  # noqa: E731
     cast = to_half if half else (lambda v: v)
-    cast_ac = to_half if half or half_ac else cast
+    cast_ac = to_half if half_ac else cast
     ac = {k: cast_ac(v) for k, v in model.state_dict().items() if not k.startswith("dec.")}
     gen = {k: cast(v) for k, v in model.state_dict().items() if k.startswith("dec.")}
     meta = {"cfg": model.cfg, "step": step, **extra}
