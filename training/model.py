@@ -10,6 +10,7 @@ upsampling stage, so a tool that cuts the graph at /dec/conv_pre/Conv's input st
 """
 import math
 import os
+import sys
 
 import torch
 import torch.nn as nn
@@ -484,20 +485,28 @@ def apply_duration_gain(model, gain):
         model.dp.proj.bias.add_(math.log(gain))
 
 
-def checkpoint_cfg(ac, gen):
-    """A checkpoint folder's Voice config: ac.pt's, with the generator's shape (the gen_* keys) from gen.pt, the file
-    that holds the generator. The two agree in every folder train.py writes; they differ where a generator was put
-    beside an acoustic model read back from a voice file (from_onnx.py), as training/README.md's step 6i does."""
-    return {**ac["cfg"], **{k: v for k, v in gen["cfg"].items() if k.startswith("gen_")}}
+def read_checkpoint(ckpt_dir):
+    """A checkpoint folder's ac.pt and gen.pt -> (ac, gen), ac's cfg and step made the folder's: the generator's shape
+    (the gen_* keys) from gen.pt, the file that holds the generator, and the later of the two steps, the last step
+    anything in the folder was trained. The two agree in every folder train.py writes; they differ where a generator
+    was put beside an acoustic model read back from a voice file (from_onnx.py), as training/README.md's step 6j does,
+    which this says on stderr."""
+    ac = torch.load(os.path.join(ckpt_dir, "ac.pt"), map_location="cpu", weights_only=False)
+    gen = torch.load(os.path.join(ckpt_dir, "gen.pt"), map_location="cpu", weights_only=False)
+    ac["cfg"] = {**ac["cfg"], **{k: v for k, v in gen["cfg"].items() if k.startswith("gen_")}}
+    if ac["step"] != gen["step"]:
+        print(f"{ckpt_dir}: ac.pt is at step {ac['step']}, gen.pt at step {gen['step']}: the folder's step is "
+              f"{max(ac['step'], gen['step'])}", file=sys.stderr, flush=True)
+        ac["step"] = max(ac["step"], gen["step"])
+    return ac, gen
 
 
 def load_voice(ckpt_dir, speaker=None):
     """A checkpoint folder (train.py's ac.pt + gen.pt, float16 or float32) -> (the Voice in float32, in eval mode;
     ac.pt's contents: cfg, step, the acoustic model's state dict and whatever else the run recorded). A checkpoint of
     several speakers needs `speaker`, and gives that speaker's single-speaker Voice."""
-    ac = torch.load(os.path.join(ckpt_dir, "ac.pt"), map_location="cpu", weights_only=False)
-    gen = torch.load(os.path.join(ckpt_dir, "gen.pt"), map_location="cpu", weights_only=False)
-    voice = Voice(**checkpoint_cfg(ac, gen))
+    ac, gen = read_checkpoint(ckpt_dir)
+    voice = Voice(**ac["cfg"])
     voice.load_state_dict({k: v.float() for k, v in {**ac["model"], **gen["model"]}.items()})
     n = voice.cfg["n_speakers"]
     if n > 1 or speaker is not None:

@@ -194,6 +194,9 @@ ac["model"] = {k: v.half() if v.is_floating_point() else v for k, v in ac["model
 torch.save(ac, sys.argv[2])
 PY
 speak "$work/ck8mix" "$work/v8mix.onnx" --speaker 1
+ck8_step=$("$py" -c 'import sys, torch; print(torch.load(sys.argv[1], map_location="cpu", weights_only=False)["step"])' "$work/ck8/gen.pt")
+grep -q "checkpoint step $ck8_step, speaker 1" "$work/last.log" ||
+  fail "export.py did not give a folder of two steps the later part's step ($ck8_step)"
 train --ids "$work/rec_ids.txt" --max-steps 1 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
   --freeze-acoustic --loss-fmax 11025 --resume "$work/ck8mix" --out "$work/ck8b"
 "$py" - "$work/ck3" "$work/ck8" "$work/ck8mix" "$work/ck8b" <<'PY' || fail "a folder of parts from two steps resumed at the wrong step, or its frozen float16 acoustic model came back changed"
@@ -205,7 +208,7 @@ assert ld(out, "gen.pt")["step"] == ld(ck8, "gen.pt")["step"] + 1, (ld(out, "gen
 a, b = ld(mix, "ac.pt")["model"], ld(out, "ac.pt")["model"]
 assert all(b[k].dtype == a[k].dtype and torch.equal(a[k], b[k]) for k in a), "ac.pt changed or left float16"
 PY
-grep -q "going on from step" "$work/last.log" || fail "train.py did not say which step a folder of two steps goes on from"
+grep -q "the folder's step is $ck8_step" "$work/last.log" || fail "train.py did not say which step a folder of two steps goes on from"
 
 log "a finer inverse-STFT head (--istft-nfft 32) on that generator: the stages before it kept, conv_post new"
 "$py" - <<'PY' || fail "a new head did not keep the generator's stages, or took the n_fft it already has"

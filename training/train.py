@@ -29,8 +29,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import mas as mas_mod  # noqa: E402
-from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, checkpoint_cfg, count_params,  # noqa: E402
-                   duration_loss, path_from_durations)
+from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params, duration_loss,  # noqa: E402
+                   path_from_durations, read_checkpoint)
 
 
 def log(*a):
@@ -370,17 +370,9 @@ def save_ckpt(model, disc, step, out_dir, extra, half=False, mel_disc=None, half
 
 
 def load_ckpt(d):
-    ac = torch.load(os.path.join(d, "ac.pt"), map_location="cpu", weights_only=False)
-    gen = torch.load(os.path.join(d, "gen.pt"), map_location="cpu", weights_only=False)
+    ac, gen = read_checkpoint(d)
     disc_p = os.path.join(d, "disc.pt")
     disc = torch.load(disc_p, map_location="cpu", weights_only=False) if os.path.exists(disc_p) else None
-    ac["cfg"] = checkpoint_cfg(ac, gen)
-    if ac["step"] != gen["step"]:
-        # a generator trained on beside an acoustic model read back from a voice: the later part's step is the
-        # last step anything in the folder was trained
-        log(f"{d}: ac.pt is at step {ac['step']}, gen.pt at step {gen['step']}: going on from step "
-            f"{max(ac['step'], gen['step'])}")
-        ac["step"] = max(ac["step"], gen["step"])
     state = {**ac["model"], **gen["model"]}
     return ac, state, disc
 
