@@ -675,7 +675,7 @@ def main():
         raise SystemExit("--istft-head CHANNELS widens the stages it keeps itself; leave out --widen-gen")
     if a.istft_head and not a.resume:
         raise SystemExit("--istft-head converts a trained generator: it needs --resume")
-    if a.istft_nfft != 16 and not a.istft_head:
+    if a.istft_nfft != ap.get_default("istft_nfft") and not a.istft_head:
         raise SystemExit(f"--istft-nfft {a.istft_nfft}: it sizes the head that --istft-head makes")
     if not data.MEL_FMAX <= a.loss_fmax <= data.SR / 2:
         raise SystemExit(f"--loss-fmax {a.loss_fmax:g}: want {data.MEL_FMAX:g} (the features' band) to "
