@@ -4,9 +4,10 @@
 
 export.py names every initializer after its state_dict key, so the mapping is by name; the load is strict (a
 missing or unexpected weight fails). The architecture is train.py's default (the shipped voice's), with the
-generator's width and last stage read from the graph: train.py --widen-gen makes it wider, and --istft-head ends it in
-an inverse-STFT head. The head's n_fft follows from its two outputs a bin (log-magnitude and phase), its hop from the
-frame's samples (HOP) over the rates of the upsampling stages left before it.
+frame decoder's depth and the generator's width and last stage read from the graph: train.py --deepen-frames adds
+frame decoder blocks, --widen-gen makes the generator wider, and --istft-head ends it in an inverse-STFT head. The
+head's n_fft follows from its two outputs a bin (log-magnitude and phase), its hop from the frame's samples (HOP) over
+the rates of the upsampling stages left before it.
 """
 import argparse
 import inspect
@@ -31,7 +32,7 @@ def main():
     ap.add_argument("--half", action="store_true", help="store the weights in float16 (to carry half the bytes)")
     a = ap.parse_args()
     graph = onnx.load(a.onnx).graph
-    model = Voice(**{**FULL_SIZE, **generator_shape(graph)})
+    model = Voice(**{**FULL_SIZE, **graph_shape(graph)})
     want = model.state_dict()
     state = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer if i.name in want}
     model.load_state_dict(state, strict=True)
@@ -39,11 +40,11 @@ def main():
     print(f"{a.onnx}: {len(state)} tensors -> {a.out} (step {a.step})")
 
 
-def generator_shape(graph):
-    """The Voice arguments by which the graph's generator differs from the default: its width, and an inverse-STFT
-    head in place of its last stage (--istft-head)."""
+def graph_shape(graph):
+    """The Voice arguments by which the graph differs from the default: the frame decoder's depth (--deepen-frames),
+    the generator's width (--widen-gen), and an inverse-STFT head in place of its last stage (--istft-head)."""
     dims = {i.name: list(i.dims) for i in graph.initializer}
-    shape = {}
+    shape = {"dec_layers": sum(1 for n in dims if n.startswith("frames.blocks.") and n.endswith(".conv.weight"))}
     if "dec.conv_pre.weight" in dims:
         shape["gen_channels"] = dims["dec.conv_pre.weight"][0]
     post_out = dims.get("dec.conv_post.weight", [1])[0]

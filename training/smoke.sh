@@ -2,9 +2,9 @@
 # Every mode of the training recipe, end to end, on a CPU in under a minute, with toy dimensions: Festival's
 # speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
 # generator alone on that speaker, two checkpoints blended, that generator widened, its last stage replaced by an
-# inverse-STFT head (its mel loss to 11,025 Hz), the acoustic model alone with the mel discriminator, the mel
-# discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen; then diagnose.py's spectrum
-# by band and verdict.py's rule.
+# inverse-STFT head (its mel loss to 11,025 Hz), the acoustic model alone with the mel discriminator, its frame
+# decoder deepened, the mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen;
+# then diagnose.py's spectrum by band and verdict.py's rule.
 # It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
 # (quality.sh).
 # usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
@@ -115,9 +115,9 @@ assert g["dec.conv_pre.weight"].shape[0] == 48 and g["dec.conv_pre.weight"][32:]
 PY
 speak "$work/ck5" "$work/v5.onnx" --speaker 1
 # from_onnx.py knows the shipped architecture only, so its round trips need full-size voices (random weights): one
-# widened, and one with an inverse-STFT head, whose weights must come back as they went out (the checkpoints of such
-# a voice are otherwise its only copy)
-"$py" - "$work/full320" "$work/full_istft" <<'PY' > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; fail "full-size voices"; }
+# widened, one with an inverse-STFT head and one with a deeper frame decoder, whose weights must come back as they
+# went out (the checkpoints of such a voice are otherwise its only copy)
+"$py" - "$work/full320" "$work/full_istft" "$work/full_deep" <<'PY' > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; fail "full-size voices"; }
 import sys
 sys.path.insert(0, "training")
 from model import Voice
@@ -126,17 +126,34 @@ import torch
 def perturb(v):  # as trained weights are: else the exporter merges equal tensors (the norms' ones and zeros)
     for p in v.parameters():
         p.data += 0.01 * torch.randn_like(p)
-widened, istft = Voice(**FULL_SIZE), Voice(**FULL_SIZE)
+widened, istft, deepened = Voice(**FULL_SIZE), Voice(**FULL_SIZE), Voice(**FULL_SIZE)
 perturb(widened)
 widened.widen_generator(320)
 istft.istft_generator(320)
 perturb(istft)  # after the conversion, so that the new head's weights are not their initial ones
+deepened.deepen_frames(6)  # 12 blocks: the acoustic model's float32 weights outgrow a 16 MiB file
+perturb(deepened)
 save_ckpt(widened, None, 1, sys.argv[1], {})
 save_ckpt(istft, None, 1, sys.argv[2], {})
+save_ckpt(deepened, None, 1, sys.argv[3], {})
 PY
 "$py" training/export.py --ckpt "$work/full320" --out "$work/full320.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full320.onnx" --step 1 --out "$work/full320b" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read a widened voice back"; }
+"$py" training/export.py --ckpt "$work/full_deep" --out "$work/full_deep.onnx" > "$work/last.log" 2>&1 &&
+  "$py" training/from_onnx.py --onnx "$work/full_deep.onnx" --step 1 --out "$work/full_deepb" > "$work/last.log" 2>&1 ||
+  { cat "$work/last.log" >&2; fail "from_onnx.py could not read a deepened voice back"; }
+"$py" - "$work/full_deep" "$work/full_deepb" <<'PY' || fail "from_onnx.py read a deepened voice back wrong"
+import os, sys, torch
+a, b = (torch.load(f"{d}/ac.pt", map_location="cpu", weights_only=False) for d in sys.argv[1:3])
+assert a["cfg"]["dec_layers"] == b["cfg"]["dec_layers"] == 12, (a["cfg"]["dec_layers"], b["cfg"]["dec_layers"])
+for d in sys.argv[1:3]:  # saved in float16, to fit the device machine's files
+    assert os.path.getsize(f"{d}/ac.pt") < 16 * 2**20, os.path.getsize(f"{d}/ac.pt")
+assert a["model"]["frames.pre.weight"].dtype == torch.float16
+assert a["model"].keys() == b["model"].keys()
+for k, want in a["model"].items():
+    assert torch.equal(want, b["model"][k]), f"{k} changed on the way"
+PY
 "$py" training/export.py --ckpt "$work/full_istft" --out "$work/full_istft.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full_istft.onnx" --step 1 --out "$work/full_istftb" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read an inverse-STFT voice back"; }
@@ -246,6 +263,21 @@ grep -q "madv" "$work/last.log" && ! grep -q "mel_g" "$work/last.log" ||
 ! changed "$work/ck5" "$work/ck6" gen.pt || fail "--freeze-generator changed the generator"
 changed "$work/ck5" "$work/ck6" ac.pt frames. || fail "--freeze-generator left the frame decoder as it was"
 speak "$work/ck6" "$work/v6.onnx" --speaker 1
+
+log "the frame decoder deepened (--deepen-frames), the same mel at first, its new blocks trained"
+train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 2 --freeze-generator --deepen-frames 2 \
+  --resume "$work/ck6" --out "$work/ck6deep"
+grep -q "frame decoder deepened to 4 blocks, the same mel" "$work/last.log" || fail "--deepen-frames did not deepen the frame decoder"
+"$py" - "$work/ck6deep" <<'PY' || fail "the deepened frame decoder's new blocks did not train (their last convolutions are still zero)"
+import sys, torch
+a = torch.load(f"{sys.argv[1]}/ac.pt", map_location="cpu", weights_only=False)
+assert a["cfg"]["dec_layers"] == 4, a["cfg"]["dec_layers"]
+assert all(a["model"][f"frames.blocks.{i}.pw.weight"].abs().sum() > 0 for i in (2, 3))
+PY
+speak "$work/ck6deep" "$work/v6deep.onnx" --speaker 1
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --freeze-acoustic --deepen-frames 2 --resume "$work/ck6" \
+  --out "$work/ck7" > "$work/last.log" 2>&1 && fail "train.py took --deepen-frames with --freeze-acoustic"
+grep -q -- "which --freeze-acoustic does not" "$work/last.log" || fail "train.py's refusal of --deepen-frames does not say why"
 mkdir -p "$work/ck6nodisc" && cp "$work/ck6/ac.pt" "$work/ck6/gen.pt" "$work/ck6nodisc/"
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 1 --real "$work/rec" --real-ids "$work/rec_ids.txt" \
   --freeze-generator --resume "$work/ck6nodisc" --out "$work/ck6b"

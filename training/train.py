@@ -342,16 +342,24 @@ class Corpus:
 FULL_SIZE = dict(hidden=192, enc_layers=6, dp_filter=256, dec_channels=192, dec_layers=6, gen_channels=256)
 
 
+FILE_LIMIT = 16 * 2**20  # the device machine returns files of at most 16 MiB
+
+
 def save_ckpt(model, disc, step, out_dir, extra, half=False, mel_disc=None, half_ac=False):
     """half: the weights in float16 (half the bytes to carry; enough to evaluate or to resume a fine-tune from).
     half_ac: only the acoustic model's weights in float16 (a frozen one that was read from float16 loses nothing,
-    and the next call's carry stays under the device's limit)."""
+    and the next call's carry stays under the device's limit). A part whose float32 weights would not fit in a file
+    the device machine returns (a deepened frame decoder's) is saved in float16 too, as a fine-tune resumes from."""
     os.makedirs(out_dir, exist_ok=True)
     to_half = lambda v: v.half() if v.is_floating_point() else v  # noqa: E731
     cast = to_half if half else (lambda v: v)
     cast_ac = to_half if half_ac else cast
     ac = {k: cast_ac(v) for k, v in model.state_dict().items() if not k.startswith("dec.")}
     gen = {k: cast(v) for k, v in model.state_dict().items() if k.startswith("dec.")}
+    for name, part in (("ac.pt", ac), ("gen.pt", gen)):
+        if sum(v.numel() * v.element_size() for v in part.values()) > FILE_LIMIT - 2**20:  # 1 MiB for the rest
+            part.update({k: to_half(v) for k, v in part.items()})
+            log(f"{name} in float16: its float32 weights would not fit in {FILE_LIMIT // 2**20} MiB")
     meta = {"cfg": model.cfg, "step": step, **extra}
     torch.save({**meta, "model": ac}, os.path.join(out_dir, "ac.pt"))
     torch.save({**meta, "model": gen}, os.path.join(out_dir, "gen.pt"))
@@ -596,6 +604,10 @@ def main():
     ap.add_argument("--widen-gen", type=int, default=0, metavar="CHANNELS",
                     help="widen the resumed generator to CHANNELS at its input (256 in the shipped voice), computing "
                          "the same audio at first (Voice.widen_generator); 320 keeps one CPU thread above 15x real time")
+    ap.add_argument("--deepen-frames", type=int, default=0, metavar="BLOCKS",
+                    help="append BLOCKS residual blocks to the resumed voice's frame decoder (6 in the shipped voice), "
+                         "computing the same mel at first (Voice.deepen_frames): acoustic capacity at about 1 %% of "
+                         "the voice's CPU time a block")
     ap.add_argument("--istft-head", type=int, default=0, metavar="CHANNELS",
                     help="replace the resumed generator's last stage by an inverse-STFT head and widen the stages "
                          "before it to CHANNELS (Voice.istft_generator); the head starts untrained. 320 runs faster "
@@ -671,6 +683,9 @@ def main():
     if a.freeze_generator and (a.widen_gen or a.istft_head):
         raise SystemExit("--widen-gen and --istft-head make a generator to train, which --freeze-generator keeps "
                          "as loaded")
+    if a.deepen_frames and (a.freeze_acoustic or not a.resume):
+        raise SystemExit(f"--deepen-frames {a.deepen_frames}: the new blocks deepen a trained voice (--resume) and must "
+                         "train, which --freeze-acoustic does not")
     if a.widen_gen and a.istft_head:
         raise SystemExit("--istft-head CHANNELS widens the stages it keeps itself; leave out --widen-gen")
     if a.istft_head and not a.resume:
@@ -744,6 +759,13 @@ def main():
         except ValueError as e:
             raise SystemExit(f"--widen-gen: {e}")
         log(f"generator widened to {a.widen_gen} channels, the same audio: {count_params(model.dec)} parameters")
+    if a.deepen_frames:
+        try:
+            model.deepen_frames(a.deepen_frames)
+        except ValueError as e:
+            raise SystemExit(f"--deepen-frames: {e}")
+        log(f"frame decoder deepened to {model.cfg['dec_layers']} blocks, the same mel: "
+            f"{count_params(model.frames)} parameters")
     if a.istft_head:
         try:
             model.istft_generator(a.istft_head, n_fft=a.istft_nfft)
