@@ -2,8 +2,8 @@
 # Every mode of the training recipe, end to end, on a CPU in under a minute, with toy dimensions: Festival's
 # speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
 # generator alone on that speaker, two checkpoints blended, that generator widened, its last stage replaced by an
-# inverse-STFT head (its mel loss to 11,025 Hz), the acoustic model alone with the mel discriminator, its frame
-# decoder deepened, the mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen;
+# inverse-STFT head (its mel loss to 11,025 Hz), the acoustic model alone with the mel discriminator and with the
+# prominence loss through the frozen generator, its frame decoder deepened, the mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen;
 # then diagnose.py's spectrum by band and verdict.py's rule.
 # It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
 # (quality.sh).
@@ -282,6 +282,16 @@ mkdir -p "$work/ck6nodisc" && cp "$work/ck6/ac.pt" "$work/ck6/gen.pt" "$work/ck6
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 1 --real "$work/rec" --real-ids "$work/rec_ids.txt" \
   --freeze-generator --resume "$work/ck6nodisc" --out "$work/ck6b"
 [ ! -f "$work/ck6b/disc.pt" ] || fail "--freeze-generator saved an untrained discriminator as disc.pt"
+log "the acoustic model alone with the prominence loss through the frozen generator (--freeze-generator --prominence)"
+# the toy generator barely responds to its mels, hence the weight: its gradient is ~0.0015 a unit of it
+gn_ac() { sed -n 's/.* gn_ac \([0-9.]*\) .*/\1/p' "$work/last.log" | head -1; }
+plain=$(gn_ac)
+train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 1 --real "$work/rec" --real-ids "$work/rec_ids.txt" \
+  --freeze-generator --prominence 100000 --resume "$work/ck6nodisc" --out "$work/ck6p"
+grep -q " prom [0-9]" "$work/last.log" || fail "--freeze-generator --prominence logged no prominence loss"
+"$py" -c "import sys; sys.exit(float(sys.argv[2]) < 2 * float(sys.argv[1]))" "$plain" "$(gn_ac)" ||
+  fail "--freeze-generator --prominence 100000 did not reach the acoustic model (gradient norm $(gn_ac) against $plain)"
+! changed "$work/ck6nodisc" "$work/ck6p" gen.pt || fail "--freeze-generator --prominence changed the generator"
 "$py" training/train.py --ids "$work/rec_ids.txt" --small --real "$work/rec" --real-ids "$work/rec_ids.txt" \
   --freeze-generator --freeze-acoustic --resume "$work/ck5" --out "$work/ck7" > "$work/last.log" 2>&1 &&
   fail "train.py took --freeze-generator with --freeze-acoustic"
@@ -328,6 +338,9 @@ PY
 "$py" training/train.py --ids "$work/rec_ids.txt" --small --freeze-generator --band-level 1 --out "$work/ck7" \
   > "$work/last.log" 2>&1 && fail "train.py took --band-level with --freeze-generator"
 grep -q -- "which --freeze-generator does not train" "$work/last.log" || fail "train.py's refusal of --band-level does not say why"
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --freeze-generator --comb 20 --out "$work/ck7" \
+  > "$work/last.log" 2>&1 && fail "train.py took --comb with --freeze-generator"
+grep -q -- "which --freeze-generator does not train" "$work/last.log" || fail "train.py's refusal of --comb does not say why"
 
 log "the prominence loss's top bins see a steady 3.1 kHz tone that its mean over the band barely does"
 (cd training && "$py" - <<'PY') || fail "--prominence-top does not focus the loss on the tone"

@@ -6,7 +6,8 @@ the acoustic model (alignment by monotonic alignment search against the per-phon
 frame decoder) and the waveform generator `dec` (mel L1 + multi-resolution STFT + a small GAN) in the same steps.
 The generator sees ground-truth mels and, more and more, the acoustic model's own teacher-forced mels.
 Either half can train alone: --freeze-acoustic trains the generator on the frozen acoustic model's mels, computed once;
---freeze-generator trains the acoustic model (with --mel-adv, against a mel discriminator) and keeps the generator.
+--freeze-generator trains the acoustic model (with --mel-adv, against a mel discriminator; with --prominence, against
+the tone of the generator's audio from its mels) and keeps the generator.
 Checkpoints are plain state dicts split into files under 16 MiB: ac.pt (acoustic), gen.pt (dec), disc.pt, and
 mdisc.pt with --mel-adv.
 """
@@ -457,10 +458,13 @@ class Rig:
     zero: torch.Tensor  # what a loss that is not computed logs as
 
 
-def acoustic_step(rig, a, batch, k):
-    """One optimiser step of the acoustic model (prior, frame decoder, duration predictor) on batch, corpus.get's,
+def acoustic_step(rig, a, corpus, sel, batch, k):
+    """One optimiser step of the acoustic model (prior, frame decoder, duration predictor) on batch (corpus.get(sel)),
     aligned under its current weights; with --mel-adv the mel discriminator's step too, whose losses it returns apart
-    (they are logged last). k: steps this run. Returns (losses, mel_losses, mel_pred, grad norm, seconds in MAS)."""
+    (they are logged last). With --freeze-generator and --prominence, the prominence loss of the frozen generator's
+    audio from the predicted mels trains the acoustic model: the generator makes its steady 3.1 kHz bump more from
+    the acoustic model's smooth mels than from Festival's (training/README.md 6n), and mels are what can change.
+    k: steps this run. Returns (losses, mel_losses, mel_pred, grad norm, seconds in MAS)."""
     ids, x_len, mel, y_len, y_mask, T, sid = batch
     model, amp = rig.model, rig.amp
     b_enc, b_frames = model.speaker_biases(sid)
@@ -481,6 +485,14 @@ def acoustic_step(rig, a, batch, k):
     loss_dur = duration_loss(a.dur_loss, logw.float(), dur, x_mask)
     losses = {"prior": loss_prior, "mel_ac": loss_mel_ac, "mel_ac_real": loss_mel_real, "dur": loss_dur}
     loss_ac = loss_prior + loss_mel_ac + loss_dur
+    if a.freeze_generator and a.prominence:
+        bidx, fidx, y = generator_segments(a, corpus, sel, batch, rig.dev)
+        mel_seg = mel_pred[bidx, :, fidx].permute(0, 2, 1)
+        latent = torch.cat([mel_seg, torch.ones_like(mel_seg[:, :1])], 1)
+        with amp:
+            y_hat = model.dec(latent)
+        losses["prom"] = rig.prominence_loss(y_hat.float().squeeze(1), y.squeeze(1))
+        loss_ac = loss_ac + a.prominence * losses["prom"]
     mel_losses = {}
     if rig.mel_disc is not None:
         loss_md, loss_madv, loss_mfm = mel_adversary(rig.mel_disc, rig.opt_md, mel_pred, mel, y_len, a.seg * 2)
@@ -494,24 +506,34 @@ def acoustic_step(rig, a, batch, k):
     return losses, mel_losses, mel_pred, gn_ac, mas_s
 
 
-def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
-    """One step of the discriminators, then one of the waveform generator, on segments of batch (corpus.get(sel)) fed
-    their ground-truth mels or, a share ramping up with step, mel_pred's teacher-forced ones. k: steps this run.
-    Returns (losses, the generator's grad norm, that share)."""
-    _, _, mel, y_len, _, _, sid = batch
-    model, disc, amp, dev, zero = rig.model, rig.disc, rig.amp, rig.dev, rig.zero
+def generator_segments(a, corpus, sel, batch, dev):
+    """Where the generator trains on batch (corpus.get(sel)): the batch's first vbatch items, or with --voc-real-only
+    vbatch segments of its recordings (cycled), each a.seg frames from a random start; always as many, since each new
+    shape would make cudnn benchmark again. Returns (item index [vb,1], frame index [vb,seg], target audio
+    [vb,1,seg*HOP]): mel[bidx, :, fidx].permute(0, 2, 1) is a [vb,80,seg] segment of a batch's mels."""
+    _, _, _, y_len, _, _, sid = batch
     seg = a.seg
-    # the generator's segments: the batch's first vbatch items, or with --voc-real-only vbatch segments of its
-    # recordings (cycled, at random starts), always as many: each new shape would make cudnn benchmark again
     real_items = (sid == 1).nonzero().squeeze(1) if a.voc_real_only else None
     if real_items is not None and len(real_items):
         vsel = real_items[torch.arange(a.vbatch, device=dev) % len(real_items)]
     else:
         vsel = torch.arange(min(a.vbatch, len(sel)), device=dev)
-    vb = len(vsel)
-    starts = (torch.rand(vb, device=dev) * (y_len[vsel] - seg).clamp_min(0).float()).long()
-    fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)  # [vb, seg]
-    bidx = vsel.unsqueeze(1)
+    starts = (torch.rand(len(vsel), device=dev) * (y_len[vsel] - seg).clamp_min(0).float()).long()
+    fidx = starts.unsqueeze(1) + torch.arange(seg, device=dev).unsqueeze(0)
+    sidx = (corpus.frame_off[sel[vsel]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
+    sidx = sidx.clamp_max(corpus.audio_flat.shape[0] - 1)
+    return vsel.unsqueeze(1), fidx, corpus.audio_flat[sidx].unsqueeze(1)
+
+
+def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
+    """One step of the discriminators, then one of the waveform generator, on segments of batch (corpus.get(sel)) fed
+    their ground-truth mels or, a share ramping up with step, mel_pred's teacher-forced ones. k: steps this run.
+    Returns (losses, the generator's grad norm, that share)."""
+    _, _, mel, _, _, _, _ = batch
+    model, disc, amp, dev, zero = rig.model, rig.disc, rig.amp, rig.dev, rig.zero
+    seg = a.seg
+    bidx, fidx, y = generator_segments(a, corpus, sel, batch, dev)
+    vb = len(bidx)
     mel_gt_seg = mel[bidx, :, fidx].permute(0, 2, 1)  # [vb,80,seg]
     mel_gta_seg = mel_pred.detach()[bidx, :, fidx].permute(0, 2, 1)
     p_gta = a.gta_max * min(1.0, step / max(1, a.gta_ramp))
@@ -519,9 +541,6 @@ def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
     mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
     mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
     latent = torch.cat([mel_in, torch.ones(vb, 1, seg, device=dev)], 1)
-    sidx = (corpus.frame_off[sel[vsel]] + starts).unsqueeze(1) * HOP + torch.arange(seg * HOP, device=dev)
-    sidx = sidx.clamp_max(corpus.audio_flat.shape[0] - 1)
-    y = corpus.audio_flat[sidx].unsqueeze(1)  # [vb,1,seg*HOP]
     with amp:
         y_hat = model.dec(latent)
     y_hat = y_hat.float()
@@ -635,7 +654,8 @@ def main():
     ap.add_argument("--comb", type=float, default=0.0,
                     help="weight of the frame-rate comb loss (FrameCombLoss) in the generator's loss")
     ap.add_argument("--prominence", type=float, default=0.0,
-                    help="weight of the long-term spectrum prominence loss (ProminenceLoss) in the generator's loss")
+                    help="weight of the long-term spectrum prominence loss (ProminenceLoss) in the generator's loss; "
+                         "with --freeze-generator, in the acoustic model's, through the frozen generator")
     ap.add_argument("--prominence-top", type=int, default=0, metavar="K",
                     help="the prominence loss averages only the K bins that exceed the target audio's prominence "
                          "most (0: all of them)")
@@ -699,6 +719,9 @@ def main():
         raise SystemExit("--loss-fmax sets the generator's loss, and --freeze-generator keeps the generator as loaded")
     if a.band_level < 0 or (a.band_level and a.freeze_generator):
         raise SystemExit(f"--band-level {a.band_level:g}: want a weight from 0 for the generator's loss, which "
+                         "--freeze-generator does not train")
+    if a.comb < 0 or (a.comb and a.freeze_generator):
+        raise SystemExit(f"--comb {a.comb:g}: want a weight from 0 for the generator's loss, which "
                          "--freeze-generator does not train")
     if mixed:
         rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
@@ -782,6 +805,8 @@ def main():
     log(f"params: voice {count_params(model)} (enc {count_params(model.enc)}, dp {count_params(model.dp)}, "
         f"frames {count_params(model.frames)}, dec {count_params(model.dec)}), disc {count_params(disc)}")
     ac_params = [p for n, p in model.named_parameters() if not n.startswith("dec.")]
+    if a.freeze_generator:  # kept as loaded; with --prominence its gradient passes through it to the mels, no further
+        model.dec.requires_grad_(False)
     enc_core = {id(p) for n, p in model.named_parameters() if n.startswith(("enc.emb.", "enc.blocks."))}
     opt_ac = torch.optim.AdamW([
         {"params": [p for p in ac_params if id(p) in enc_core], "factor": a.enc_lr},
@@ -851,7 +876,7 @@ def main():
             ac_losses, mel_losses, gn_ac = {}, {}, rig.zero
             mel_pred = corpus.padded(corpus.gta_flat, sel, T)
         else:
-            ac_losses, mel_losses, mel_pred, gn_ac, mas_s = acoustic_step(rig, a, batch, k)
+            ac_losses, mel_losses, mel_pred, gn_ac, mas_s = acoustic_step(rig, a, corpus, sel, batch, k)
             mas_time += mas_s
 
         if a.freeze_generator:
