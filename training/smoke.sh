@@ -338,6 +338,9 @@ PY
 "$py" training/train.py --ids "$work/rec_ids.txt" --small --freeze-generator --band-level 1 --out "$work/ck7" \
   > "$work/last.log" 2>&1 && fail "train.py took --band-level with --freeze-generator"
 grep -q -- "which --freeze-generator does not train" "$work/last.log" || fail "train.py's refusal of --band-level does not say why"
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --skip 1000 --out "$work/ck7" > "$work/last.log" 2>&1 &&
+  fail "train.py took --skip past the end of its ids"
+grep -q -- "none after the first 1000" "$work/last.log" || fail "train.py's refusal of --skip does not say why"
 "$py" training/train.py --ids "$work/rec_ids.txt" --small --freeze-generator --comb 20 --out "$work/ck7" \
   > "$work/last.log" 2>&1 && fail "train.py took --comb with --freeze-generator"
 grep -q -- "which --freeze-generator does not train" "$work/last.log" || fail "train.py's refusal of --comb does not say why"

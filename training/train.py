@@ -686,7 +686,13 @@ def main():
             log("numba MAS disagrees with the torch reference: using torch")
             mas_mod.HAVE_NUMBA = False
 
-    items = data.read_ids(a.ids)[a.skip:a.skip + a.n]
+    all_items = data.read_ids(a.ids)
+    items = all_items[a.skip:a.skip + a.n]
+    if not items:
+        raise SystemExit(f"--skip {a.skip} --n {a.n}: {a.ids} has {len(all_items)} sentences, none after the first "
+                         f"{a.skip}")
+    if len(items) < a.n:
+        log(f"{a.ids} has {len(all_items)} sentences: training on the {len(items)} after the first {a.skip}")
     random.Random(a.seed).shuffle(items)
     corpus = Corpus(dev, a.real_share)
     pending = None
