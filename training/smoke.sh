@@ -3,8 +3,8 @@
 # speech alone (tone losses, alignments dumped), the duration predictor refitted, a second speaker beside it, the
 # generator alone on that speaker, two checkpoints blended, that generator widened, its last stage replaced by an
 # inverse-STFT head (its mel loss to 11,025 Hz), the acoustic model alone with the mel discriminator and with the
-# prominence loss through the frozen generator, its frame decoder deepened, the mel discriminator with the whole voice, and each checkpoint exported and spoken by ttsgen;
-# then diagnose.py's spectrum by band and verdict.py's rule.
+# prominence loss through the frozen generator, its frame decoder deepened, the mel discriminator with the whole
+# voice, and each checkpoint exported and spoken by ttsgen; then diagnose.py's spectrum by band and verdict.py's rule.
 # It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
 # (quality.sh).
 # usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
