@@ -100,10 +100,14 @@ class FrameDecoder(nn.Module):
 
     def __init__(self, hidden, channels, layers, kernel=5, dropout=0.0):
         super().__init__()
+        self.channels, self.kernel, self.dropout = channels, kernel, dropout
         self.pre = nn.Conv1d(hidden + N_MELS + 1, channels, 1)
-        dil = self.DILATIONS
-        self.blocks = nn.ModuleList([ConvBlock(channels, kernel, dil[i % len(dil)], dropout) for i in range(layers)])
+        self.blocks = nn.ModuleList([self.new_block(i) for i in range(layers)])
         self.post = nn.Conv1d(channels, N_MELS, 1)
+
+    def new_block(self, i):
+        """Block i as this decoder makes it (Voice.deepen_frames appends more the same way)."""
+        return ConvBlock(self.channels, self.kernel, self.DILATIONS[i % len(self.DILATIONS)], self.dropout)
 
     def forward(self, h, mu, frac, y_mask, bias=None):
         """bias: [B,channels,1] added after the input projection (a speaker's), or None."""
@@ -398,10 +402,9 @@ class Voice(nn.Module):
         self.eval()
         ids, x_mask, w, t_max = acoustic_probe()
         want = self.acoustic(ids, x_mask, w, t_max)[0]
-        dil = FrameDecoder.DILATIONS
         first = c["dec_layers"]
         for i in range(first, first + blocks):
-            b = ConvBlock(frames.post.in_channels, frames.blocks[0].conv.kernel_size[0], dil[i % len(dil)])
+            b = frames.new_block(i)
             nn.init.zeros_(b.pw.weight)
             nn.init.zeros_(b.pw.bias)
             frames.blocks.append(b)

@@ -723,12 +723,10 @@ def main():
                          f"{data.SR // 2} Hz")
     if a.freeze_generator and a.loss_fmax != data.MEL_FMAX:
         raise SystemExit("--loss-fmax sets the generator's loss, and --freeze-generator keeps the generator as loaded")
-    if a.band_level < 0 or (a.band_level and a.freeze_generator):
-        raise SystemExit(f"--band-level {a.band_level:g}: want a weight from 0 for the generator's loss, which "
-                         "--freeze-generator does not train")
-    if a.comb < 0 or (a.comb and a.freeze_generator):
-        raise SystemExit(f"--comb {a.comb:g}: want a weight from 0 for the generator's loss, which "
-                         "--freeze-generator does not train")
+    for flag, weight in (("--band-level", a.band_level), ("--comb", a.comb)):  # the generator's losses alone
+        if weight < 0 or (weight and a.freeze_generator):
+            raise SystemExit(f"{flag} {weight:g}: want a weight from 0 for the generator's loss, which "
+                             "--freeze-generator does not train")
     if mixed:
         rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
         corpus.add(rec_items, wavs, speaker=1)
