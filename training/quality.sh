@@ -7,7 +7,8 @@
 # VOICE.onnx is spoken through `ttsgen batch` with the voice config's default scales. Those scales add noise, so two
 # syntheses differ (WER by a few points): REPEAT=N speaks the sentences N times, prints each synthesis's row and
 # then their mean and range, which is how MODEL_CARD.md compares checkpoints. TEXTS=FILE (one sentence a line) speaks
-# other sentences instead (the reference rows stay those of the voice-quality README). --festival also speaks the
+# other sentences instead (the reference rows stay those of the voice-quality README);
+# TEXTS=training/confirm_sentences.txt is the second set verdict.py's rule needs. --festival also speaks the
 # sentences with Festival's HTS slt voice (Debian festival festvox-us-slt-hts) and measures it the same way.
 # Needs ../shared/tools/voice-quality (or VQ=DIR): Debian pocketsphinx pocketsphinx-en-us sox python3-numpy, node.
 set -euo pipefail

@@ -383,11 +383,24 @@ log "verdict.py: the rule a checkpoint ships by"
 printf '14.0 3.80 3.10 4.8\n13.0 3.82 3.12 4.6\n' > "$work/base.m"
 printf '13.0 3.83 3.10 4.5\n12.6 3.84 3.11 4.4\n' > "$work/better.m"
 printf '12.0 3.90 3.20 4.9\n12.0 3.90 3.20 4.9\n' > "$work/louder.m"
-"$py" training/verdict.py --base "$work/base.m" --candidate "$work/better.m" > "$work/last.log" ||
-  fail "verdict.py: a candidate better on all three did not beat the base"
-grep -q "beats the base on all three" "$work/last.log" || fail "verdict.py does not say the candidate beats the base"
-rc=0; "$py" training/verdict.py --base "$work/base.m" --candidate "$work/louder.m" > "$work/last.log" || rc=$?
+"$py" training/verdict.py --base "$work/base.m" --candidate "$work/better.m" \
+  --confirm-base "$work/base.m" --confirm-candidate "$work/better.m" > "$work/last.log" ||
+  fail "verdict.py: a candidate better on all three on both sets did not beat the base"
+grep -q "beats the base on all three, on both sets" "$work/last.log" ||
+  fail "verdict.py does not say the candidate beats the base"
+rc=0; "$py" training/verdict.py --base "$work/base.m" --candidate "$work/louder.m" \
+  --confirm-base "$work/base.m" --confirm-candidate "$work/better.m" > "$work/last.log" || rc=$?
 [ "$rc" = 1 ] || fail "verdict.py: a candidate with a stronger tone got exit status $rc, want 1"
+rc=0; "$py" training/verdict.py --base "$work/base.m" --candidate "$work/better.m" \
+  --confirm-base "$work/base.m" --confirm-candidate "$work/louder.m" > "$work/last.log" || rc=$?
+[ "$rc" = 1 ] && grep -q "on the confirmation sentences" "$work/last.log" ||
+  fail "verdict.py: a candidate that loses on the confirmation sentences got status $rc, or no reason"
+rc=0; "$py" training/verdict.py --base "$work/base.m" --candidate "$work/better.m" > "$work/last.log" || rc=$?
+[ "$rc" = 1 ] && grep -q "without the confirmation sentences it does not ship" "$work/last.log" ||
+  fail "verdict.py: a win on the evaluation sentences alone got status $rc, want 1 and why"
+rc=0; "$py" training/verdict.py --base "$work/base.m" --candidate "$work/better.m" --confirm-base "$work/base.m" \
+  2> "$work/last.log" || rc=$?
+[ "$rc" = 2 ] && grep -q "go together" "$work/last.log" || fail "verdict.py: --confirm-base alone gave status $rc"
 printf '13.0 3.80 4.6\n' > "$work/short.m"
 rc=0; "$py" training/verdict.py --base "$work/short.m" --candidate "$work/better.m" 2> "$work/last.log" || rc=$?
 [ "$rc" = 2 ] && grep -q "short.m:1: want 4 numbers" "$work/last.log" ||
