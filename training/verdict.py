@@ -89,13 +89,16 @@ def main():
     a = ap.parse_args()
     if (a.confirm_base is None) != (a.confirm_candidate is None):
         fail("--confirm-base and --confirm-candidate go together")
-    beats = compare("evaluation sentences", read(a.base), read(a.candidate))
-    if a.confirm_base is None:
+    sets = [("evaluation sentences", read(a.base), read(a.candidate))]
+    if a.confirm_base is not None:  # read before printing, so that bad input stops before any table
+        sets.append(("confirmation sentences", read(a.confirm_base), read(a.confirm_candidate)))
+    beats = compare(*sets[0])
+    if len(sets) == 1:
         outcome = "beats" if beats else "does not beat"
         print(f"verdict: the candidate {outcome} the base on all three on the evaluation sentences; "
               "without the confirmation sentences it does not ship")
         return 1
-    confirmed = compare("confirmation sentences", read(a.confirm_base), read(a.confirm_candidate))
+    confirmed = compare(*sets[1])
     if beats and confirmed:
         print("verdict: the candidate beats the base on all three, on both sets")
         return 0
