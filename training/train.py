@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import mas as mas_mod  # noqa: E402
 from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params, duration_loss,  # noqa: E402
-                   path_from_durations, read_checkpoint)
+                   make_latent, path_from_durations, read_checkpoint)
 
 
 def log(*a):
@@ -488,9 +488,8 @@ def acoustic_step(rig, a, corpus, sel, batch, k):
     if a.freeze_generator and a.prominence:
         bidx, fidx, y = generator_segments(a, corpus, sel, batch, rig.dev)
         mel_seg = mel_pred[bidx, :, fidx].permute(0, 2, 1)
-        latent = torch.cat([mel_seg, torch.ones_like(mel_seg[:, :1])], 1)
         with amp:
-            y_hat = model.dec(latent)
+            y_hat = model.dec(make_latent(mel_seg, torch.ones_like(mel_seg[:, :1])))
         losses["prom"] = rig.prominence_loss(y_hat.float().squeeze(1), y.squeeze(1))
         loss_ac = loss_ac + a.prominence * losses["prom"]
     mel_losses = {}
@@ -531,7 +530,6 @@ def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
     Returns (losses, the generator's grad norm, that share)."""
     _, _, mel, _, _, _, _ = batch
     model, disc, amp, dev, zero = rig.model, rig.disc, rig.amp, rig.dev, rig.zero
-    seg = a.seg
     bidx, fidx, y = generator_segments(a, corpus, sel, batch, dev)
     vb = len(bidx)
     mel_gt_seg = mel[bidx, :, fidx].permute(0, 2, 1)  # [vb,80,seg]
@@ -540,9 +538,8 @@ def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
     use_gta = (torch.rand(vb, 1, 1, device=dev) < p_gta).float()
     mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
     mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
-    latent = torch.cat([mel_in, torch.ones(vb, 1, seg, device=dev)], 1)
     with amp:
-        y_hat = model.dec(latent)
+        y_hat = model.dec(make_latent(mel_in, torch.ones_like(mel_in[:, :1])))
     y_hat = y_hat.float()
 
     with amp:
