@@ -13,11 +13,12 @@ issue 21's three measures (pocketsphinx WER, DNSMOS P.808 / OVRL, steady tone).
   VOICE           with --voice VOICE.onnx (repeatable): another voice on the same sentences, through `ttsgen batch`
                   at scales 0/1/0 (e.g. the default voice beside a real speaker's)
 
-Besides those, two timbre figures: how far the stage's long-term spectrum (100 Hz-8 kHz, level set aside,
-pauses left out) is from the reference's, as an RMS difference in dB, and the median pitch of the frames whose
-autocorrelation finds a clear period, with how many frames do (a generator that fills harmonics with noise makes
-fewer of them). A second table splits the spectrum's difference into bands up to 11 kHz: which part of the range
-a stage has too little or too much of.
+Besides those, the frame comb (how far the long-term spectrum stands out at the multiples of the frame rate, 1-5.5
+kHz: the generator's buzz, which tone.py sees only where it rides on a formant) and two timbre figures: how far
+the stage's long-term spectrum (100 Hz-8 kHz, level set aside, pauses left out) is from the reference's, as an
+RMS difference in dB, and the median pitch of the frames whose autocorrelation finds a clear period, with how many
+frames do (a generator that fills harmonics with noise makes fewer of them). A second table splits the spectrum's
+difference into bands up to 11 kHz: which part of the range a stage has too little or too much of.
 
 Each step adds one part's errors to the one before, so the differences say where the next training step should
 work. Recordings that the voice was trained on make copy synthesis an upper bound; the WER of old LJSpeech prose is
@@ -40,7 +41,7 @@ from scipy.signal import resample_poly, welch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from data import SR, MelSpec, find_recordings, load_recording, load_wav, read_ids  # noqa: E402
+from data import HOP, SR, MelSpec, find_recordings, load_recording, load_wav, read_ids  # noqa: E402
 from mas import frame_log_likelihood, mas  # noqa: E402
 from model import load_voice, make_latent, path_from_durations  # noqa: E402
 
@@ -130,6 +131,30 @@ def band_differences(freq, stage_db, ref_db):
     """The mean difference of two long-term spectra in each of BANDS_HZ, in dB: where a stage is duller or
     brighter than the reference (above 8 kHz too, where the distance does not look)."""
     return [float((stage_db - ref_db)[(freq >= lo) & (freq < hi)].mean()) for lo, hi in zip(BANDS_HZ, BANDS_HZ[1:])]
+
+
+FRAME_COMB_HZ = (1000, 5500)  # where the shipped voices' comb stands out; above, the generator's hiss hides it
+
+
+def frame_comb(clips, n_fft=8192):
+    """How far the clips' long-term spectrum stands out at the multiples of the frame rate (22,050/256 = 86.1 Hz)
+    between 1 and 5.5 kHz, over the midpoints between them, in dB: the frame-periodic buzz of a generator. tone.py
+    reports only the single most prominent peak, so a comb of a dB or so shows there only where it rides on a
+    formant's bump; speech's own harmonics move with the pitch and average out here (Festival's audio: about 0).
+    n_fft of 32 frames puts every multiple on an exact bin, 32 bins apart. Clips shorter than n_fft are left out."""
+    total = None
+    for x in clips:
+        if len(x) < n_fft:
+            continue
+        fr = np.lib.stride_tricks.sliding_window_view(x, n_fft)[::n_fft // 4] * np.hanning(n_fft)
+        p = (np.abs(np.fft.rfft(fr, axis=1)) ** 2).sum(0)
+        total = p if total is None else total + p
+    if total is None:
+        return float("nan")
+    db = 10 * np.log10(total + 1e-20)
+    step = n_fft // HOP
+    peaks = [b for b in range(step, n_fft // 2 - step, step) if FRAME_COMB_HZ[0] <= b * SR / n_fft < FRAME_COMB_HZ[1]]
+    return float(np.mean([db[b] - (db[b - step // 2] + db[b + step // 2]) / 2 for b in peaks]))
 
 
 def pitch(clips):
@@ -232,9 +257,9 @@ def main():
                         "--noise-scale", "0", "--noise-w", "0", "--device", "cpu", "--force", "-q"], check=True)
 
     print(f"checkpoint step {step}, {len(texts)} sentences of {a.texts}")
-    print(f"| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL | steady tone | spectrum vs {reference} "
+    print(f"| stage | WER (pocketsphinx) | DNSMOS P.808 | OVRL | steady tone | frame comb | spectrum vs {reference} "
           "| F0 median (clear frames) |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     ref_spectrum = None
     bands = {}
     for s in stages:  # the reference first
@@ -247,8 +272,8 @@ def main():
         spectrum = spectrum_distance(freq, stage_spectrum, ref_spectrum)
         bands[s] = band_differences(freq, stage_spectrum, ref_spectrum)
         f0, clear = pitch(clips)
-        print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} | {tone(vq, d)} | {spectrum:.1f} dB "
-              f"| {f0:.0f} Hz ({clear}) |")
+        print(f"| {s} | {wer(vq, a.texts, d):.1f}% | {p808} | {ovrl} | {tone(vq, d)} | {frame_comb(clips):+.2f} dB "
+              f"| {spectrum:.1f} dB | {f0:.0f} Hz ({clear}) |")
     print(f"predicted length / {reference}'s: mean {np.mean(frames_ratio):.3f} "
           f"(range {min(frames_ratio):.2f}-{max(frames_ratio):.2f})")
     print(f"\nlong-term spectrum against {reference}'s by band, dB (levels matched over 100 Hz-8 kHz):")

@@ -4,7 +4,8 @@
 # generator alone on that speaker, two checkpoints blended, that generator widened, its last stage replaced by an
 # inverse-STFT head (its mel loss to 11,025 Hz), the acoustic model alone with the mel discriminator and with the
 # prominence loss through the frozen generator, its frame decoder deepened, the mel discriminator with the whole
-# voice, and each checkpoint exported and spoken by ttsgen; then diagnose.py's spectrum by band and verdict.py's rule.
+# voice, and each checkpoint exported and spoken by ttsgen; then diagnose.py's spectrum by band and frame comb, and
+# verdict.py's rule.
 # It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
 # (quality.sh).
 # usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
@@ -377,6 +378,20 @@ assert spectrum_distance(freq, same, ref) == 0 and max(map(abs, band_differences
 d = band_differences(freq, bright, ref)
 assert len(d) == len(BANDS_HZ) - 1 and BANDS_HZ[-2] == 9000, BANDS_HZ
 assert d[-1] > 6 and max(abs(v) for v in d[:-2]) < 0.5, d
+PY
+
+log "diagnose.py's frame comb: a buzz at the frame rate stands out, noise does not"
+(cd training && "$py" - <<'PY') || fail "diagnose.frame_comb does not tell a frame-rate buzz from noise"
+import numpy as np
+from diagnose import frame_comb
+rng = np.random.default_rng(0)
+noise = [rng.standard_normal(10 * 22050) for _ in range(3)]
+pulses = np.zeros(10 * 22050)
+pulses[::256] = 1  # one click a frame, each shaped like the generator's upsampled output
+buzz = [x + 0.3 * np.convolve(pulses, rng.standard_normal(64), "same") for x in noise]
+clean, buzzed = frame_comb(noise), frame_comb(buzz)
+assert abs(clean) < 0.3 and buzzed > 1.0, (clean, buzzed)
+assert np.isnan(frame_comb([np.zeros(100)])), "clips shorter than the FFT should leave nothing to measure"
 PY
 
 log "verdict.py: the rule a checkpoint ships by"
