@@ -87,7 +87,7 @@ grep -q -- "--speaker 0..1" "$work/last.log" || fail "export.py's refusal does n
 
 log "the generator alone (--freeze-acoustic): the acoustic weights must stay as loaded"
 train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
-  --freeze-acoustic --prominence 10 --prominence-top 16 --resume "$work/ck2" --out "$work/ck3"
+  --freeze-acoustic --prominence 10 --prominence-top 16 --prominence-band 2500,3500 --resume "$work/ck2" --out "$work/ck3"
 grep -q "teacher-forced mels of 8 utterances" "$work/last.log" || fail "--freeze-acoustic did not precompute 8 mels"
 ! grep -q "first share" "$work/last.log" || fail "--freeze-acoustic with --real-ids ran Festival"
 ! changed "$work/ck2" "$work/ck3" ac.pt || fail "--freeze-acoustic changed the acoustic model"
@@ -356,7 +356,18 @@ toned = clean + 0.3 * torch.sin(2 * math.pi * 3090 * torch.arange(22050) / 22050
 mean, top = ProminenceLoss()(toned, clean).item(), ProminenceLoss(top=16)(toned, clean).item()
 assert ProminenceLoss(top=16)(clean, clean).item() == 0, "a clean signal against itself has a loss"
 assert top > 20 * mean, f"top-16 {top:.4f} vs mean {mean:.4f}"
+high = clean + 0.3 * torch.sin(2 * math.pi * 6000 * torch.arange(22050) / 22050)
+bump = ProminenceLoss(lo=2500, hi=3500, top=16)
+assert bump(toned, clean).item() > 0.5 * top and bump(high, clean).item() < 0.05 * top, "the band does not hold"
 PY
+for band in 3500,2500 3000 0,3000; do
+  "$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence 1 --prominence-band "$band" --out "$work/ck7" \
+    > "$work/last.log" 2>&1 && fail "train.py took --prominence-band $band"
+  grep -q -- "--prominence-band $band: want LO,HI in Hz" "$work/last.log" || fail "train.py's refusal of $band does not say why"
+done
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence-band 2500,3500 --out "$work/ck7" \
+  > "$work/last.log" 2>&1 && fail "train.py took --prominence-band without --prominence"
+grep -q -- "it needs --prominence W" "$work/last.log" || fail "train.py's refusal of --prominence-band alone does not say why"
 
 log "the mel discriminator (--mel-adv), resumed"
 train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 3 --mel-adv 1 --resume "$work/ck1" --out "$work/ck4"
