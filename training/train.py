@@ -656,8 +656,8 @@ def main():
     ap.add_argument("--prominence-top", type=int, default=0, metavar="K",
                     help="the prominence loss averages only the K bins that exceed the target audio's prominence "
                          "most (0: all of them)")
-    ap.add_argument("--prominence-band", default="1000,10000", metavar="LO,HI",
-                    help="the band, in Hz, whose bins the prominence loss looks at (tone.py's is 1000,10000); "
+    ap.add_argument("--prominence-band", metavar="LO,HI",
+                    help="the band, in Hz, whose bins the prominence loss looks at (default: tone.py's, 1-10 kHz); "
                          "2500,3500 holds it to the voice's 3.1 kHz bump")
     ap.add_argument("--band-level", type=float, default=0.0, metavar="W",
                     help="weight of the long-term band level loss (BandLevelLoss) in the generator's loss")
@@ -706,16 +706,18 @@ def main():
         raise SystemExit("--freeze-acoustic and --freeze-generator together would train nothing")
     if a.prominence_top < 0 or (a.prominence_top and not a.prominence):
         raise SystemExit(f"--prominence-top {a.prominence_top}: want a number of bins from 1, with --prominence W")
-    band = a.prominence_band
-    try:
-        a.prominence_band = tuple(float(v) for v in band.split(","))
-        lo, hi = a.prominence_band
-        if not 0 < lo < hi <= data.SR / 2:
-            raise ValueError
-    except ValueError:
-        raise SystemExit(f"--prominence-band {band}: want LO,HI in Hz with 0 < LO < HI <= {data.SR // 2}")
-    if a.prominence_band != (1000.0, 10000.0) and not a.prominence:
-        raise SystemExit("--prominence-band sets the prominence loss's band: it needs --prominence W")
+    prominence_band = {}  # ProminenceLoss's own band unless --prominence-band names one
+    if a.prominence_band is not None:
+        try:
+            lo, hi = (float(v) for v in a.prominence_band.split(","))
+            if not 0 < lo < hi <= data.SR / 2:
+                raise ValueError
+        except ValueError:
+            raise SystemExit(f"--prominence-band {a.prominence_band}: want LO,HI in Hz with 0 < LO < HI <= "
+                             f"{data.SR // 2}")
+        if not a.prominence:
+            raise SystemExit("--prominence-band sets the prominence loss's band: it needs --prominence W")
+        prominence_band = {"lo": lo, "hi": hi}
     if a.freeze_generator and (a.widen_gen or a.istft_head):
         raise SystemExit("--widen-gen and --istft-head make a generator to train, which --freeze-generator keeps "
                          "as loaded")
@@ -836,8 +838,8 @@ def main():
               fresh_disc=fresh_disc, mel_disc=mel_disc, opt_md=opt_md, fresh_mel_disc=fresh_mel_disc,
               loss_melspec=corpus.melspec if a.loss_fmax == data.MEL_FMAX else data.MelSpec(a.loss_fmax).to(dev),
               stft_loss=MultiResSTFTLoss().to(dev), comb_loss=FrameCombLoss().to(dev),
-              prominence_loss=ProminenceLoss(lo=a.prominence_band[0], hi=a.prominence_band[1],
-                                             top=a.prominence_top).to(dev), band_loss=BandLevelLoss().to(dev),
+              prominence_loss=ProminenceLoss(top=a.prominence_top, **prominence_band).to(dev),
+              band_loss=BandLevelLoss().to(dev),
               amp=amp, dev=dev,
               zero=torch.zeros((), device=dev))
 
