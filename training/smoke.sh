@@ -94,6 +94,19 @@ grep -q "teacher-forced mels of 8 utterances" "$work/last.log" || fail "--freeze
 changed "$work/ck2" "$work/ck3" gen.pt || fail "--freeze-acoustic left the generator as it was"
 speak "$work/ck3" "$work/v3.onnx" --speaker 1
 
+log "--disc-warmup: the discriminator trains alone first, then the generator trains too"
+train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
+  --freeze-acoustic --disc-warmup 3 --warmup 1 --resume "$work/ck3" --out "$work/ck3w"
+grep -q "discriminator alone" "$work/last.log" || fail "--disc-warmup's steps are not logged as the discriminator's alone"
+! changed "$work/ck3" "$work/ck3w" gen.pt || fail "--disc-warmup 3 changed the generator in 3 steps"
+changed "$work/ck3" "$work/ck3w" disc.pt || fail "--disc-warmup 3 left the discriminator as it was"
+train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
+  --freeze-acoustic --disc-warmup 2 --warmup 1 --resume "$work/ck3" --out "$work/ck3w"
+changed "$work/ck3" "$work/ck3w" gen.pt || fail "the generator did not train after --disc-warmup 2's steps"
+"$py" training/train.py --ids "$work/rec_ids.txt" --freeze-generator --disc-warmup 5 --out "$work/none" \
+  > "$work/last.log" 2>&1 && fail "train.py took --disc-warmup with --freeze-generator"
+grep -q -- "which --freeze-generator leaves out" "$work/last.log" || fail "train.py's refusal of --disc-warmup does not say why"
+
 log "two checkpoints of one run blended (blend.py): weight 0 is the first, 0.5 a voice"
 "$py" training/blend.py --a "$work/ck2" --b "$work/ck3" --weight 0 --out "$work/blend0" > "$work/last.log" 2>&1 &&
   "$py" training/blend.py --a "$work/ck2" --b "$work/ck3" --weight 0.5 --out "$work/blend5" > "$work/last.log" 2>&1 ||

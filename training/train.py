@@ -526,8 +526,9 @@ def generator_segments(a, corpus, sel, batch, dev):
 
 def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
     """One step of the discriminators, then one of the waveform generator, on segments of batch (corpus.get(sel)) fed
-    their ground-truth mels or, a share ramping up with step, mel_pred's teacher-forced ones. k: steps this run.
-    Returns (losses, the generator's grad norm, that share)."""
+    their ground-truth mels or, a share ramping up with step, mel_pred's teacher-forced ones. k: steps this run; in
+    the first --disc-warmup of them the generator does not step. Returns (losses, the generator's grad norm, that
+    share)."""
     _, _, mel, _, _, _, _ = batch
     model, disc, amp, dev, zero = rig.model, rig.disc, rig.amp, rig.dev, rig.zero
     bidx, fidx, y = generator_segments(a, corpus, sel, batch, dev)
@@ -538,7 +539,8 @@ def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
     use_gta = (torch.rand(vb, 1, 1, device=dev) < p_gta).float()
     mel_in = use_gta * mel_gta_seg + (1 - use_gta) * mel_gt_seg
     mel_in = mel_in + torch.randn_like(mel_in) * LATENT_NOISE_STD * torch.rand(vb, 1, 1, device=dev)
-    with amp:
+    disc_only = k < a.disc_warmup
+    with amp, torch.set_grad_enabled(not disc_only):
         y_hat = model.dec(make_latent(mel_in, torch.ones_like(mel_in[:, :1])))
     y_hat = y_hat.float()
 
@@ -551,6 +553,8 @@ def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
     loss_d.backward()
     torch.nn.utils.clip_grad_norm_(disc.parameters(), 100.0)
     rig.opt_d.step()
+    if disc_only:
+        return {"d": loss_d}, zero, p_gta
 
     with amp:
         d_fake = disc(y_hat)
@@ -597,6 +601,11 @@ def main():
     ap.add_argument("--lr-start", type=float, default=1.0, help="learning-rate factor at the start of this run")
     ap.add_argument("--adv-delay", type=int, default=200,
                     help="steps that a fresh discriminator trains alone before the generator sees its losses")
+    ap.add_argument("--disc-warmup", type=int, default=0, metavar="STEPS",
+                    help="the first STEPS steps of this run train the waveform discriminator alone, at --lr-gen "
+                         "(not scaled by --lr-start/--lr-end), against the generator as loaded; the generator's "
+                         "learning-rate warmup starts after them. A fresh discriminator at a fine-tune's low rate "
+                         "stays weak for thousands of steps, while the generator drifts on its other losses")
     ap.add_argument("--mel-adv", type=float, default=0.0,
                     help="weight of a mel discriminator's losses (LSGAN + feature matching) on the acoustic model's "
                          "predicted mels, against over-smoothed formants; 0: none")
@@ -702,6 +711,11 @@ def main():
         raise SystemExit("--real-ids needs --real (the folder of the recordings)")
     if a.freeze_acoustic and a.mel_adv:
         raise SystemExit("--mel-adv trains the acoustic model, which --freeze-acoustic keeps as loaded")
+    if a.disc_warmup and a.freeze_generator:
+        raise SystemExit("--disc-warmup trains the waveform discriminator against the generator, which "
+                         "--freeze-generator leaves out")
+    if a.disc_warmup < 0:
+        raise SystemExit(f"--disc-warmup {a.disc_warmup}: want 0 or more steps")
     if a.freeze_acoustic and a.freeze_generator:
         raise SystemExit("--freeze-acoustic and --freeze-generator together would train nothing")
     if a.prominence_top < 0 or (a.prominence_top and not a.prominence):
@@ -880,8 +894,14 @@ def main():
         done = min(1.0, (time.time() - T0) / a.budget)
         decay = a.lr_start + (a.lr_end - a.lr_start) * done
         for opt, lr in base:
+            if k < a.disc_warmup and opt is opt_d:
+                factor = warm  # the discriminator's own warm-up, at the full rate
+            elif opt is opt_g:
+                factor = max(0.0, min(1.0, (k - a.disc_warmup + 1) / a.warmup)) * decay
+            else:
+                factor = warm * decay
             for g in opt.param_groups:
-                g["lr"] = lr * warm * decay * g.get("factor", 1.0)
+                g["lr"] = lr * factor * g.get("factor", 1.0)
 
         # ---- acoustic model (utterance lengths vary: cudnn benchmarking each new shape cost minutes in run 1)
         if cuda:
@@ -917,7 +937,8 @@ def main():
             log(f"step {step} " + " ".join(f"{kk} {v:.4f}" for kk, v in vals.items())
                 + f" | lr x{warm * decay:.2f} mas {mas_time / max(dt, 1e-9):.0%} gn_ac {gn_ac.item():.2f} "
                   f"gn_g {gn_g.item():.1f} gta {p_gta:.2f} | {rate:.2f} step/s "
-                  f"B {len(sel)}x{T} mem {torch.cuda.max_memory_allocated() / 2**30 if cuda else 0:.1f}G")
+                  f"B {len(sel)}x{T} mem {torch.cuda.max_memory_allocated() / 2**30 if cuda else 0:.1f}G"
+                + (" | discriminator alone" if k < a.disc_warmup else ""))
             mas_time = 0.0
             if not all(math.isfinite(v) for v in vals.values()):
                 if snap is None:
