@@ -6,6 +6,7 @@
 import argparse
 import copy
 import json
+import math
 import os
 import sys
 
@@ -16,6 +17,9 @@ from model import Voice, apply_duration_gain, count_params, load_voice  # noqa: 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPSET = 15
+
+EQ_META = "ttsgen_output_eq"  # the model metadata key that records export.py --eq's F0,GAIN_DB,Q
+EQ_TAPS = 193  # within 0.05 dB of the biquad's response for a 2 dB cut at Q 10 near 3 kHz, where 129 taps miss by 0.17
 
 TINY = dict(hidden=16, enc_layers=2, dp_filter=16, dec_channels=16, dec_layers=2, gen_channels=16,
             gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8))
@@ -46,10 +50,31 @@ def piper_config(dataset, quality="medium"):
     }
 
 
-def export(model, out_path, dataset, quality="medium"):
+def peaking_fir(spec, sr=22050, taps=EQ_TAPS):
+    """spec "F0,GAIN_DB,Q": the magnitude response of a peaking equaliser (the audio-EQ cookbook's biquad: GAIN_DB at
+    F0 Hz, a bandwidth of about F0/Q) as a zero-phase FIR of taps taps. ONNX has no recursive filter, and zero phase
+    moves no sample in time."""
+    import numpy as np
+    from scipy import signal
+    try:
+        f0, gain_db, q = (float(v) for v in spec.split(","))
+    except ValueError:
+        raise SystemExit(f"--eq {spec}: want F0,GAIN_DB,Q (Hz, dB, quality factor), e.g. 3050,-2,10")
+    if not (0 < f0 < sr / 2 and q > 0 and abs(gain_db) <= 12):
+        raise SystemExit(f"--eq {spec}: want 0 < F0 < {sr // 2} Hz, Q > 0 and a gain within +-12 dB")
+    amp, w0 = 10 ** (gain_db / 40), 2 * math.pi * f0 / sr
+    alpha, cos = math.sin(w0) / (2 * q), math.cos(w0)
+    b, a = [1 + alpha * amp, -2 * cos, 1 - alpha * amp], [1 + alpha / amp, -2 * cos, 1 - alpha / amp]
+    w, h = signal.freqz(b, a, worN=np.linspace(0, math.pi, 4097))
+    return torch.tensor(signal.firwin2(taps, w / math.pi, np.abs(h), window=None), dtype=torch.float32)
+
+
+def export(model, out_path, dataset, quality="medium", eq=None):
     model = copy.deepcopy(model).float().eval().cpu()
     model.dec.balanced_at_export = model.dec.balanced
     model.dec.bake_balanced()  # the upsampling weights as trained (projected), in plain ConvTranspose nodes
+    if eq:
+        model.dec.set_output_eq(peaking_fir(eq))
     ids = torch.randint(3, 150, (2, 30), dtype=torch.int64)
     lengths = torch.tensor([30, 21], dtype=torch.int64)
     scales = torch.tensor([0.667, 1.0, 0.8], dtype=torch.float32)
@@ -63,6 +88,11 @@ def export(model, out_path, dataset, quality="medium"):
             dynamic_axes={"input": {0: "batch_size", 1: "phonemes"}, "input_lengths": {0: "batch_size"},
                           "output": {0: "batch_size", 3: "time"}},
             do_constant_folding=True, **legacy)
+    if eq:  # from_onnx.py reads it back: a checkpoint read from this voice has no equaliser
+        import onnx
+        m = onnx.load(out_path)
+        onnx.helper.set_model_props(m, {EQ_META: eq})
+        onnx.save(m, out_path)
     with open(out_path + ".json", "w") as f:
         json.dump(piper_config(dataset, quality), f, indent=2, ensure_ascii=False)
         f.write("\n")
@@ -119,6 +149,10 @@ def main():
     ap.add_argument("--speaker", type=int,
                     help="a checkpoint of several speakers (train.py --real-ids): the one to export, as a "
                          "single-speaker voice (its biases folded into the weights; the graph is unchanged)")
+    ap.add_argument("--eq", metavar="F0,GAIN_DB,Q",
+                    help="end the graph in a fixed peaking equaliser (a zero-phase FIR after the generator's tanh), "
+                         "which training never sees: 3050,-2,10 cuts the shipped voice's 3 kHz bump by 2 dB "
+                         "(training/README.md step 7 says what it costs)")
     ap.add_argument("--unbalanced", action="store_true",
                     help="upsampling weights as stored, not projected (a checkpoint trained before phase_balanced)")
     a = ap.parse_args()
@@ -144,7 +178,7 @@ def main():
             apply_duration_gain(model, a.duration_gain)
         dataset = a.dataset
     print("params", count_params(model), "dec", count_params(model.dec))
-    export(model, a.out, dataset, "medium")
+    export(model, a.out, dataset, "medium", eq=a.eq)
 
 
 if __name__ == "__main__":

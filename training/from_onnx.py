@@ -21,6 +21,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from model import HOP, Voice  # noqa: E402
+from export import EQ_META  # noqa: E402
 from train import FULL_SIZE, save_ckpt  # noqa: E402
 
 
@@ -31,13 +32,18 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--half", action="store_true", help="store the weights in float16 (to carry half the bytes)")
     a = ap.parse_args()
-    graph = onnx.load(a.onnx).graph
+    voice = onnx.load(a.onnx)
+    graph = voice.graph
     model = Voice(**{**FULL_SIZE, **graph_shape(graph)})
     want = model.state_dict()
     state = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in graph.initializer if i.name in want}
     model.load_state_dict(state, strict=True)
     save_ckpt(model, None, a.step, a.out, {"from_onnx": os.path.basename(a.onnx)}, half=a.half)
     print(f"{a.onnx}: {len(state)} tensors -> {a.out} (step {a.step})")
+    eq = {p.key: p.value for p in voice.metadata_props}.get(EQ_META)
+    if eq:  # a fixed filter, not a weight: export.py adds it, and must again to make the same voice
+        print(f"{a.onnx} ends in export.py's --eq {eq}, which a checkpoint does not hold: export with --eq {eq} to "
+              f"make this voice again")
 
 
 def graph_shape(graph):

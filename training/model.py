@@ -231,6 +231,16 @@ class Generator(nn.Module):
         if istft:
             with torch.no_grad():
                 self.conv_post.bias[:self.istft.n_bins].fill_(ISTFT_LOGMAG_INIT)
+        # a fixed equaliser on the audio, set only for export (set_output_eq); not a weight, so not in checkpoints
+        self.register_buffer("eq_fir", None, persistent=False)
+
+    def set_output_eq(self, fir):
+        """Filter the audio with fir, a zero-phase FIR of odd length (export.py --eq): a correction that training
+        never sees, so a fine-tune from a voice read back does not learn to undo it."""
+        if fir.dim() != 1 or fir.numel() % 2 == 0:
+            raise ValueError(f"the equaliser must be one odd-length kernel, not of shape {list(fir.shape)}")
+        self.eq_fir = fir.view(1, 1, -1).to(self.conv_pre.weight)
+        self.eq_pad = fir.numel() // 2  # a plain int: traced, the kernel's shape would be a tensor
 
     def forward(self, latent):
         mask = (latent[:, N_MELS:N_MELS + 1] > 0.5).to(latent.dtype)
@@ -253,7 +263,11 @@ class Generator(nn.Module):
         x = self.conv_post(F.leaky_relu(x, 0.01))
         if self.istft is not None:
             x = self.istft(x, stage_mask(mask, factor))
-        return torch.tanh(x) * stage_mask(mask, HOP)
+        audio_mask = stage_mask(mask, HOP)
+        audio = torch.tanh(x) * audio_mask
+        if self.eq_fir is not None:  # masked on both sides: zeros past a sentence's end, as every layer keeps them
+            audio = F.conv1d(audio, self.eq_fir, padding=self.eq_pad) * audio_mask
+        return audio
 
     @torch.no_grad()
     def bake_balanced(self):

@@ -154,6 +154,34 @@ PY
 "$py" training/export.py --ckpt "$work/full320" --out "$work/full320.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full320.onnx" --step 1 --out "$work/full320b" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read a widened voice back"; }
+log "--eq: the voice ends in a fixed equaliser, its audio the plain voice's through it; from_onnx.py says so"
+"$py" training/export.py --ckpt "$work/full320" --out "$work/full320eq.onnx" --eq 3050,-2,10 > "$work/last.log" 2>&1 &&
+  "$py" training/from_onnx.py --onnx "$work/full320eq.onnx" --step 1 --out "$work/full320eqb" > "$work/last.log" 2>&1 ||
+  { cat "$work/last.log" >&2; fail "export.py --eq, or from_onnx.py on its voice"; }
+grep -q -- "export with --eq 3050,-2,10" "$work/last.log" || fail "from_onnx.py did not say that the voice has --eq 3050,-2,10"
+for v in full320 full320eq; do
+  bin/ttsgen synth "The smoke test speaks." --voice "$work/$v.onnx" -o "$work/$v.wav" --noise-scale 0 --noise-w 0 -q ||
+    fail "ttsgen could not speak with $v.onnx"
+done
+"$py" - "$work/full320.wav" "$work/full320eq.wav" <<'PY' || fail "--eq's voice is not the plain voice through a 2 dB cut at 3,050 Hz"
+import sys, wave, numpy as np
+from scipy import signal
+sys.path.insert(0, "training")
+from export import peaking_fir
+def read(path):
+    with wave.open(path) as w:
+        return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(float)
+fir = peaking_fir("3050,-2,10").numpy()
+_, h = signal.freqz(fir, worN=[1000, 3050, 6000], fs=22050)
+gain = 20 * np.log10(np.abs(h))
+assert abs(gain[1] + 2) < 0.06 and abs(gain[0]) < 0.06 and abs(gain[2]) < 0.06, gain
+plain, eq = read(sys.argv[1]), read(sys.argv[2])
+want = np.convolve(plain, fir, mode="same")
+assert len(plain) == len(eq), (len(plain), len(eq))
+err = np.abs(eq - want).max()  # the plain voice's int16 rounding, filtered: a few LSB
+unfiltered = np.abs(plain - want).max()  # what err would be if the graph left the filter out (tens of LSB)
+assert err <= 4 and unfiltered > 4 * max(err, 1), (err, unfiltered)
+PY
 "$py" training/export.py --ckpt "$work/full_deep" --out "$work/full_deep.onnx" > "$work/last.log" 2>&1 &&
   "$py" training/from_onnx.py --onnx "$work/full_deep.onnx" --step 1 --out "$work/full_deepb" > "$work/last.log" 2>&1 ||
   { cat "$work/last.log" >&2; fail "from_onnx.py could not read a deepened voice back"; }
