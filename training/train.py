@@ -666,8 +666,9 @@ def main():
                     help="the prominence loss averages only the K bins that exceed the target audio's prominence "
                          "most (0: all of them)")
     ap.add_argument("--prominence-band", metavar="LO,HI",
-                    help="the band, in Hz, whose bins the prominence loss looks at (default: tone.py's, 1-10 kHz); "
-                         "2500,3500 holds it to the voice's 3.1 kHz bump")
+                    help="the band, in Hz, whose bins the prominence loss looks at (default: tone.py's, 1-10 kHz). "
+                         "Held to the generator's 3.1 kHz bump (2500,3500), it moved the bump to 3.6 kHz, out of the "
+                         "band (training/README.md 6r)")
     ap.add_argument("--band-level", type=float, default=0.0, metavar="W",
                     help="weight of the long-term band level loss (BandLevelLoss) in the generator's loss")
     ap.add_argument("--freeze-generator", action="store_true",
