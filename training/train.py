@@ -600,7 +600,9 @@ def main():
                     help="learning-rate factor reached at the end of the budget (linear in elapsed time from 1)")
     ap.add_argument("--lr-start", type=float, default=1.0, help="learning-rate factor at the start of this run")
     ap.add_argument("--adv-delay", type=int, default=200,
-                    help="steps that a fresh discriminator trains alone before the generator sees its losses")
+                    help="steps (from the run's start, --disc-warmup's included) before the generator sees a fresh "
+                         "discriminator's losses; meanwhile the generator trains on its other losses, unless "
+                         "--disc-warmup holds it")
     ap.add_argument("--disc-warmup", type=int, default=0, metavar="STEPS",
                     help="the first STEPS steps of this run train the waveform discriminator alone, at --lr-gen "
                          "(not scaled by --lr-start/--lr-end), against the generator as loaded; the generator's "
