@@ -107,6 +107,15 @@ changed "$work/ck3" "$work/ck3w" gen.pt || fail "the generator did not train aft
   > "$work/last.log" 2>&1 && fail "train.py took --disc-warmup with --freeze-generator"
 grep -q -- "which --freeze-generator leaves out" "$work/last.log" || fail "train.py's refusal of --disc-warmup does not say why"
 
+log "--disc-lr-scale 0: the generator trains against a discriminator held as loaded"
+train --ids "$work/rec_ids.txt" --max-steps 2 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
+  --freeze-acoustic --disc-lr-scale 0 --warmup 1 --resume "$work/ck3w" --out "$work/ck3s"
+changed "$work/ck3w" "$work/ck3s" gen.pt || fail "the generator did not train with --disc-lr-scale 0"
+! changed "$work/ck3w" "$work/ck3s" disc.pt || fail "--disc-lr-scale 0 changed the discriminator"
+"$py" training/train.py --ids "$work/rec_ids.txt" --freeze-generator --disc-lr-scale 0.5 --out "$work/none" \
+  > "$work/last.log" 2>&1 && fail "train.py took --disc-lr-scale with --freeze-generator"
+grep -q -- "which --freeze-generator leaves out" "$work/last.log" || fail "train.py's refusal of --disc-lr-scale does not say why"
+
 log "two checkpoints of one run blended (blend.py): weight 0 is the first, 0.5 a voice"
 "$py" training/blend.py --a "$work/ck2" --b "$work/ck3" --weight 0 --out "$work/blend0" > "$work/last.log" 2>&1 &&
   "$py" training/blend.py --a "$work/ck2" --b "$work/ck3" --weight 0.5 --out "$work/blend5" > "$work/last.log" 2>&1 ||

@@ -608,6 +608,10 @@ def main():
                          "(not scaled by --lr-start/--lr-end), against the generator as loaded; the generator's "
                          "learning-rate warmup starts after them. A fresh discriminator at a fine-tune's low rate "
                          "stays weak for thousands of steps, while the generator drifts on its other losses")
+    ap.add_argument("--disc-lr-scale", type=float, default=1.0, metavar="F",
+                    help="the waveform discriminator's learning rate as a share of the generator's, once the "
+                         "generator trains (--disc-warmup's steps stay at the full rate); 0 holds it as it is. "
+                         "Generator calls lost DNSMOS P.808 while the discriminator's loss kept falling")
     ap.add_argument("--mel-adv", type=float, default=0.0,
                     help="weight of a mel discriminator's losses (LSGAN + feature matching) on the acoustic model's "
                          "predicted mels, against over-smoothed formants; 0: none")
@@ -717,6 +721,11 @@ def main():
     if a.disc_warmup and a.freeze_generator:
         raise SystemExit("--disc-warmup trains the waveform discriminator against the generator, which "
                          "--freeze-generator leaves out")
+    if a.disc_lr_scale != 1.0 and a.freeze_generator:
+        raise SystemExit("--disc-lr-scale sets the waveform discriminator's rate beside the generator's, which "
+                         "--freeze-generator leaves out")
+    if a.disc_lr_scale < 0:
+        raise SystemExit(f"--disc-lr-scale {a.disc_lr_scale}: want 0 or more")
     if a.disc_warmup < 0:
         raise SystemExit(f"--disc-warmup {a.disc_warmup}: want 0 or more steps")
     if a.freeze_acoustic and a.freeze_generator:
@@ -901,6 +910,8 @@ def main():
                 factor = warm  # the discriminator's own warm-up, at the full rate
             elif opt is opt_g:
                 factor = max(0.0, min(1.0, (k - a.disc_warmup + 1) / a.warmup)) * decay
+            elif opt is opt_d:
+                factor = warm * decay * a.disc_lr_scale
             else:
                 factor = warm * decay
             for g in opt.param_groups:
