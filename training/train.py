@@ -609,8 +609,9 @@ def main():
                          "learning-rate warmup starts after them. A fresh discriminator at a fine-tune's low rate "
                          "stays weak for thousands of steps, while the generator drifts on its other losses")
     ap.add_argument("--disc-lr-scale", type=float, default=1.0, metavar="F",
-                    help="the waveform discriminator's learning rate as a share of the generator's, once the "
-                         "generator trains (--disc-warmup's steps stay at the full rate); 0 holds it as it is. "
+                    help="the waveform discriminator's learning rate once the generator trains: F times --lr-gen "
+                         "with the --lr-start/--lr-end schedule (--disc-warmup's steps stay at the full rate); 0 "
+                         "holds it as loaded. "
                          "Generator calls lost DNSMOS P.808 while the discriminator's loss kept falling")
     ap.add_argument("--mel-adv", type=float, default=0.0,
                     help="weight of a mel discriminator's losses (LSGAN + feature matching) on the acoustic model's "
