@@ -578,6 +578,63 @@ def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
     return losses, gn_g, p_gta
 
 
+def check_flags(a, ap):
+    """Refuse flags that contradict each other or are out of range, before anything slow runs. Returns the
+    prominence loss's band: {} for ProminenceLoss's own, or --prominence-band's {"lo", "hi"}."""
+    band = {}
+    if a.real_ids and not a.real:
+        raise SystemExit("--real-ids needs --real (the folder of the recordings)")
+    if a.freeze_acoustic and a.mel_adv:
+        raise SystemExit("--mel-adv trains the acoustic model, which --freeze-acoustic keeps as loaded")
+    if a.disc_warmup and a.freeze_generator:
+        raise SystemExit("--disc-warmup trains the waveform discriminator against the generator, which "
+                         "--freeze-generator leaves out")
+    if a.disc_lr_scale != 1.0 and a.freeze_generator:
+        raise SystemExit("--disc-lr-scale sets the waveform discriminator's rate beside the generator's, which "
+                         "--freeze-generator leaves out")
+    if a.disc_lr_scale < 0:
+        raise SystemExit(f"--disc-lr-scale {a.disc_lr_scale}: want 0 or more")
+    if a.disc_warmup < 0:
+        raise SystemExit(f"--disc-warmup {a.disc_warmup}: want 0 or more steps")
+    if a.freeze_acoustic and a.freeze_generator:
+        raise SystemExit("--freeze-acoustic and --freeze-generator together would train nothing")
+    if a.prominence_top < 0 or (a.prominence_top and not a.prominence):
+        raise SystemExit(f"--prominence-top {a.prominence_top}: want a number of bins from 1, with --prominence W")
+    if a.prominence_band is not None:
+        try:
+            lo, hi = (float(v) for v in a.prominence_band.split(","))
+            if not 0 < lo < hi <= data.SR / 2:
+                raise ValueError
+        except ValueError:
+            raise SystemExit(f"--prominence-band {a.prominence_band}: want LO,HI in Hz with 0 < LO < HI <= "
+                             f"{data.SR // 2}")
+        if not a.prominence:
+            raise SystemExit("--prominence-band sets the prominence loss's band: it needs --prominence W")
+        band = {"lo": lo, "hi": hi}
+    if a.freeze_generator and (a.widen_gen or a.istft_head):
+        raise SystemExit("--widen-gen and --istft-head make a generator to train, which --freeze-generator keeps "
+                         "as loaded")
+    if a.deepen_frames and (a.freeze_acoustic or not a.resume):
+        raise SystemExit(f"--deepen-frames {a.deepen_frames}: the new blocks deepen a trained voice (--resume) and must "
+                         "train, which --freeze-acoustic does not")
+    if a.widen_gen and a.istft_head:
+        raise SystemExit("--istft-head CHANNELS widens the stages it keeps itself; leave out --widen-gen")
+    if a.istft_head and not a.resume:
+        raise SystemExit("--istft-head converts a trained generator: it needs --resume")
+    if a.istft_nfft != ap.get_default("istft_nfft") and not a.istft_head:
+        raise SystemExit(f"--istft-nfft {a.istft_nfft}: it sizes the head that --istft-head makes")
+    if not data.MEL_FMAX <= a.loss_fmax <= data.SR / 2:
+        raise SystemExit(f"--loss-fmax {a.loss_fmax:g}: want {data.MEL_FMAX:g} (the features' band) to "
+                         f"{data.SR // 2} Hz")
+    if a.freeze_generator and a.loss_fmax != data.MEL_FMAX:
+        raise SystemExit("--loss-fmax sets the generator's loss, and --freeze-generator keeps the generator as loaded")
+    for flag, weight in (("--band-level", a.band_level), ("--comb", a.comb)):  # the generator's losses alone
+        if weight < 0 or (weight and a.freeze_generator):
+            raise SystemExit(f"{flag} {weight:g}: want a weight from 0 for the generator's loss, which "
+                             "--freeze-generator does not train")
+    return band
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ids", required=True, help="corpusids output: ID|ids|text")
@@ -685,6 +742,7 @@ def main():
                     help="after the final save, write OUT/durations.txt: each utterance's alignment (frames per "
                          "phoneme id) under the final weights, the targets train_dp.py fits a duration predictor to")
     a = ap.parse_args()
+    prominence_band = check_flags(a, ap)
 
     random.seed(a.seed)
     torch.manual_seed(a.seed)
@@ -715,57 +773,6 @@ def main():
     pending = None
     rest = []
     mixed = bool(a.real_ids)
-    if mixed and not a.real:
-        raise SystemExit("--real-ids needs --real (the folder of the recordings)")
-    if a.freeze_acoustic and a.mel_adv:
-        raise SystemExit("--mel-adv trains the acoustic model, which --freeze-acoustic keeps as loaded")
-    if a.disc_warmup and a.freeze_generator:
-        raise SystemExit("--disc-warmup trains the waveform discriminator against the generator, which "
-                         "--freeze-generator leaves out")
-    if a.disc_lr_scale != 1.0 and a.freeze_generator:
-        raise SystemExit("--disc-lr-scale sets the waveform discriminator's rate beside the generator's, which "
-                         "--freeze-generator leaves out")
-    if a.disc_lr_scale < 0:
-        raise SystemExit(f"--disc-lr-scale {a.disc_lr_scale}: want 0 or more")
-    if a.disc_warmup < 0:
-        raise SystemExit(f"--disc-warmup {a.disc_warmup}: want 0 or more steps")
-    if a.freeze_acoustic and a.freeze_generator:
-        raise SystemExit("--freeze-acoustic and --freeze-generator together would train nothing")
-    if a.prominence_top < 0 or (a.prominence_top and not a.prominence):
-        raise SystemExit(f"--prominence-top {a.prominence_top}: want a number of bins from 1, with --prominence W")
-    prominence_band = {}  # ProminenceLoss's own band unless --prominence-band names one
-    if a.prominence_band is not None:
-        try:
-            lo, hi = (float(v) for v in a.prominence_band.split(","))
-            if not 0 < lo < hi <= data.SR / 2:
-                raise ValueError
-        except ValueError:
-            raise SystemExit(f"--prominence-band {a.prominence_band}: want LO,HI in Hz with 0 < LO < HI <= "
-                             f"{data.SR // 2}")
-        if not a.prominence:
-            raise SystemExit("--prominence-band sets the prominence loss's band: it needs --prominence W")
-        prominence_band = {"lo": lo, "hi": hi}
-    if a.freeze_generator and (a.widen_gen or a.istft_head):
-        raise SystemExit("--widen-gen and --istft-head make a generator to train, which --freeze-generator keeps "
-                         "as loaded")
-    if a.deepen_frames and (a.freeze_acoustic or not a.resume):
-        raise SystemExit(f"--deepen-frames {a.deepen_frames}: the new blocks deepen a trained voice (--resume) and must "
-                         "train, which --freeze-acoustic does not")
-    if a.widen_gen and a.istft_head:
-        raise SystemExit("--istft-head CHANNELS widens the stages it keeps itself; leave out --widen-gen")
-    if a.istft_head and not a.resume:
-        raise SystemExit("--istft-head converts a trained generator: it needs --resume")
-    if a.istft_nfft != ap.get_default("istft_nfft") and not a.istft_head:
-        raise SystemExit(f"--istft-nfft {a.istft_nfft}: it sizes the head that --istft-head makes")
-    if not data.MEL_FMAX <= a.loss_fmax <= data.SR / 2:
-        raise SystemExit(f"--loss-fmax {a.loss_fmax:g}: want {data.MEL_FMAX:g} (the features' band) to "
-                         f"{data.SR // 2} Hz")
-    if a.freeze_generator and a.loss_fmax != data.MEL_FMAX:
-        raise SystemExit("--loss-fmax sets the generator's loss, and --freeze-generator keeps the generator as loaded")
-    for flag, weight in (("--band-level", a.band_level), ("--comb", a.comb)):  # the generator's losses alone
-        if weight < 0 or (weight and a.freeze_generator):
-            raise SystemExit(f"{flag} {weight:g}: want a weight from 0 for the generator's loss, which "
-                             "--freeze-generator does not train")
     if mixed:
         rec_items, wavs = data.load_recordings(data.read_ids(a.real_ids), a.real, a.workers)
         corpus.add(rec_items, wavs, speaker=1)
