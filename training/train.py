@@ -914,12 +914,10 @@ def main():
         done = min(1.0, (time.time() - T0) / a.budget)
         decay = a.lr_start + (a.lr_end - a.lr_start) * done
         for opt, lr in base:
-            if k < a.disc_warmup and opt is opt_d:
-                factor = warm  # the discriminator's own warm-up, at the full rate
-            elif opt is opt_g:
+            if opt is opt_g:
                 factor = max(0.0, min(1.0, (k - a.disc_warmup + 1) / a.warmup)) * decay
-            elif opt is opt_d:
-                factor = warm * decay * a.disc_lr_scale
+            elif opt is opt_d:  # its own warm-up at the full rate, then beside the generator's schedule
+                factor = warm if k < a.disc_warmup else warm * decay * a.disc_lr_scale
             else:
                 factor = warm * decay
             for g in opt.param_groups:
