@@ -544,15 +544,19 @@ def generator_step(rig, a, corpus, sel, batch, mel_pred, step, k):
         y_hat = model.dec(make_latent(mel_in, torch.ones_like(mel_in[:, :1])))
     y_hat = y_hat.float()
 
-    with amp:
+    # At rate 0 (--disc-lr-scale 0) a step leaves the discriminator as it is: its loss is still logged, but its
+    # backward pass and step would cost time on every step for nothing.
+    train_d = any(g["lr"] > 0 for g in rig.opt_d.param_groups)
+    with amp, torch.set_grad_enabled(train_d):
         d_real = disc(y)
         d_fake = disc(y_hat.detach())
     loss_d = sum(((1 - r.float()) ** 2).mean() + (f.float() ** 2).mean()
                  for (r, _), (f, _) in zip(d_real, d_fake))
-    rig.opt_d.zero_grad(set_to_none=True)
-    loss_d.backward()
-    torch.nn.utils.clip_grad_norm_(disc.parameters(), 100.0)
-    rig.opt_d.step()
+    if train_d:
+        rig.opt_d.zero_grad(set_to_none=True)
+        loss_d.backward()
+        torch.nn.utils.clip_grad_norm_(disc.parameters(), 100.0)
+        rig.opt_d.step()
     if disc_only:
         return {"d": loss_d}, zero, p_gta
 
