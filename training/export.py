@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OPSET = 15
 
 EQ_META = "ttsgen_output_eq"  # the model metadata key that records export.py --eq's F0,GAIN_DB,Q
-EQ_TAPS = 193  # within 0.05 dB of the biquad's response for a 2 dB cut at Q 10 near 3 kHz, where 129 taps miss by 0.17
+EQ_TOLERANCE_DB = 0.01  # how far the FIR's magnitude may stray from the biquad's, 50 Hz to 11 kHz
+EQ_MAX_TAPS = 1025
 
 TINY = dict(hidden=16, enc_layers=2, dp_filter=16, dec_channels=16, dec_layers=2, gen_channels=16,
             gen_rates=(8, 8, 4), gen_kernels=(16, 16, 8))
@@ -50,10 +51,11 @@ def piper_config(dataset, quality="medium"):
     }
 
 
-def peaking_fir(spec, sr=22050, taps=EQ_TAPS):
+def peaking_fir(spec, sr=22050):
     """spec "F0,GAIN_DB,Q": the magnitude response of a peaking equaliser (the audio-EQ cookbook's biquad: GAIN_DB at
-    F0 Hz, a bandwidth of about F0/Q) as a zero-phase FIR of taps taps. ONNX has no recursive filter, and zero phase
-    moves no sample in time."""
+    F0 Hz, a bandwidth of about F0/Q) as a zero-phase FIR, the shortest of odd length within EQ_TOLERANCE_DB of it.
+    ONNX has no recursive filter, and zero phase moves no sample in time. The length follows the filter because the
+    FIR is a full-rate convolution on every sample: a broad lift needs a few taps, a narrow cut hundreds."""
     import numpy as np
     from scipy import signal
     try:
@@ -66,7 +68,15 @@ def peaking_fir(spec, sr=22050, taps=EQ_TAPS):
     alpha, cos = math.sin(w0) / (2 * q), math.cos(w0)
     b, a = [1 + alpha * amp, -2 * cos, 1 - alpha * amp], [1 + alpha / amp, -2 * cos, 1 - alpha / amp]
     w, h = signal.freqz(b, a, worN=np.linspace(0, math.pi, 4097))
-    return torch.tensor(signal.firwin2(taps, w / math.pi, np.abs(h), window=None), dtype=torch.float32)
+    check = np.linspace(50, min(11000, sr / 2), 2000)
+    want = 20 * np.log10(np.abs(signal.freqz(b, a, worN=check, fs=sr)[1]))
+    for taps in range(3, EQ_MAX_TAPS + 1, 2):
+        fir = signal.firwin2(taps, w / math.pi, np.abs(h), window=None)
+        got = 20 * np.log10(np.abs(signal.freqz(fir, worN=check, fs=sr)[1]))
+        if np.abs(got - want).max() <= EQ_TOLERANCE_DB:
+            return torch.tensor(fir, dtype=torch.float32)
+    raise SystemExit(f"--eq {spec}: no FIR of up to {EQ_MAX_TAPS} taps is within {EQ_TOLERANCE_DB} dB of it; "
+                     "a narrower band needs a lower Q")
 
 
 def export(model, out_path, dataset, quality="medium", eq=None):
