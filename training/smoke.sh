@@ -184,6 +184,12 @@ fir = peaking_fir("3050,-2,10").numpy()
 _, h = signal.freqz(fir, worN=[1000, 3050, 6000], fs=22050)
 gain = 20 * np.log10(np.abs(h))
 assert abs(gain[1] + 2) < 0.06 and abs(gain[0]) < 0.06 and abs(gain[2]) < 0.06, gain
+# the FIR is a full-rate convolution, so its length is the voice's cost: a broad lift must stay short
+broad = peaking_fir("3000,1,0.5").numpy()
+_, hb = signal.freqz(broad, worN=[1000, 3000, 6000], fs=22050)
+assert len(broad) <= 31 < len(fir), (len(broad), len(fir))
+gb = 20 * np.log10(np.abs(hb))  # +1 dB at 3 kHz, and broad: well above 0 dB at 1 and 6 kHz, where a narrow band is flat
+assert abs(gb[1] - 1) < 0.02 and 0.2 < gb[0] < 0.8 and 0.2 < gb[2] < 0.8, gb
 plain, eq = read(sys.argv[1]), read(sys.argv[2])
 want = np.convolve(plain, fir, mode="same")
 assert len(plain) == len(eq), (len(plain), len(eq))
