@@ -79,12 +79,23 @@ def peaking_fir(spec, sr=22050):
                      "a narrower band needs a lower Q")
 
 
+def equaliser_fir(spec, sr=22050):
+    """spec: one or more peaking bands "F0,GAIN_DB,Q" joined by "/" (e.g. a broad lift and a narrow cut); their
+    zero-phase FIRs convolved into one, which is zero-phase too, so the graph gains a single convolution."""
+    import numpy as np
+    fir = None
+    for band in spec.split("/"):
+        f = peaking_fir(band, sr).numpy()
+        fir = f if fir is None else np.convolve(fir, f)
+    return torch.tensor(fir, dtype=torch.float32)
+
+
 def export(model, out_path, dataset, quality="medium", eq=None):
     model = copy.deepcopy(model).float().eval().cpu()
     model.dec.balanced_at_export = model.dec.balanced
     model.dec.bake_balanced()  # the upsampling weights as trained (projected), in plain ConvTranspose nodes
     if eq:
-        model.dec.set_output_eq(peaking_fir(eq))
+        model.dec.set_output_eq(equaliser_fir(eq))
     ids = torch.randint(3, 150, (2, 30), dtype=torch.int64)
     lengths = torch.tensor([30, 21], dtype=torch.int64)
     scales = torch.tensor([0.667, 1.0, 0.8], dtype=torch.float32)
@@ -159,10 +170,11 @@ def main():
     ap.add_argument("--speaker", type=int,
                     help="a checkpoint of several speakers (train.py --real-ids): the one to export, as a "
                          "single-speaker voice (its biases folded into the weights; the graph is unchanged)")
-    ap.add_argument("--eq", metavar="F0,GAIN_DB,Q",
-                    help="end the graph in a fixed peaking equaliser (a zero-phase FIR after the generator's tanh), "
-                         "which training never sees: 3050,-2,10 cuts the shipped voice's 3 kHz bump by 2 dB "
-                         "(training/README.md step 7 says what it costs)")
+    ap.add_argument("--eq", metavar="F0,GAIN_DB,Q[/F0,GAIN_DB,Q...]",
+                    help="end the graph in a fixed equaliser of peaking bands (one zero-phase FIR after the "
+                         "generator's tanh), which training never sees: 3000,1,0.5 is the shipped voice's broad "
+                         "lift, 3000,1,0.5/3060,-1.5,10 adds a narrow cut at its 3 kHz bump "
+                         "(training/README.md step 7 says what each costs)")
     ap.add_argument("--unbalanced", action="store_true",
                     help="upsampling weights as stored, not projected (a checkpoint trained before phase_balanced)")
     a = ap.parse_args()

@@ -176,7 +176,7 @@ done
 import sys, wave, numpy as np
 from scipy import signal
 sys.path.insert(0, "training")
-from export import peaking_fir
+from export import equaliser_fir, peaking_fir
 def read(path):
     with wave.open(path) as w:
         return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(float)
@@ -190,6 +190,12 @@ _, hb = signal.freqz(broad, worN=[1000, 3000, 6000], fs=22050)
 assert len(broad) <= 31 < len(fir), (len(broad), len(fir))
 gb = 20 * np.log10(np.abs(hb))  # +1 dB at 3 kHz, and broad: well above 0 dB at 1 and 6 kHz, where a narrow band is flat
 assert abs(gb[1] - 1) < 0.02 and 0.2 < gb[0] < 0.8 and 0.2 < gb[2] < 0.8, gb
+# two bands make one FIR, still zero-phase, whose response in dB is the sum of theirs
+both = equaliser_fir("3000,1,0.5/3050,-2,10").numpy()
+assert len(both) == len(broad) + len(fir) - 1 and np.allclose(both, both[::-1]), len(both)
+_, hs = signal.freqz(both, worN=[1000, 3050, 6000], fs=22050)
+_, hb2 = signal.freqz(broad, worN=[1000, 3050, 6000], fs=22050)
+assert np.allclose(20 * np.log10(np.abs(hs)), 20 * np.log10(np.abs(hb2)) + gain, atol=1e-3), (hs, hb2, gain)
 plain, eq = read(sys.argv[1]), read(sys.argv[2])
 want = np.convolve(plain, fir, mode="same")
 assert len(plain) == len(eq), (len(plain), len(eq))
