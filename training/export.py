@@ -18,7 +18,7 @@ from model import Voice, apply_duration_gain, count_params, load_voice  # noqa: 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPSET = 15
 
-EQ_META = "ttsgen_output_eq"  # the model metadata key that records export.py --eq's F0,GAIN_DB,Q
+EQ_META = "ttsgen_output_eq"  # the model metadata key that records export.py --eq's bands, as given
 EQ_TOLERANCE_DB = 0.01  # how far the FIR's magnitude may stray from the biquad's, 50 Hz to 11 kHz
 EQ_MAX_TAPS = 1025
 
@@ -53,7 +53,8 @@ def piper_config(dataset, quality="medium"):
 
 def peaking_fir(spec, sr=22050):
     """spec "F0,GAIN_DB,Q": the magnitude response of a peaking equaliser (the audio-EQ cookbook's biquad: GAIN_DB at
-    F0 Hz, a bandwidth of about F0/Q) as a zero-phase FIR, the shortest of odd length within EQ_TOLERANCE_DB of it.
+    F0 Hz, a bandwidth of about F0/Q) as a zero-phase FIR (numpy, float64), the shortest of odd length within
+    EQ_TOLERANCE_DB of it.
     ONNX has no recursive filter, and zero phase moves no sample in time. The length follows the filter because the
     FIR is a full-rate convolution on every sample: a broad lift needs a few taps, a narrow cut hundreds."""
     import numpy as np
@@ -74,7 +75,7 @@ def peaking_fir(spec, sr=22050):
         fir = signal.firwin2(taps, w / math.pi, np.abs(h), window=None)
         got = 20 * np.log10(np.abs(signal.freqz(fir, worN=check, fs=sr)[1]))
         if np.abs(got - want).max() <= EQ_TOLERANCE_DB:
-            return torch.tensor(fir, dtype=torch.float32)
+            return fir
     raise SystemExit(f"--eq {spec}: no FIR of up to {EQ_MAX_TAPS} taps is within {EQ_TOLERANCE_DB} dB of it; "
                      "a narrower band needs a lower Q")
 
@@ -83,10 +84,10 @@ def equaliser_fir(spec, sr=22050):
     """spec: one or more peaking bands "F0,GAIN_DB,Q" joined by "/" (e.g. a broad lift and a narrow cut); their
     zero-phase FIRs convolved into one, which is zero-phase too, so the graph gains a single convolution."""
     import numpy as np
-    fir = None
-    for band in spec.split("/"):
-        f = peaking_fir(band, sr).numpy()
-        fir = f if fir is None else np.convolve(fir, f)
+    bands = [peaking_fir(band, sr) for band in spec.split("/")]
+    fir = bands[0]
+    for band in bands[1:]:
+        fir = np.convolve(fir, band)
     return torch.tensor(fir, dtype=torch.float32)
 
 

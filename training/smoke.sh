@@ -180,12 +180,12 @@ from export import equaliser_fir, peaking_fir
 def read(path):
     with wave.open(path) as w:
         return np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(float)
-fir = peaking_fir("3050,-2,10").numpy()
+fir = peaking_fir("3050,-2,10")
 _, h = signal.freqz(fir, worN=[1000, 3050, 6000], fs=22050)
 gain = 20 * np.log10(np.abs(h))
 assert abs(gain[1] + 2) < 0.06 and abs(gain[0]) < 0.06 and abs(gain[2]) < 0.06, gain
 # the FIR is a full-rate convolution, so its length is the voice's cost: a broad lift must stay short
-broad = peaking_fir("3000,1,0.5").numpy()
+broad = peaking_fir("3000,1,0.5")
 _, hb = signal.freqz(broad, worN=[1000, 3000, 6000], fs=22050)
 assert len(broad) <= 31 < len(fir), (len(broad), len(fir))
 gb = 20 * np.log10(np.abs(hb))  # +1 dB at 3 kHz, and broad: well above 0 dB at 1 and 6 kHz, where a narrow band is flat
