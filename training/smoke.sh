@@ -87,7 +87,8 @@ grep -q -- "--speaker 0..1" "$work/last.log" || fail "export.py's refusal does n
 
 log "the generator alone (--freeze-acoustic): the acoustic weights must stay as loaded"
 train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
-  --freeze-acoustic --prominence 10 --prominence-top 16 --prominence-band 2500,3500 --resume "$work/ck2" --out "$work/ck3"
+  --freeze-acoustic --prominence 10 --prominence-top 16 --prominence-band 2500,3500 --prominence-ceiling 2.5 \
+  --resume "$work/ck2" --out "$work/ck3"
 grep -q "teacher-forced mels of 8 utterances" "$work/last.log" || fail "--freeze-acoustic did not precompute 8 mels"
 ! grep -q "first share" "$work/last.log" || fail "--freeze-acoustic with --real-ids ran Festival"
 ! changed "$work/ck2" "$work/ck3" ac.pt || fail "--freeze-acoustic changed the acoustic model"
@@ -408,7 +409,7 @@ grep -q -- "none after the first 1000" "$work/last.log" || fail "train.py's refu
   > "$work/last.log" 2>&1 && fail "train.py took --comb with --freeze-generator"
 grep -q -- "which --freeze-generator does not train" "$work/last.log" || fail "train.py's refusal of --comb does not say why"
 
-log "the prominence loss's top bins see a steady 3.1 kHz tone that its mean over the band barely does"
+log "the prominence loss's top bins see a steady 3.1 kHz tone that its mean over the band barely does; its ceiling sees the target's own"
 (cd training && "$py" - <<'PY') || fail "--prominence-top does not focus the loss on the tone"
 import math, torch
 from train import ProminenceLoss
@@ -421,7 +422,15 @@ assert top > 20 * mean, f"top-16 {top:.4f} vs mean {mean:.4f}"
 high = clean + 0.3 * torch.sin(2 * math.pi * 6000 * torch.arange(22050) / 22050)
 bump = ProminenceLoss(lo=2500, hi=3500, top=16)
 assert bump(toned, clean).item() > 0.5 * top and bump(high, clean).item() < 0.05 * top, "the band does not hold"
+capped = ProminenceLoss(top=16, ceiling_db=1)
+assert ProminenceLoss(top=16)(toned, toned).item() == 0, "a target's own tone has a loss without a ceiling"
+assert capped(toned, toned).item() > 0.5 * top, "the ceiling does not reach the target's own tone"
+uncapped = ProminenceLoss(top=16)(clean, toned).item()
+assert abs(capped(clean, toned).item() - uncapped) < 0.05 * top, "the ceiling pulls on a signal with no tone"
 PY
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence-ceiling 2 --out "$work/ck7" \
+  > "$work/last.log" 2>&1 && fail "train.py took --prominence-ceiling without --prominence"
+grep -q -- "with --prominence W" "$work/last.log" || fail "train.py's refusal of --prominence-ceiling does not say why"
 for band in 3500,2500 3000 0,3000; do
   "$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence 1 --prominence-band "$band" --out "$work/ck7" \
     > "$work/last.log" 2>&1 && fail "train.py took --prominence-band $band"

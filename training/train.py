@@ -201,11 +201,17 @@ class ProminenceLoss(nn.Module):
     the same segments' audio, so the speech itself cancels and what is left is the generator's own.
 
     top=K averages only the K bins whose excess over the target's is largest: the mean over all ~840 bins of the band
-    gives a bump ten bins wide about 1 % of the loss's pull, and tone.py reports the single worst peak."""
+    gives a bump ten bins wide about 1 % of the loss's pull, and tone.py reports the single worst peak.
 
-    def __init__(self, sr=22050, n_fft=2048, hop=512, lo=1000.0, hi=10000.0, near=60.0, far=400.0, top=0):
+    ceiling_db caps the target's prominence: Festival's audio has the 3 kHz bump itself (3-4 dB by tone.py), so an
+    excess over it leaves the voice at least that high; capped, the loss pulls every bin down to the cap."""
+
+    def __init__(self, sr=22050, n_fft=2048, hop=512, lo=1000.0, hi=10000.0, near=60.0, far=400.0, top=0,
+                 ceiling_db=None):
         super().__init__()
         self.n_fft, self.hop, self.top = n_fft, hop, top
+        # prominence() is in natural-log units of power; tone.py's dB are 10*log10 of it
+        self.ceiling = None if ceiling_db is None else ceiling_db * math.log(10) / 10
         self.register_buffer("win", torch.hann_window(n_fft), persistent=False)
         df = sr / n_fft
         reach = int(far // df)
@@ -220,7 +226,10 @@ class ProminenceLoss(nn.Module):
         return (spec - around)[self.band]
 
     def forward(self, y_hat, y):
-        excess = F.relu(self.prominence(y_hat) - self.prominence(y).detach())
+        target = self.prominence(y).detach()
+        if self.ceiling is not None:
+            target = target.clamp_max(self.ceiling)
+        excess = F.relu(self.prominence(y_hat) - target)
         return excess.topk(min(self.top, excess.numel())).values.mean() if self.top else excess.mean()
 
 
@@ -604,6 +613,8 @@ def check_flags(a, ap):
         raise SystemExit("--freeze-acoustic and --freeze-generator together would train nothing")
     if a.prominence_top < 0 or (a.prominence_top and not a.prominence):
         raise SystemExit(f"--prominence-top {a.prominence_top}: want a number of bins from 1, with --prominence W")
+    if a.prominence_ceiling is not None and (a.prominence_ceiling < 0 or not a.prominence):
+        raise SystemExit(f"--prominence-ceiling {a.prominence_ceiling}: want 0 dB or more, with --prominence W")
     if a.prominence_band is not None:
         try:
             lo, hi = (float(v) for v in a.prominence_band.split(","))
@@ -737,6 +748,9 @@ def main():
                     help="the band, in Hz, whose bins the prominence loss looks at (default: tone.py's, 1-10 kHz). "
                          "Held to the generator's 3.1 kHz bump (2500,3500), it moved the bump to 3.6 kHz, out of the "
                          "band (training/README.md 6r)")
+    ap.add_argument("--prominence-ceiling", type=float, metavar="DB",
+                    help="the prominence loss's target is the target audio's own prominence, at most DB (tone.py's "
+                         "dB): Festival's audio has the 3 kHz bump too, so without a ceiling the loss stops at it")
     ap.add_argument("--band-level", type=float, default=0.0, metavar="W",
                     help="weight of the long-term band level loss (BandLevelLoss) in the generator's loss")
     ap.add_argument("--freeze-generator", action="store_true",
@@ -876,7 +890,8 @@ def main():
               fresh_disc=fresh_disc, mel_disc=mel_disc, opt_md=opt_md, fresh_mel_disc=fresh_mel_disc,
               loss_melspec=corpus.melspec if a.loss_fmax == data.MEL_FMAX else data.MelSpec(a.loss_fmax).to(dev),
               stft_loss=MultiResSTFTLoss().to(dev), comb_loss=FrameCombLoss().to(dev),
-              prominence_loss=ProminenceLoss(top=a.prominence_top, **prominence_band).to(dev),
+              prominence_loss=ProminenceLoss(top=a.prominence_top, ceiling_db=a.prominence_ceiling,
+                                              **prominence_band).to(dev),
               band_loss=BandLevelLoss().to(dev),
               amp=amp, dev=dev,
               zero=torch.zeros((), device=dev))
