@@ -90,6 +90,7 @@ train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$wo
   --freeze-acoustic --prominence 10 --prominence-top 16 --prominence-band 2500,3500 --prominence-ceiling 2.5 \
   --resume "$work/ck2" --out "$work/ck3"
 grep -q "teacher-forced mels of 8 utterances" "$work/last.log" || fail "--freeze-acoustic did not precompute 8 mels"
+grep -q "target audio's own prominence, at most 2.5 dB" "$work/last.log" || fail "--prominence-ceiling 2.5 is not logged"
 ! grep -q "first share" "$work/last.log" || fail "--freeze-acoustic with --real-ids ran Festival"
 ! changed "$work/ck2" "$work/ck3" ac.pt || fail "--freeze-acoustic changed the acoustic model"
 changed "$work/ck2" "$work/ck3" gen.pt || fail "--freeze-acoustic left the generator as it was"

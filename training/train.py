@@ -886,6 +886,8 @@ def main():
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
     if a.loss_fmax != data.MEL_FMAX:
         log(f"the generator's mel loss spans 0-{a.loss_fmax:g} Hz (the voice's features: 0-{data.MEL_FMAX:g} Hz)")
+    if a.prominence_ceiling is not None:
+        log(f"the prominence loss's target: the target audio's own prominence, at most {a.prominence_ceiling:g} dB")
     rig = Rig(model=model, ac_params=ac_params, opt_ac=opt_ac, opt_g=opt_g, disc=disc, opt_d=opt_d,
               fresh_disc=fresh_disc, mel_disc=mel_disc, opt_md=opt_md, fresh_mel_disc=fresh_mel_disc,
               loss_melspec=corpus.melspec if a.loss_fmax == data.MEL_FMAX else data.MelSpec(a.loss_fmax).to(dev),
