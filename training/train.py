@@ -203,7 +203,7 @@ class ProminenceLoss(nn.Module):
     top=K averages only the K bins whose excess over the target's is largest: the mean over all ~840 bins of the band
     gives a bump ten bins wide about 1 % of the loss's pull, and tone.py reports the single worst peak.
 
-    ceiling_db caps the target's prominence: Festival's audio has the 3 kHz bump itself (3-4 dB by tone.py), so an
+    ceiling_db caps the target's prominence: Festival's audio has the 3 kHz bump itself (2.8-4.0 dB by tone.py), so an
     excess over it leaves the voice at least that high; capped, the loss pulls every bin down to the cap."""
 
     def __init__(self, sr=22050, n_fft=2048, hop=512, lo=1000.0, hi=10000.0, near=60.0, far=400.0, top=0,
