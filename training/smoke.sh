@@ -96,6 +96,14 @@ grep -q "target audio's own prominence, at most 2.5 dB" "$work/last.log" || fail
 changed "$work/ck2" "$work/ck3" gen.pt || fail "--freeze-acoustic left the generator as it was"
 speak "$work/ck3" "$work/v3.onnx" --speaker 1
 
+log "the generator alone with the prominence loss pooled over batches (--prominence-pool)"
+train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
+  --freeze-acoustic --prominence 10 --prominence-top 16 --prominence-ceiling 2.5 --prominence-pool 8 \
+  --resume "$work/ck2" --out "$work/ck3p"
+grep -q "spectrum over about 8 batches against 2.5 dB" "$work/last.log" || fail "--prominence-pool 8 is not logged"
+grep -q " prom [0-9]" "$work/last.log" || fail "--prominence-pool logged no prominence loss"
+changed "$work/ck2" "$work/ck3p" gen.pt || fail "--prominence-pool did not train the generator"
+
 log "--disc-warmup: the discriminator trains alone first, then the generator trains too"
 train --ids "$work/rec_ids.txt" --max-steps 3 --real "$work/rec" --real-ids "$work/rec_ids.txt" --voc-real-only \
   --freeze-acoustic --disc-warmup 3 --warmup 1 --resume "$work/ck3" --out "$work/ck3w"
@@ -429,9 +437,34 @@ assert capped(toned, toned).item() > 0.5 * top, "the ceiling does not reach the 
 uncapped = ProminenceLoss(top=16)(clean, toned).item()
 assert abs(capped(clean, toned).item() - uncapped) < 0.05 * top, "the ceiling pulls on a signal with no tone"
 PY
+log "pooled over batches, the prominence loss leaves noise alone and still sees the tone, and its gradient is the batch's"
+(cd training && "$py" - <<'PY') || fail "--prominence-pool does not average the noise away"
+import math, torch
+from train import ProminenceLoss
+torch.manual_seed(0)
+tone = 0.3 * torch.sin(2 * math.pi * 3090 * torch.arange(8192) / 22050)
+batches = [torch.randn(2, 8192) for _ in range(16)]  # short batches, whose spectra are noisy
+top = ProminenceLoss(top=16)(batches[0] + tone, batches[0]).item()
+alone, clean, toned = (ProminenceLoss(top=16, ceiling_db=1, pool=n) for n in (1, 16, 16))
+for b in batches:
+    a, c, s = alone(b, None).item(), clean(b, None).item(), toned(b + tone, None).item()
+assert c < 0.25 * a, f"pooled over 16 batches, noise alone {c:.4f} against one batch's {a:.4f}"
+assert s > 0.5 * top, f"pooled, the tone's loss {s:.4f} against one batch's {top:.4f}"
+y_hat = (batches[0] + tone).requires_grad_()
+toned(y_hat, None).backward()
+assert y_hat.grad.abs().sum() > 0, "no gradient reaches the current batch through the running mean"
+try:
+    ProminenceLoss(pool=8)
+    raise AssertionError("a pooled loss without a ceiling was accepted")
+except ValueError:
+    pass
+PY
 "$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence-ceiling 2 --out "$work/ck7" \
   > "$work/last.log" 2>&1 && fail "train.py took --prominence-ceiling without --prominence"
 grep -q -- "with --prominence W" "$work/last.log" || fail "train.py's refusal of --prominence-ceiling does not say why"
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence 1 --prominence-pool 8 --out "$work/ck7" \
+  > "$work/last.log" 2>&1 && fail "train.py took --prominence-pool without --prominence-ceiling"
+grep -q -- "with --prominence-ceiling DB" "$work/last.log" || fail "train.py's refusal of --prominence-pool does not say why"
 for band in 3500,2500 3000 0,3000; do
   "$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence 1 --prominence-band "$band" --out "$work/ck7" \
     > "$work/last.log" 2>&1 && fail "train.py took --prominence-band $band"
