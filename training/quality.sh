@@ -34,8 +34,9 @@ fi
 measure() {  # DIR LABEL -> one table row; also appends "WER P808 OVRL TONE" to $out/measures
   local dir=$1 label=$2 wer mos tone
   wer=$("$vq/wer_dir.sh" "$texts" "$dir" | sed -n 's/^WER=\([0-9.]*\)%.*/\1/p')
+  # three decimals: verdict.py's P.808 differences are often a few thousandths, which 0.01 steps would make ties
   mos=$(node "$vq/dnsmos.js" --summary-only --rms-db -26 "$dir" 2>/dev/null | tail -1 |
-    python3 -c "import json, sys; d = json.load(sys.stdin); print('%.2f %.2f' % (d['P808_MOS'], d['OVRL']))")
+    python3 -c "import json, sys; d = json.load(sys.stdin); print('%.3f %.3f' % (d['P808_MOS'], d['OVRL']))")
   tone=$(/usr/bin/python3 "$vq/tone.py" "$dir" | sed 's/^tone=//')
   echo "$wer $mos ${tone%% *}" >> "$out/measures"
   printf '| %s | %s%% | P.808 %s, OVRL %s | %s |\n' "$label" "$wer" ${mos% *} ${mos#* } "$tone"
