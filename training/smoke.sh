@@ -5,7 +5,7 @@
 # inverse-STFT head (its mel loss to 11,025 Hz), the acoustic model alone with the mel discriminator and with the
 # prominence loss through the frozen generator, its frame decoder deepened, the mel discriminator with the whole
 # voice, and each checkpoint exported and spoken by ttsgen; then diagnose.py's spectrum by band and frame comb,
-# prominence_rank.py's table, and verdict.py's rule.
+# prominence_check.py's tables, and verdict.py's rule.
 # It checks that the recipe runs and that what it makes is a voice ttsgen accepts, not that the voice is good
 # (quality.sh).
 # usage (from the repository root, after `make build`): training/smoke.sh [WORKDIR]
@@ -510,15 +510,19 @@ assert abs(clean) < 0.3 and buzzed > 1.0, (clean, buzzed)
 assert np.isnan(frame_comb([np.zeros(100)])), "clips shorter than the FFT should leave nothing to measure"
 PY
 
-log "prominence_rank.py: each form of the prominence loss on a generator's copy synthesis"
-"$py" training/prominence_rank.py --reference "$work/wavs" --count 8 --batches 3 "$work/ck1" > "$work/rank.txt" 2>&1 ||
-  { cat "$work/rank.txt" >&2; fail "prominence_rank.py on ck1"; }
-grep -Eq "^\| $work/ck1 \| [0-9.]+ \(sd [0-9.]+\) \| [0-9.]+ \| [0-9.]+ \| -?[0-9.]+ dB at [0-9]+ Hz \|$" "$work/rank.txt" ||
-  { cat "$work/rank.txt" >&2; fail "prominence_rank.py printed no row of figures for ck1"; }
+log "prominence_check.py: each form of the prominence loss on a generator's copy synthesis, and a few steps of each"
+"$py" training/prominence_check.py --reference "$work/wavs" --count 8 --batches 3 --steer 2 --batch 2 "$work/ck1" \
+  > "$work/check.txt" 2>&1 || { cat "$work/check.txt" >&2; fail "prominence_check.py on ck1"; }
+grep -Eq "^\| $work/ck1 \| [0-9.]+ \(sd [0-9.]+\) \| [0-9.]+ \| [0-9.]+ \| -?[0-9.]+ dB at [0-9]+ Hz \|$" "$work/check.txt" ||
+  { cat "$work/check.txt" >&2; fail "prominence_check.py printed no row of figures for ck1"; }
+for form in "mel loss alone" "\+ per batch" "\+ pooled over 24"; do  # regular expressions
+  grep -Eq "^\| $form \| -?[0-9.]+ dB at [0-9]+ Hz \| -?[0-9.]+ dB at [0-9]+ Hz \| [0-9.]+ \|$" "$work/check.txt" ||
+    { cat "$work/check.txt" >&2; fail "prominence_check.py --steer printed no row for $form"; }
+done
 mkdir -p "$work/nowavs"
-"$py" training/prominence_rank.py --reference "$work/nowavs" "$work/ck1" > "$work/last.log" 2>&1 &&
-  fail "prominence_rank.py took a folder without wavs"
-grep -q "no wav longer than" "$work/last.log" || fail "prominence_rank.py's refusal of an empty folder does not say why"
+"$py" training/prominence_check.py --reference "$work/nowavs" "$work/ck1" > "$work/last.log" 2>&1 &&
+  fail "prominence_check.py took a folder without wavs"
+grep -q "no wav longer than" "$work/last.log" || fail "prominence_check.py's refusal of an empty folder does not say why"
 
 log "verdict.py: the rule a checkpoint ships by"
 printf '14.0 3.80 3.10 4.8\n13.0 3.82 3.12 4.6\n' > "$work/base.m"
