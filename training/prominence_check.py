@@ -2,7 +2,7 @@
 before a GPU call trains with it.
 
 usage: python3 training/prominence_check.py --reference DIR [--count 60] [--batches 24] [--top 16] [--ceiling 2.5]
-           [--steer STEPS [--batch 16] [--lr 8e-6] [--pool 24]] CKPT_DIR...
+           [--steer STEPS [--batch 16] [--lr 8e-6] [--pool 24] [--save DIR]] CKPT_DIR...
 
 DIR holds wavs of the speech the generator learns from (Festival's, as `train.py --wav-dir` leaves them). Each
 checkpoint's generator speaks them again from their mel (copy synthesis, as diagnose.py's "copy" stage), and the
@@ -20,7 +20,8 @@ A form of the loss is worth training with if it ranks the generators as tone.py 
 reference's mel, once with train.py's mel loss alone (x45) and once with each form of the prominence loss beside it
 (x10: per batch against the target, and pooled over --pool batches against the ceiling), AdamW at --lr (train.py's
 --lr-gen times --lr-start of a fine-tuning call), and prints the peak of each one's copy synthesis before and after.
-There is no discriminator, so it says which way each form pulls, not where a GPU call ends. All figures are in
+There is no discriminator, so it says which way each form pulls, not where a GPU call ends; --save DIR keeps the
+pooled form's generator beside the checkpoint's acoustic model, to export and measure. All figures are in
 tone.py's dB.
 """
 import argparse
@@ -28,6 +29,7 @@ import glob
 import math
 import os
 import random
+import shutil
 import sys
 
 import numpy as np
@@ -135,8 +137,21 @@ def steer(a, ckpt, refs, mels):
             mel_losses.append(mel_loss.item())
         gen.eval()
         after = peak(measure, gen, refs, mels)
+        if a.save and prominence is not None and prominence.pool:
+            save_generator(ckpt, gen, a.steer, a.save)
         print(f"| {name} | {before[0]:.2f} dB at {before[1]:.0f} Hz | {after[0]:.2f} dB at {after[1]:.0f} Hz | "
               f"{np.mean(mel_losses[-25:]):.4f} |")
+
+
+def save_generator(ckpt, gen, steps, out):
+    """A checkpoint folder: CKPT's ac.pt beside the trained generator, in gen.pt's own format and precision."""
+    os.makedirs(out, exist_ok=True)
+    state = torch.load(os.path.join(ckpt, "gen.pt"), map_location="cpu", weights_only=False)
+    dtype = next(iter(state["model"].values())).dtype
+    state["model"] = {"dec." + k: v.detach().to(dtype) for k, v in gen.state_dict().items()}
+    state["step"] += steps
+    torch.save(state, os.path.join(out, "gen.pt"))
+    shutil.copy(os.path.join(ckpt, "ac.pt"), os.path.join(out, "ac.pt"))
 
 
 def main():
@@ -152,8 +167,12 @@ def main():
     ap.add_argument("--batch", type=int, default=16, help="--steer's segments a step")
     ap.add_argument("--lr", type=float, default=8e-6, help="--steer's learning rate")
     ap.add_argument("--pool", type=int, default=24, help="--steer's pooled form: as train.py --prominence-pool")
+    ap.add_argument("--save", metavar="DIR",
+                    help="--steer's generator trained with the pooled form, as a checkpoint folder (export.py --ckpt)")
     ap.add_argument("ckpts", nargs="+", metavar="CKPT_DIR")
     a = ap.parse_args()
+    if a.save and not a.steer:
+        raise SystemExit("--save writes --steer's generator: it needs --steer STEPS")
     paths = sorted(glob.glob(os.path.join(a.reference, "*.wav")))[:a.count]
     refs = [torch.from_numpy(load_wav(p)) for p in paths]
     refs = [y for y in refs if len(y) > 2 * SEGMENT]

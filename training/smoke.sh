@@ -511,14 +511,20 @@ assert np.isnan(frame_comb([np.zeros(100)])), "clips shorter than the FFT should
 PY
 
 log "prominence_check.py: each form of the prominence loss on a generator's copy synthesis, and a few steps of each"
-"$py" training/prominence_check.py --reference "$work/wavs" --count 8 --batches 3 --steer 2 --batch 2 "$work/ck1" \
-  > "$work/check.txt" 2>&1 || { cat "$work/check.txt" >&2; fail "prominence_check.py on ck1"; }
+"$py" training/prominence_check.py --reference "$work/wavs" --count 8 --batches 3 --steer 2 --batch 2 \
+  --save "$work/steered" "$work/ck1" > "$work/check.txt" 2>&1 || { cat "$work/check.txt" >&2; fail "prominence_check.py on ck1"; }
 grep -Eq "^\| $work/ck1 \| [0-9.]+ \(sd [0-9.]+\) \| [0-9.]+ \| [0-9.]+ \| -?[0-9.]+ dB at [0-9]+ Hz \|$" "$work/check.txt" ||
   { cat "$work/check.txt" >&2; fail "prominence_check.py printed no row of figures for ck1"; }
 for form in "mel loss alone" "\+ per batch" "\+ pooled over 24"; do  # regular expressions
   grep -Eq "^\| $form \| -?[0-9.]+ dB at [0-9]+ Hz \| -?[0-9.]+ dB at [0-9]+ Hz \| [0-9.]+ \|$" "$work/check.txt" ||
     { cat "$work/check.txt" >&2; fail "prominence_check.py --steer printed no row for $form"; }
 done
+changed "$work/ck1" "$work/steered" gen.pt || fail "prominence_check.py --save kept the generator as it was"
+! changed "$work/ck1" "$work/steered" ac.pt || fail "prominence_check.py --save changed the acoustic model"
+speak "$work/steered" "$work/steered.onnx"
+"$py" training/prominence_check.py --reference "$work/wavs" --save "$work/none" "$work/ck1" > "$work/last.log" 2>&1 &&
+  fail "prominence_check.py took --save without --steer"
+grep -q "it needs --steer STEPS" "$work/last.log" || fail "prominence_check.py's refusal of --save does not say why"
 mkdir -p "$work/nowavs"
 "$py" training/prominence_check.py --reference "$work/nowavs" "$work/ck1" > "$work/last.log" 2>&1 &&
   fail "prominence_check.py took a folder without wavs"
