@@ -70,10 +70,10 @@ def batches(pairs, count, seed):
         yield torch.stack([p[0] for p in picks]), torch.stack([p[1] for p in picks])
 
 
-def peak(loss, gen, refs, mels):
-    """The most prominent bin of the generator's copy synthesis of all the clips, pooled: (dB, Hz)."""
+def peak(loss, pairs):
+    """The most prominent bin of a copy synthesis (copy_synthesis's pairs) of all the clips, pooled: (dB, Hz)."""
     power = sum(long_term_spectrum(out.unsqueeze(0), loss.n_fft, loss.hop, loss.win, 2) * len(out)
-                for _, out in copy_synthesis(gen, refs, mels))
+                for _, out in pairs)
     prom = loss.prominence_of(power)
     k = prom.argmax().item()
     return db(prom[k].item()), loss.band[k].item() * SR / loss.n_fft
@@ -87,15 +87,16 @@ def rank(a, ckpts, refs, mels):
     print("|---|---|---|---|---|")
     for ckpt in ckpts:
         model, _ = load_voice(ckpt)
+        pairs = copy_synthesis(model.dec, refs, mels)
         per, ref_power, out_power = [], 0, 0
-        for y, out in batches(copy_synthesis(model.dec, refs, mels), a.batches, a.seed):
+        for y, out in batches(pairs, a.batches, a.seed):
             per.append(db(loss(out, y).item()))
             ref_power = ref_power + long_term_spectrum(y, loss.n_fft, loss.hop, loss.win, 2)
             out_power = out_power + long_term_spectrum(out, loss.n_fft, loss.hop, loss.win, 2)
         ref_prom, out_prom = loss.prominence_of(ref_power), loss.prominence_of(out_power)
         vs_target = loss.worst(torch.relu(out_prom - ref_prom.clamp_max(loss.ceiling))).item()
         vs_cap = loss.worst(torch.relu(out_prom - loss.ceiling)).item()
-        top_db, top_hz = peak(loss, model.dec, refs, mels)
+        top_db, top_hz = peak(loss, pairs)
         print(f"| {ckpt} | {np.mean(per):.2f} (sd {np.std(per):.2f}) | {db(vs_target):.2f} | {db(vs_cap):.2f} | "
               f"{top_db:.1f} dB at {top_hz:.0f} Hz |")
 
@@ -106,6 +107,8 @@ def steer(a, ckpt, refs, mels):
              ("+ per batch", ProminenceLoss(top=a.top, ceiling_db=a.ceiling)),
              (f"+ pooled over {a.pool}", ProminenceLoss(top=a.top, ceiling_db=a.ceiling, pool=a.pool))]
     melspec, measure = MelSpec(), ProminenceLoss()
+    model, _ = load_voice(ckpt)
+    before = peak(measure, copy_synthesis(model.dec, refs, mels))  # every form starts from the same generator
     print(f"\n{ckpt}'s generator, {a.steer} steps of {a.batch} segments at lr {a.lr:g}, ceiling {a.ceiling:g} dB")
     print("| loss | peak before | peak after | mel loss, last 25 steps |")
     print("|---|---|---|---|")
@@ -114,7 +117,6 @@ def steer(a, ckpt, refs, mels):
         rng = random.Random(a.seed)
         model, _ = load_voice(ckpt)
         gen = model.dec
-        before = peak(measure, gen, refs, mels)
         gen.train()
         for p in gen.parameters():
             p.requires_grad_(True)
@@ -136,7 +138,7 @@ def steer(a, ckpt, refs, mels):
             opt.step()
             mel_losses.append(mel_loss.item())
         gen.eval()
-        after = peak(measure, gen, refs, mels)
+        after = peak(measure, copy_synthesis(gen, refs, mels))
         if a.save and prominence is not None and prominence.pool:
             save_generator(ckpt, gen, a.steer, a.save)
         print(f"| {name} | {before[0]:.2f} dB at {before[1]:.0f} Hz | {after[0]:.2f} dB at {after[1]:.0f} Hz | "
