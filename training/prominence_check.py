@@ -29,7 +29,6 @@ import glob
 import math
 import os
 import random
-import shutil
 import sys
 
 import numpy as np
@@ -39,7 +38,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from data import HOP, SR, MelSpec, load_wav  # noqa: E402
 from model import load_voice, make_latent  # noqa: E402
-from train import ProminenceLoss, long_term_spectrum  # noqa: E402
+from train import ProminenceLoss, long_term_spectrum, save_ckpt  # noqa: E402
 
 SEGMENT, BATCH = 8192, 64
 
@@ -115,7 +114,7 @@ def steer(a, ckpt, refs, mels):
     for name, prominence in forms:
         torch.manual_seed(a.seed)
         rng = random.Random(a.seed)
-        model, _ = load_voice(ckpt)
+        model, ac = load_voice(ckpt)
         gen = model.dec
         gen.train()
         for p in gen.parameters():
@@ -140,20 +139,16 @@ def steer(a, ckpt, refs, mels):
         gen.eval()
         after = peak(measure, copy_synthesis(gen, refs, mels))
         if a.save and prominence is not None and prominence.pool:
-            save_generator(ckpt, gen, a.steer, a.save)
+            # float16 where the folder was (save_ckpt casts the acoustic model too when the generator is)
+            save_ckpt(model, None, ac["step"] + a.steer, a.save, {"steered_from": ckpt},
+                      half=is_half(os.path.join(ckpt, "gen.pt")), half_ac=is_half(os.path.join(ckpt, "ac.pt")))
         print(f"| {name} | {before[0]:.2f} dB at {before[1]:.0f} Hz | {after[0]:.2f} dB at {after[1]:.0f} Hz | "
               f"{np.mean(mel_losses[-25:]):.4f} |")
 
 
-def save_generator(ckpt, gen, steps, out):
-    """A checkpoint folder: CKPT's ac.pt beside the trained generator, in gen.pt's own format and precision."""
-    os.makedirs(out, exist_ok=True)
-    state = torch.load(os.path.join(ckpt, "gen.pt"), map_location="cpu", weights_only=False)
-    dtype = next(iter(state["model"].values())).dtype
-    state["model"] = {"dec." + k: v.detach().to(dtype) for k, v in gen.state_dict().items()}
-    state["step"] += steps
-    torch.save(state, os.path.join(out, "gen.pt"))
-    shutil.copy(os.path.join(ckpt, "ac.pt"), os.path.join(out, "ac.pt"))
+def is_half(path):
+    state = torch.load(path, map_location="cpu", weights_only=False)["model"]
+    return next(iter(state.values())).dtype == torch.float16
 
 
 def main():
