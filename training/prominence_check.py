@@ -2,7 +2,7 @@
 before a GPU call trains with it.
 
 usage: python3 training/prominence_check.py --reference DIR [--count 60] [--batches 24] [--top 16] [--ceiling 2.5]
-           [--steer STEPS [--batch 16] [--lr 8e-6] [--pool 24] [--save DIR]] CKPT_DIR...
+           [--steer STEPS [--batch 16] [--lr 8e-6] [--pool 24] [--pooled-only] [--save DIR]] CKPT_DIR...
 
 DIR holds wavs of the speech the generator learns from (Festival's, as `train.py --wav-dir` leaves them). Each
 checkpoint's generator speaks them again from their mel (copy synthesis, as diagnose.py's "copy" stage), and the
@@ -21,7 +21,8 @@ reference's mel, once with train.py's mel loss alone (x45) and once with each fo
 (x10: per batch against the target, and pooled over --pool batches against the ceiling), AdamW at --lr (train.py's
 --lr-gen times --lr-start of a fine-tuning call), and prints the peak of each one's copy synthesis before and after.
 There is no discriminator, so it says which way each form pulls, not where a GPU call ends; --save DIR keeps the
-pooled form's generator beside the checkpoint's acoustic model, to export and measure. All figures are in
+pooled form's generator beside the checkpoint's acoustic model, to export and measure, and --pooled-only trains
+that form alone (to go on from such a generator). All figures are in
 tone.py's dB.
 """
 import argparse
@@ -105,6 +106,8 @@ def steer(a, ckpt, refs, mels):
     forms = [("mel loss alone", None),
              ("+ per batch", ProminenceLoss(top=a.top, ceiling_db=a.ceiling)),
              (f"+ pooled over {a.pool}", ProminenceLoss(top=a.top, ceiling_db=a.ceiling, pool=a.pool))]
+    if a.pooled_only:
+        forms = forms[2:]
     melspec, measure = MelSpec(), ProminenceLoss()
     model, _ = load_voice(ckpt)
     before = peak(measure, copy_synthesis(model.dec, refs, mels))  # every form starts from the same generator
@@ -164,12 +167,15 @@ def main():
     ap.add_argument("--batch", type=int, default=16, help="--steer's segments a step")
     ap.add_argument("--lr", type=float, default=8e-6, help="--steer's learning rate")
     ap.add_argument("--pool", type=int, default=24, help="--steer's pooled form: as train.py --prominence-pool")
+    ap.add_argument("--pooled-only", action="store_true",
+                    help="--steer trains the pooled form alone (to go on from a steered generator: the other forms "
+                         "are only there to compare)")
     ap.add_argument("--save", metavar="DIR",
                     help="--steer's generator trained with the pooled form, as a checkpoint folder (export.py --ckpt)")
     ap.add_argument("ckpts", nargs="+", metavar="CKPT_DIR")
     a = ap.parse_args()
-    if a.save and not a.steer:
-        raise SystemExit("--save writes --steer's generator: it needs --steer STEPS")
+    if (a.save or a.pooled_only) and not a.steer:
+        raise SystemExit("--save and --pooled-only are about --steer's generator: they need --steer STEPS")
     paths = sorted(glob.glob(os.path.join(a.reference, "*.wav")))[:a.count]
     refs = [torch.from_numpy(load_wav(p)) for p in paths]
     refs = [y for y in refs if len(y) > 2 * SEGMENT]
