@@ -174,8 +174,9 @@ def main():
                     help="--steer's generator trained with the pooled form, as a checkpoint folder (export.py --ckpt)")
     ap.add_argument("ckpts", nargs="+", metavar="CKPT_DIR")
     a = ap.parse_args()
-    if (a.save or a.pooled_only) and not a.steer:
-        raise SystemExit("--save and --pooled-only are about --steer's generator: they need --steer STEPS")
+    for flag, given in (("--save", a.save), ("--pooled-only", a.pooled_only)):
+        if given and not a.steer:
+            raise SystemExit(f"{flag} is about --steer's generator: it needs --steer STEPS")
     paths = sorted(glob.glob(os.path.join(a.reference, "*.wav")))[:a.count]
     refs = [torch.from_numpy(load_wav(p)) for p in paths]
     refs = [y for y in refs if len(y) > 2 * SEGMENT]

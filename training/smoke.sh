@@ -525,6 +525,16 @@ speak "$work/steered" "$work/steered.onnx"
 "$py" training/prominence_check.py --reference "$work/wavs" --save "$work/none" "$work/ck1" > "$work/last.log" 2>&1 &&
   fail "prominence_check.py took --save without --steer"
 grep -q "it needs --steer STEPS" "$work/last.log" || fail "prominence_check.py's refusal of --save does not say why"
+"$py" training/prominence_check.py --reference "$work/wavs" --count 8 --batches 3 --steer 2 --batch 2 --pooled-only \
+  --save "$work/steered2" "$work/steered" > "$work/check2.txt" 2>&1 ||
+  { cat "$work/check2.txt" >&2; fail "prominence_check.py --pooled-only on the steered generator"; }
+grep -Eq "^\| \+ pooled over 24 \| " "$work/check2.txt" && ! grep -Eq "^\| (mel loss alone|\+ per batch) \| " "$work/check2.txt" ||
+  { cat "$work/check2.txt" >&2; fail "prominence_check.py --pooled-only did not train the pooled form alone"; }
+changed "$work/steered" "$work/steered2" gen.pt || fail "prominence_check.py --pooled-only --save kept the generator as it was"
+"$py" training/prominence_check.py --reference "$work/wavs" --pooled-only "$work/ck1" > "$work/last.log" 2>&1 &&
+  fail "prominence_check.py took --pooled-only without --steer"
+grep -q -- "--pooled-only is about --steer's generator" "$work/last.log" ||
+  fail "prominence_check.py's refusal of --pooled-only does not say why"
 mkdir -p "$work/nowavs"
 "$py" training/prominence_check.py --reference "$work/nowavs" "$work/ck1" > "$work/last.log" 2>&1 &&
   fail "prominence_check.py took a folder without wavs"
