@@ -107,7 +107,7 @@ def steer(a, ckpt, refs, mels):
              ("+ per batch", ProminenceLoss(top=a.top, ceiling_db=a.ceiling)),
              (f"+ pooled over {a.pool}", ProminenceLoss(top=a.top, ceiling_db=a.ceiling, pool=a.pool))]
     if a.pooled_only:
-        forms = forms[2:]
+        forms = [(name, loss) for name, loss in forms if loss is not None and loss.pool]
     melspec, measure = MelSpec(), ProminenceLoss()
     model, _ = load_voice(ckpt)
     before = peak(measure, copy_synthesis(model.dec, refs, mels))  # every form starts from the same generator
