@@ -94,8 +94,7 @@ def rank(a, ckpts, refs, mels):
             ref_power = ref_power + long_term_spectrum(y, loss.n_fft, loss.hop, loss.win, 2)
             out_power = out_power + long_term_spectrum(out, loss.n_fft, loss.hop, loss.win, 2)
         ref_prom, out_prom = loss.prominence_of(ref_power), loss.prominence_of(out_power)
-        vs_target = loss.worst(torch.relu(out_prom - ref_prom.clamp_max(loss.ceiling))).item()
-        vs_cap = loss.worst(torch.relu(out_prom - loss.ceiling)).item()
+        vs_target, vs_cap = loss.excess(out_prom, ref_prom).item(), loss.excess(out_prom).item()
         top_db, top_hz = peak(loss, pairs)
         print(f"| {ckpt} | {np.mean(per):.2f} (sd {np.std(per):.2f}) | {db(vs_target):.2f} | {db(vs_cap):.2f} | "
               f"{top_db:.1f} dB at {top_hz:.0f} Hz |")

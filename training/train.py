@@ -239,23 +239,27 @@ class ProminenceLoss(nn.Module):
         around = F.conv1d(spec.view(1, 1, -1), self.ring, padding=self.ring.shape[-1] // 2).view(-1)
         return (spec - around)[self.band]
 
-    def worst(self, excess):
+    def excess(self, prom, target=None):
+        """The loss of a prominence (prominence_of's) over a target's, capped at the ceiling, or over the ceiling
+        alone when there is no target: the mean of the top bins' excess, or of every bin's."""
+        if target is None:
+            target = self.ceiling
+        elif self.ceiling is not None:
+            target = target.clamp_max(self.ceiling)
+        excess = F.relu(prom - target)
         return excess.topk(min(self.top, excess.numel())).values.mean() if self.top else excess.mean()
 
     def forward(self, y_hat, y):
         if self.pool:
             return self.pooled(y_hat)
-        target = self.prominence(y).detach()
-        if self.ceiling is not None:
-            target = target.clamp_max(self.ceiling)
-        return self.worst(F.relu(self.prominence(y_hat) - target))
+        return self.excess(self.prominence(y_hat), self.prominence(y).detach())
 
     def pooled(self, y_hat):
         power = long_term_spectrum(y_hat, self.n_fft, self.hop, self.win, 2)
         with torch.no_grad():
             self.seen += 1
             self.running += (power.detach().float() - self.running) / min(self.seen, self.pool)
-        return self.worst(F.relu(self.prominence_of(self.running + (power - power.detach())) - self.ceiling))
+        return self.excess(self.prominence_of(self.running + (power - power.detach())))
 
 
 class BandLevelLoss(nn.Module):
