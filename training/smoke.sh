@@ -365,15 +365,6 @@ grep -q " prom [0-9]" "$work/last.log" || fail "--freeze-generator --prominence 
 "$py" -c "import sys; sys.exit(float(sys.argv[2]) < 2 * float(sys.argv[1]))" "$plain" "$(gn_ac)" ||
   fail "--freeze-generator --prominence 100000 did not reach the acoustic model (gradient norm $(gn_ac) against $plain)"
 ! changed "$work/ck6nodisc" "$work/ck6p" gen.pt || fail "--freeze-generator --prominence changed the generator"
-log "the acoustic model alone with its duration predictor kept as loaded (--freeze-durations)"
-train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 2 --freeze-generator --freeze-durations \
-  --resume "$work/ck6nodisc" --out "$work/ck6d"
-! changed "$work/ck6nodisc" "$work/ck6d" ac.pt dp. || fail "--freeze-durations changed the duration predictor"
-changed "$work/ck6nodisc" "$work/ck6d" ac.pt frames. || fail "--freeze-durations left the frame decoder as it was"
-grep -q " dur [0-9]" "$work/last.log" || fail "--freeze-durations stopped logging the duration loss"
-"$py" training/train.py --ids "$work/rec_ids.txt" --small --freeze-acoustic --freeze-durations --out "$work/ck7" \
-  > "$work/last.log" 2>&1 && fail "train.py took --freeze-durations with --freeze-acoustic"
-grep -q -- "which --freeze-acoustic does" "$work/last.log" || fail "train.py's refusal of --freeze-durations does not say why"
 "$py" training/train.py --ids "$work/rec_ids.txt" --small --real "$work/rec" --real-ids "$work/rec_ids.txt" \
   --freeze-generator --freeze-acoustic --resume "$work/ck5" --out "$work/ck7" > "$work/last.log" 2>&1 &&
   fail "train.py took --freeze-generator with --freeze-acoustic"

@@ -638,9 +638,6 @@ def check_flags(a, ap):
         raise SystemExit(f"--disc-lr-scale {a.disc_lr_scale}: want 0 or more")
     if a.disc_warmup < 0:
         raise SystemExit(f"--disc-warmup {a.disc_warmup}: want 0 or more steps")
-    if a.freeze_durations and a.freeze_acoustic:
-        raise SystemExit("--freeze-durations keeps the duration predictor as loaded, which --freeze-acoustic does "
-                         "for the whole acoustic model already")
     if a.freeze_acoustic and a.freeze_generator:
         raise SystemExit("--freeze-acoustic and --freeze-generator together would train nothing")
     if a.prominence_top < 0 or (a.prominence_top and not a.prominence):
@@ -795,9 +792,6 @@ def main():
     ap.add_argument("--freeze-generator", action="store_true",
                     help="train the acoustic model alone (with --mel-adv: sharper mels); the generator and its "
                          "discriminators stay as loaded")
-    ap.add_argument("--freeze-durations", action="store_true",
-                    help="keep the duration predictor as loaded while the rest of the acoustic model trains: "
-                         "trained on in step 6za it raised the voice's steady 1.3 kHz peak (training/README.md)")
     ap.add_argument("--dump-durations", action="store_true",
                     help="after the final save, write OUT/durations.txt: each utterance's alignment (frames per "
                          "phoneme id) under the final weights, the targets train_dp.py fits a duration predictor to")
@@ -914,9 +908,7 @@ def main():
         opt_md = torch.optim.AdamW(mel_disc.parameters(), a.lr_gen, betas=(0.8, 0.99), weight_decay=0.01)
     log(f"params: voice {count_params(model)} (enc {count_params(model.enc)}, dp {count_params(model.dp)}, "
         f"frames {count_params(model.frames)}, dec {count_params(model.dec)}), disc {count_params(disc)}")
-    if a.freeze_durations:  # its loss is still computed and logged, to watch it against the alignments
-        model.dp.requires_grad_(False)
-    ac_params = [p for n, p in model.named_parameters() if not n.startswith("dec.") and p.requires_grad]
+    ac_params = [p for n, p in model.named_parameters() if not n.startswith("dec.")]
     if a.freeze_generator:  # kept as loaded; with --prominence its gradient passes through it to the mels, no further
         model.dec.requires_grad_(False)
     enc_core = {id(p) for n, p in model.named_parameters() if n.startswith(("enc.emb.", "enc.blocks."))}
