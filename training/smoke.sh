@@ -365,6 +365,19 @@ grep -q " prom [0-9]" "$work/last.log" || fail "--freeze-generator --prominence 
 "$py" -c "import sys; sys.exit(float(sys.argv[2]) < 2 * float(sys.argv[1]))" "$plain" "$(gn_ac)" ||
   fail "--freeze-generator --prominence 100000 did not reach the acoustic model (gradient norm $(gn_ac) against $plain)"
 ! changed "$work/ck6nodisc" "$work/ck6p" gen.pt || fail "--freeze-generator --prominence changed the generator"
+log "the same, the prominence loss hearing mels laid out by the predicted durations (--prominence-layout predicted)"
+train --ids "$work/ids.txt" --n 24 --first 12 --max-steps 1 --real "$work/rec" --real-ids "$work/rec_ids.txt" \
+  --freeze-generator --prominence 100000 --prominence-ceiling 0 --prominence-pool 4 --prominence-layout predicted \
+  --resume "$work/ck6nodisc" --out "$work/ck6q"
+grep -q "on mels laid out by the predicted durations" "$work/last.log" || fail "--prominence-layout predicted is not logged"
+"$py" -c "import sys; sys.exit(float(sys.argv[2]) < 2 * float(sys.argv[1]))" "$plain" "$(gn_ac)" ||
+  fail "--prominence-layout predicted did not reach the acoustic model (gradient norm $(gn_ac) against $plain)"
+! changed "$work/ck6nodisc" "$work/ck6q" gen.pt || fail "--prominence-layout predicted changed the generator"
+"$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence 1 --prominence-ceiling 2 --prominence-pool 4 \
+  --prominence-layout predicted --out "$work/ck7" > "$work/last.log" 2>&1 &&
+  fail "train.py took --prominence-layout predicted without --freeze-generator"
+grep -q -- "it needs --freeze-generator and --prominence-pool N" "$work/last.log" ||
+  fail "train.py's refusal of --prominence-layout predicted does not say why"
 "$py" training/train.py --ids "$work/rec_ids.txt" --small --real "$work/rec" --real-ids "$work/rec_ids.txt" \
   --freeze-generator --freeze-acoustic --resume "$work/ck5" --out "$work/ck7" > "$work/last.log" 2>&1 &&
   fail "train.py took --freeze-generator with --freeze-acoustic"

@@ -30,8 +30,11 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import mas as mas_mod  # noqa: E402
-from model import (HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params, duration_loss,  # noqa: E402
-                   make_latent, path_from_durations, read_checkpoint)
+from model import (DURATION_NOISE_STD, HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params,  # noqa: E402
+                   duration_loss, make_latent, path_from_durations, read_checkpoint)
+
+# export.py's inference scales (noise_scale, noise_w): the noise a shipped voice synthesises with
+SYNTH_NOISE_SCALE, SYNTH_NOISE_W = 0.667, 0.8
 
 
 def log(*a):
@@ -524,11 +527,14 @@ def acoustic_step(rig, a, corpus, sel, batch, k):
     losses = {"prior": loss_prior, "mel_ac": loss_mel_ac, "mel_ac_real": loss_mel_real, "dur": loss_dur}
     loss_ac = loss_prior + loss_mel_ac + loss_dur
     if a.freeze_generator and a.prominence:
-        bidx, fidx, y = generator_segments(a, corpus, sel, batch, rig.dev)
-        mel_seg = mel_pred[bidx, :, fidx].permute(0, 2, 1)
+        if a.prominence_layout == "predicted":
+            mel_seg, y = synthesis_segments(model, h, mu, logw, x_mask, b_frames, a.seg, a.vbatch, amp), None
+        else:
+            bidx, fidx, y = generator_segments(a, corpus, sel, batch, rig.dev)
+            mel_seg = mel_pred[bidx, :, fidx].permute(0, 2, 1)
         with amp:
             y_hat = model.dec(make_latent(mel_seg, torch.ones_like(mel_seg[:, :1])))
-        losses["prom"] = rig.prominence_loss(y_hat.float().squeeze(1), y.squeeze(1))
+        losses["prom"] = rig.prominence_loss(y_hat.float().squeeze(1), None if y is None else y.squeeze(1))
         loss_ac = loss_ac + a.prominence * losses["prom"]
     mel_losses = {}
     if rig.mel_disc is not None:
@@ -541,6 +547,29 @@ def acoustic_step(rig, a, corpus, sel, batch, k):
     gn_ac = torch.nn.utils.clip_grad_norm_(rig.ac_params, 5.0)
     rig.opt_ac.step()
     return losses, mel_losses, mel_pred, gn_ac, mas_s
+
+
+def synthesis_segments(model, h, mu, logw, x_mask, b_frames, seg, n, amp):
+    """Segments of mels as synthesis makes them for a batch's first n sentences: laid out by the duration
+    predictor's durations (logw, with the shipped voice's noise), not the alignment's, and with its latent noise.
+    The 1.3 kHz steady peak shows under the voice's own durations and not under Festival's (training/README.md 6za),
+    so a loss that should see it must see these. Gradients reach the encoder's h and mu and the frame decoder; the
+    rounded durations pass none. Returns [n,80,seg] mels, each from a random start inside its sentence."""
+    n = min(n, h.shape[0])
+    with torch.no_grad():
+        logw = logw[:n].float() + torch.randn_like(logw[:n].float()) * (DURATION_NOISE_STD * SYNTH_NOISE_W)
+        w_ceil = torch.ceil(torch.exp(logw) * x_mask[:n])
+        lengths = w_ceil.sum([1, 2]).clamp_min(1)
+        t_max = int(lengths.max())
+        path, frac = path_from_durations(w_ceil, t_max)
+        y_mask = (path.sum(1, keepdim=True) > 0).float()
+        starts = (torch.rand(n, device=h.device) * (lengths - seg).clamp_min(0)).long()
+        fidx = (starts.unsqueeze(1) + torch.arange(seg, device=h.device).unsqueeze(0)).clamp_max(t_max - 1)
+    with amp:
+        mel = model.frames(torch.matmul(h[:n], path), torch.matmul(mu[:n], path), frac, y_mask,
+                           None if b_frames is None else b_frames[:n])
+    mel = mel.float() + torch.randn_like(mel.float()) * (LATENT_NOISE_STD * SYNTH_NOISE_SCALE)
+    return mel[torch.arange(n, device=h.device).unsqueeze(1), :, fidx].permute(0, 2, 1)
 
 
 def generator_segments(a, corpus, sel, batch, dev):
@@ -647,6 +676,9 @@ def check_flags(a, ap):
     if a.prominence_pool < 0 or (a.prominence_pool and a.prominence_ceiling is None):
         raise SystemExit(f"--prominence-pool {a.prominence_pool}: want a number of batches from 1, with "
                          "--prominence-ceiling DB (the pooled spectrum is measured against the ceiling)")
+    if a.prominence_layout == "predicted" and not (a.freeze_generator and a.prominence_pool):
+        raise SystemExit("--prominence-layout predicted lays out the acoustic model's mels for the frozen generator, "
+                         "with no target audio to match: it needs --freeze-generator and --prominence-pool N")
     if a.prominence_band is not None:
         try:
             lo, hi = (float(v) for v in a.prominence_band.split(","))
@@ -787,6 +819,10 @@ def main():
                     help="the prominence loss measures the generator's spectrum averaged over about N batches "
                          "against --prominence-ceiling alone, not each batch's against its target audio: one "
                          "batch's is too noisy to see a peak of a few dB (training/README.md 6y)")
+    ap.add_argument("--prominence-layout", choices=("alignment", "predicted"), default="alignment",
+                    help="with --freeze-generator, which durations lay out the mels the prominence loss hears: the "
+                         "alignment's (default, beside the target audio) or the duration predictor's, as synthesis "
+                         "does (training/README.md 6za: the 1.3 kHz peak shows only there)")
     ap.add_argument("--band-level", type=float, default=0.0, metavar="W",
                     help="weight of the long-term band level loss (BandLevelLoss) in the generator's loss")
     ap.add_argument("--freeze-generator", action="store_true",
@@ -924,7 +960,8 @@ def main():
         log(f"the generator's mel loss spans 0-{a.loss_fmax:g} Hz (the voice's features: 0-{data.MEL_FMAX:g} Hz)")
     if a.prominence_pool:
         log(f"the prominence loss: the generator's spectrum over about {a.prominence_pool} batches against "
-            f"{a.prominence_ceiling:g} dB")
+            f"{a.prominence_ceiling:g} dB"
+            + (", on mels laid out by the predicted durations" if a.prominence_layout == "predicted" else ""))
     elif a.prominence_ceiling is not None:
         log(f"the prominence loss's target: the target audio's own prominence, at most {a.prominence_ceiling:g} dB")
     rig = Rig(model=model, ac_params=ac_params, opt_ac=opt_ac, opt_g=opt_g, disc=disc, opt_d=opt_d,
