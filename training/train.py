@@ -552,8 +552,8 @@ def acoustic_step(rig, a, corpus, sel, batch, k):
 def synthesis_segments(model, h, mu, logw, x_mask, b_frames, seg, n, amp):
     """Segments of mels as synthesis makes them for a batch's first n sentences: laid out by the duration
     predictor's durations (logw, with the shipped voice's noise), not the alignment's, and with its latent noise.
-    The 1.3 kHz steady peak shows under the voice's own durations and not under Festival's (training/README.md 6za),
-    so a loss that should see it must see these. Gradients reach the encoder's h and mu and the frame decoder; the
+    diagnose.py placed the 1.3 kHz steady peak under the voice's own durations (training/README.md 6za), and the loss
+    on these, capped at 1 dB, took it out (6zb). Gradients reach the encoder's h and mu and the frame decoder; the
     rounded durations pass none. Returns [n,80,seg] mels, each from a random start inside its sentence."""
     n = min(n, h.shape[0])
     with torch.no_grad():
@@ -822,7 +822,7 @@ def main():
     ap.add_argument("--prominence-layout", choices=("alignment", "predicted"), default="alignment",
                     help="with --freeze-generator, which durations lay out the mels the prominence loss hears: the "
                          "alignment's (default, beside the target audio) or the duration predictor's, as synthesis "
-                         "does (training/README.md 6za: the 1.3 kHz peak shows only there)")
+                         "does (training/README.md 6zb: this one took the 1.3 kHz peak out)")
     ap.add_argument("--band-level", type=float, default=0.0, metavar="W",
                     help="weight of the long-term band level loss (BandLevelLoss) in the generator's loss")
     ap.add_argument("--freeze-generator", action="store_true",
