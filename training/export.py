@@ -13,7 +13,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import Voice, apply_duration_gain, count_params, load_voice  # noqa: E402
+from model import INFERENCE_SCALES, Voice, apply_duration_gain, count_params, load_voice  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPSET = 15
@@ -37,7 +37,7 @@ def piper_config(dataset, quality="medium"):
     return {
         "audio": {"sample_rate": 22050, "quality": quality},
         "espeak": {"voice": "en-us"},
-        "inference": {"noise_scale": 0.667, "length_scale": 1, "noise_w": 0.8},
+        "inference": dict(INFERENCE_SCALES),
         "phoneme_type": "espeak",
         "phoneme_map": {},
         "phoneme_id_map": id_map,

@@ -22,6 +22,8 @@ HOP = 256
 # scales, 0.667 and 0.8, vary the voice a little without harming it).
 LATENT_NOISE_STD = 0.1   # in natural-log mel units, times noise_scale
 DURATION_NOISE_STD = 0.1  # in log-frames, times noise_w
+# Piper's default scales, which export.py writes into every voice's config: what a shipped voice speaks with
+INFERENCE_SCALES = {"noise_scale": 0.667, "length_scale": 1, "noise_w": 0.8}
 
 
 class LayerNormC(nn.Module):
@@ -298,6 +300,15 @@ def path_from_durations(w_ceil, t_max):
     return path, frac * (f_dur > 0).to(w_ceil.dtype)
 
 
+def synthesis_durations(logw, x_mask, noise_w, length_scale):
+    """Synthesis's durations from the predictor's log-durations logw [B,1,L]: Piper's duration noise, the length
+    scale, rounded up to whole frames. Returns (w_ceil [B,1,L], each item's length in frames [B], at least 1)."""
+    logw = logw + torch.randn_like(logw) * (DURATION_NOISE_STD * noise_w)
+    w = torch.exp(logw) * x_mask * length_scale
+    w_ceil = torch.ceil(w)
+    return w_ceil, torch.clamp_min(torch.sum(w_ceil, [1, 2]), 1.0)
+
+
 def acoustic_probe():
     """A fixed teacher-forced input for checking that a changed voice computes what it did: (ids [2,30], x_mask
     [2,1,30] with one item padded, durations [2,1,30] of 1-5 frames, their largest sum). Drawn from its own
@@ -472,12 +483,15 @@ class Voice(nn.Module):
         b_enc, b_frames = self.speaker_biases(sid) if sid is not None else (None, None)
         h, mu = self.enc(ids, x_mask, b_enc)
         path, frac = path_from_durations(w_frames, t_max)
-        y_mask = (path.sum(1, keepdim=True) > 0).to(h.dtype)
-        h_exp = torch.matmul(h, path)
-        mu_exp = torch.matmul(mu, path)
-        mel = self.frames(h_exp, mu_exp, frac, y_mask, b_frames)
+        mel, y_mask = self.frames_along(h, mu, path, frac, b_frames)
         logw = self.dp(h.detach(), x_mask)
         return mel, mu, logw, y_mask
+
+    def frames_along(self, h, mu, path, frac, b_frames=None):
+        """The frame decoder's mels for the phoneme states h and means mu laid out along path and frac
+        (path_from_durations'). Returns (mel [B,80,T], y_mask [B,1,T])."""
+        y_mask = (path.sum(1, keepdim=True) > 0).to(h.dtype)
+        return self.frames(torch.matmul(h, path), torch.matmul(mu, path), frac, y_mask, b_frames), y_mask
 
     def forward(self, input, input_lengths, scales):
         """Piper's inference signature: (input [B,L] int64, input_lengths [B] int64, scales [3]) -> [B,1,1,T]."""
@@ -488,15 +502,10 @@ class Voice(nn.Module):
         x_mask = (torch.arange(L, device=input.device).unsqueeze(0) < input_lengths.unsqueeze(1)).unsqueeze(1)
         x_mask = x_mask.to(torch.float32)
         h, mu = self.enc(input, x_mask)
-        logw = self.dp(h, x_mask)
-        logw = logw + torch.randn_like(logw) * (DURATION_NOISE_STD * noise_w)
-        w = torch.exp(logw) * x_mask * length_scale
-        w_ceil = torch.ceil(w)
-        y_lengths = torch.clamp_min(torch.sum(w_ceil, [1, 2]), 1.0)
+        w_ceil, y_lengths = synthesis_durations(self.dp(h, x_mask), x_mask, noise_w, length_scale)
         t_max = y_lengths.max().to(torch.int64)
         path, frac = path_from_durations(w_ceil, t_max)
-        y_mask = (path.sum(1, keepdim=True) > 0).to(torch.float32)
-        mel = self.frames(torch.matmul(h, path), torch.matmul(mu, path), frac, y_mask)
+        mel, y_mask = self.frames_along(h, mu, path, frac)
         mel = mel + torch.randn_like(mel) * (LATENT_NOISE_STD * noise_scale)
         audio = self.dec(make_latent(mel, y_mask))  # [B,1,T*HOP]
         return audio.unsqueeze(1)

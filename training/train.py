@@ -30,11 +30,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import mas as mas_mod  # noqa: E402
-from model import (DURATION_NOISE_STD, HOP, LATENT_NOISE_STD, N_MELS, Voice, count_params,  # noqa: E402
-                   duration_loss, make_latent, path_from_durations, read_checkpoint)
-
-# export.py's inference scales (noise_scale, noise_w): the noise a shipped voice synthesises with
-SYNTH_NOISE_SCALE, SYNTH_NOISE_W = 0.667, 0.8
+from model import (HOP, INFERENCE_SCALES, LATENT_NOISE_STD, N_MELS, Voice, count_params,  # noqa: E402
+                   duration_loss, make_latent, path_from_durations, read_checkpoint, synthesis_durations)
 
 
 def log(*a):
@@ -557,18 +554,15 @@ def synthesis_segments(model, h, mu, logw, x_mask, b_frames, seg, n, amp):
     rounded durations pass none. Returns [n,80,seg] mels, each from a random start inside its sentence."""
     n = min(n, h.shape[0])
     with torch.no_grad():
-        logw = logw[:n].float() + torch.randn_like(logw[:n].float()) * (DURATION_NOISE_STD * SYNTH_NOISE_W)
-        w_ceil = torch.ceil(torch.exp(logw) * x_mask[:n])
-        lengths = w_ceil.sum([1, 2]).clamp_min(1)
+        w_ceil, lengths = synthesis_durations(logw[:n].float(), x_mask[:n], INFERENCE_SCALES["noise_w"],
+                                              INFERENCE_SCALES["length_scale"])
         t_max = int(lengths.max())
         path, frac = path_from_durations(w_ceil, t_max)
-        y_mask = (path.sum(1, keepdim=True) > 0).float()
         starts = (torch.rand(n, device=h.device) * (lengths - seg).clamp_min(0)).long()
         fidx = (starts.unsqueeze(1) + torch.arange(seg, device=h.device).unsqueeze(0)).clamp_max(t_max - 1)
     with amp:
-        mel = model.frames(torch.matmul(h[:n], path), torch.matmul(mu[:n], path), frac, y_mask,
-                           None if b_frames is None else b_frames[:n])
-    mel = mel.float() + torch.randn_like(mel.float()) * (LATENT_NOISE_STD * SYNTH_NOISE_SCALE)
+        mel, _ = model.frames_along(h[:n], mu[:n], path, frac, None if b_frames is None else b_frames[:n])
+    mel = mel.float() + torch.randn_like(mel.float()) * (LATENT_NOISE_STD * INFERENCE_SCALES["noise_scale"])
     return mel[torch.arange(n, device=h.device).unsqueeze(1), :, fidx].permute(0, 2, 1)
 
 
