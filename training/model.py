@@ -111,6 +111,11 @@ class FrameDecoder(nn.Module):
         """Block i as this decoder makes it (Voice.deepen_frames appends more the same way)."""
         return ConvBlock(self.channels, self.kernel, self.DILATIONS[i % len(self.DILATIONS)], self.dropout)
 
+    def reach(self):
+        """How many frames either side of an output frame it depends on: its convolutions' half-widths, summed (its
+        other layers work frame by frame)."""
+        return sum(b.conv.dilation[0] * (b.conv.kernel_size[0] // 2) for b in self.blocks)
+
     def forward(self, h, mu, frac, y_mask, bias=None):
         """bias: [B,channels,1] added after the input projection (a speaker's), or None."""
         x = self.pre(torch.cat([h, mu, frac], 1))

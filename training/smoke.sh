@@ -375,6 +375,41 @@ grep -q "on mels laid out by the predicted durations" "$work/last.log" || fail "
 pulls_twice ||
   fail "--prominence-layout predicted did not reach the acoustic model (gradient norm $(gn_ac) against $plain)"
 ! changed "$work/ck6nodisc" "$work/ck6q" gen.pt || fail "--prominence-layout predicted changed the generator"
+log "synthesis_segments runs the frame decoder on each segment's window and gets the whole sentences' frames"
+(cd training && "$py" - <<'PY') || fail "synthesis_segments' windows are not the frame decoder's whole-sentence frames"
+import contextlib, torch
+from model import Voice, FrameDecoder, path_from_durations, synthesis_durations, LATENT_NOISE_STD, INFERENCE_SCALES
+from train import synthesis_segments
+torch.manual_seed(0)
+L, seg = 40, 32
+x_mask = (torch.arange(L).unsqueeze(0) < torch.tensor([[40], [33], [25], [14]])).float().unsqueeze(1)
+h, mu = torch.randn(4, 32, L) * x_mask, torch.randn(4, 80, L) * x_mask
+logw = torch.full((4, 1, L), 1.4) + 0.3 * torch.randn(4, 1, L)  # about 4-5 frames a phoneme: every item > seg
+
+def whole(model, seed):  # the frame decoder over whole sentences, then cut: what the windows must give
+    torch.manual_seed(seed)
+    w_ceil, lengths = synthesis_durations(logw, x_mask, INFERENCE_SCALES["noise_w"], INFERENCE_SCALES["length_scale"])
+    assert int(lengths.min()) > seg, lengths
+    path, frac = path_from_durations(w_ceil, int(lengths.max()))
+    starts = (torch.rand(4) * (lengths - seg).clamp_min(0)).long()
+    mel, _ = model.frames_along(h, mu, path, frac)
+    mel = mel[torch.arange(4).unsqueeze(1), :, starts.unsqueeze(1) + torch.arange(seg)].permute(0, 2, 1).contiguous()
+    return mel + torch.randn_like(mel) * (LATENT_NOISE_STD * INFERENCE_SCALES["noise_scale"])
+
+def error(model, seed):
+    torch.manual_seed(seed)
+    got = synthesis_segments(model, h, mu, logw, x_mask, None, seg, 4, contextlib.nullcontext())
+    return (got - whole(model, seed)).abs().max().item()
+
+deep, shallow = (Voice(hidden=32, enc_layers=2, dp_filter=32, dec_channels=32, dec_layers=n).eval() for n in (8, 2))
+assert deep.frames.reach() == 2 * (1 + 2 + 4 + 1 + 2 + 4 + 1 + 2), deep.frames.reach()
+for model in (deep, shallow):
+    for seed in range(8):  # starts near both ends of the sentences among them
+        assert error(model, seed) < 1e-5, f"seed {seed}: {error(model, seed)}"
+reach = FrameDecoder.reach
+FrameDecoder.reach = lambda self: reach(self) - 1  # a window one frame short must show (the check can fail)
+assert error(shallow, 0) > 1e-2, "a window short of the decoder's reach gave the same frames"
+PY
 "$py" training/train.py --ids "$work/rec_ids.txt" --small --prominence 1 --prominence-ceiling 2 --prominence-pool 4 \
   --prominence-layout predicted --out "$work/ck7" > "$work/last.log" 2>&1 &&
   fail "train.py took --prominence-layout predicted without --freeze-generator"

@@ -551,7 +551,9 @@ def synthesis_segments(model, h, mu, logw, x_mask, b_frames, seg, n, amp):
     predictor's durations (logw, with the shipped voice's noise), not the alignment's, and with its latent noise.
     diagnose.py placed the 1.3 kHz steady peak under the voice's own durations (training/README.md 6za), and the loss
     on these, capped at 1 dB, took it out (6zb). Gradients reach the encoder's h and mu and the frame decoder; the
-    rounded durations pass none. Returns [n,80,seg] mels, each from a random start inside its sentence."""
+    rounded durations pass none. Returns [n,80,seg] mels, each from a random start inside its sentence.
+    The frame decoder runs on each segment with its reach either side, not on whole sentences: the same frames (past
+    a sentence's ends the window is masked, as padding is) at a fraction of the cost."""
     n = min(n, h.shape[0])
     with torch.no_grad():
         w_ceil, lengths = synthesis_durations(logw[:n].float(), x_mask[:n], INFERENCE_SCALES["noise_w"],
@@ -559,11 +561,16 @@ def synthesis_segments(model, h, mu, logw, x_mask, b_frames, seg, n, amp):
         t_max = int(lengths.max())
         path, frac = path_from_durations(w_ceil, t_max)
         starts = (torch.rand(n, device=h.device) * (lengths - seg).clamp_min(0)).long()
-        fidx = (starts.unsqueeze(1) + torch.arange(seg, device=h.device).unsqueeze(0)).clamp_max(t_max - 1)
+        reach = model.frames.reach()
+        widx = starts.unsqueeze(1) + torch.arange(-reach, seg + reach, device=h.device).unsqueeze(0)  # [n,W]
+        inside = ((widx >= 0) & (widx < t_max)).to(path.dtype).unsqueeze(1)  # [n,1,W]
+        widx = widx.clamp(0, t_max - 1).unsqueeze(1)
+        path = torch.gather(path, 2, widx.expand(-1, path.shape[1], -1)) * inside
+        frac = torch.gather(frac, 2, widx) * inside
     with amp:
         mel, _ = model.frames_along(h[:n], mu[:n], path, frac, None if b_frames is None else b_frames[:n])
-    mel = mel.float() + torch.randn_like(mel.float()) * (LATENT_NOISE_STD * INFERENCE_SCALES["noise_scale"])
-    return mel[torch.arange(n, device=h.device).unsqueeze(1), :, fidx].permute(0, 2, 1)
+    mel = mel[:, :, reach:reach + seg].float()
+    return mel + torch.randn_like(mel) * (LATENT_NOISE_STD * INFERENCE_SCALES["noise_scale"])
 
 
 def generator_segments(a, corpus, sel, batch, dev):
