@@ -159,7 +159,7 @@ func checkOutputFolderAllowing(t *testing.T, out string, wavs, pid int) {
 	n := 0
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), atomicfile.TempPrefix) {
-			if owner, ok := atomicfile.Owner(e.Name()); !ok || owner != pid || pid == 0 {
+			if owner, local, ok := atomicfile.Owner(e.Name()); !ok || !local || owner != pid || pid == 0 {
 				t.Errorf("temporary file left behind: %s", e.Name())
 			}
 			continue

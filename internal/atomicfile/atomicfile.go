@@ -1,12 +1,15 @@
 // Package atomicfile writes files so that a reader, a crash or a full disk never sees a partial one: the content goes
 // to a temporary file beside the target, which is synced and renamed over it.
 //
-// A temporary file is named after the process that writes it (TempPrefix, the pid, a random part), so that leftovers
-// of a killed process can be told from the files another live process is writing right now: RemoveStale deletes only
-// the former.
+// A temporary file is named after the process that writes it (TempPrefix, the pid, the pid's namespace, a random
+// part), so that leftovers of a killed process can be told from the files another live process is writing right now:
+// RemoveStale deletes only the former. The namespace matters because output folders are shared: shards of one job on
+// other machines or in other containers write into the same folder, and their pids mean nothing here.
 package atomicfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,10 +19,17 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
-// TempPrefix starts the name of every temporary file Write creates: TempPrefix + pid + "-" + random digits.
+// TempPrefix starts the name of every temporary file Write creates: TempPrefix + pid + "-" + pid namespace + "-" +
+// random digits.
 const TempPrefix = ".ttsgen-tmp-"
+
+// ForeignStaleAfter is how long a temporary file written from another pid namespace (another machine or container)
+// must have stayed unchanged before RemoveStale takes it for a dead writer's: its owner cannot be asked from here, and
+// a live writer adds to its file far more often than that.
+const ForeignStaleAfter = 24 * time.Hour
 
 // Write creates or replaces path with what fn writes. fn gets the temporary *os.File (an io.WriteSeeker: WAV
 // encoders seek back to fill in their header) and must not close it. Then the file is synced, closed and renamed over
@@ -81,7 +91,7 @@ func Write(path, name string, track func(tmp string, writing bool), fn func(*os.
 
 // createTemp makes a new temporary file in folder with mode 0666, which the umask then narrows.
 func createTemp(folder string) (*os.File, error) {
-	prefix := TempPrefix + strconv.Itoa(os.Getpid()) + "-"
+	prefix := TempName(os.Getpid())
 	for {
 		name := filepath.Join(folder, prefix+strconv.FormatUint(rand.Uint64(), 10))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
@@ -101,23 +111,46 @@ func keepMode(f *os.File, path string) error {
 	return f.Chmod(info.Mode().Perm())
 }
 
-// Owner is the process id in a temporary file's name; ok is false for a name Write did not make.
-func Owner(name string) (pid int, ok bool) {
+// TempName is how the temporary files of the process pid, of this pid namespace, begin; a random part follows.
+func TempName(pid int) string { return TempPrefix + strconv.Itoa(pid) + "-" + pidSpace() + "-" }
+
+// Owner is the process id in a temporary file's name and whether that id is one of this pid namespace's (local),
+// which a process here can check; ok is false for a name Write did not make (an older ttsgen's included).
+func Owner(name string) (pid int, local, ok bool) {
 	rest, found := strings.CutPrefix(filepath.Base(name), TempPrefix)
 	if !found {
-		return 0, false
+		return 0, false, false
 	}
-	digits, _, found := strings.Cut(rest, "-")
-	pid, err := strconv.Atoi(digits)
-	if !found || err != nil || pid <= 0 {
-		return 0, false
+	parts := strings.Split(rest, "-")
+	if len(parts) != 3 || parts[1] == "" {
+		return 0, false, false
 	}
-	return pid, true
+	pid, err := strconv.Atoi(parts[0])
+	if err != nil || pid <= 0 {
+		return 0, false, false
+	}
+	return pid, parts[1] == pidSpace(), true
 }
 
-// RemoveStale deletes, anywhere under root, the temporary files whose owner process is gone: what a killed writer
-// left. A file that another live process (or this one) is writing stays, and so does a name Write did not make.
-// Folders that cannot be read are reported to warn and skipped. It returns how many files it removed.
+// pidSpace names the pid namespace this process lives in, in 12 hex digits: on Linux its boot's id and the
+// namespace's inode (processes in one container, or in the host's namespace, share it; another machine or
+// container has another), elsewhere the host's name.
+func pidSpace() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	ns, nsErr := os.Readlink("/proc/self/ns/pid")
+	key := string(boot) + ns
+	if err != nil || nsErr != nil {
+		host, _ := os.Hostname()
+		key = "host " + host
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:6])
+}
+
+// RemoveStale deletes, anywhere under root, the temporary files whose writer is gone: those of this pid namespace
+// whose process has ended, and those of another (a shard on another machine) unchanged for ForeignStaleAfter. A file
+// that a live process (this one included) is writing stays, and so does a name Write did not make. Folders that
+// cannot be read are reported to warn and skipped. It returns how many files it removed.
 func RemoveStale(root string, warn func(error)) (int, error) {
 	removed := 0
 	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
@@ -131,7 +164,7 @@ func RemoveStale(root string, warn func(error)) (int, error) {
 		if !e.Type().IsRegular() {
 			return nil
 		}
-		if pid, ok := Owner(e.Name()); !ok || !processGone(pid) {
+		if !writerGone(e) {
 			return nil
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -141,6 +174,19 @@ func RemoveStale(root string, warn func(error)) (int, error) {
 		return nil
 	})
 	return removed, err
+}
+
+// writerGone reports whether the temporary file e was left by a writer that has ended.
+func writerGone(e fs.DirEntry) bool {
+	pid, local, ok := Owner(e.Name())
+	switch {
+	case !ok:
+		return false
+	case local:
+		return processGone(pid)
+	}
+	info, err := e.Info()
+	return err == nil && time.Since(info.ModTime()) > ForeignStaleAfter
 }
 
 // withoutTempName drops the temp file's name from an *os.PathError or *os.LinkError about it: the user knows the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestWriteReplacesWholeFileOnly(t *testing.T) {
@@ -29,7 +30,7 @@ func TestWriteReplacesWholeFileOnly(t *testing.T) {
 	}
 	b, _ := os.ReadFile(path)
 	info, _ := os.Stat(path)
-	if pid, ok := Owner(tracked[0]); string(b) != "new" || len(tracked) != 1 || !ok || pid != os.Getpid() {
+	if pid, local, ok := Owner(tracked[0]); string(b) != "new" || len(tracked) != 1 || !ok || !local || pid != os.Getpid() {
 		t.Errorf("content %q, tracked %v (want one temp file named after this process)", b, tracked)
 	}
 	if info.Mode().Perm() != 0o600 {
@@ -87,27 +88,34 @@ func TestWriteIntoMissingFolder(t *testing.T) {
 }
 
 func TestOwner(t *testing.T) {
+	here := pidSpace()
 	for _, tc := range []struct {
-		name string
-		pid  int
-		ok   bool
+		name      string
+		pid       int
+		local, ok bool
 	}{
-		{TempPrefix + "123-456", 123, true},
-		{"sub/" + TempPrefix + "7-1", 7, true},
-		{TempPrefix + "123", 0, false}, // an older ttsgen's name: owner unknown
-		{TempPrefix + "x-1", 0, false},
-		{TempPrefix + "0-1", 0, false},
-		{TempPrefix + "-5-1", 0, false},
-		{"a.wav", 0, false},
+		{TempPrefix + "123-" + here + "-456", 123, true, true},
+		{"sub/" + TempPrefix + "7-" + here + "-1", 7, true, true},
+		{TempPrefix + "7-0123456789ab-1", 7, false, true}, // written from another machine or container
+		{TempPrefix + "123-456", 0, false, false},         // older ttsgens' names: owner unknown
+		{TempPrefix + "123", 0, false, false},
+		{TempPrefix + "x-" + here + "-1", 0, false, false},
+		{TempPrefix + "0-" + here + "-1", 0, false, false},
+		{TempPrefix + "5--1", 0, false, false},
+		{"a.wav", 0, false, false},
 	} {
-		if pid, ok := Owner(tc.name); pid != tc.pid || ok != tc.ok {
-			t.Errorf("Owner(%q) = %d, %v; want %d, %v", tc.name, pid, ok, tc.pid, tc.ok)
+		if pid, local, ok := Owner(tc.name); pid != tc.pid || local != tc.local || ok != tc.ok {
+			t.Errorf("Owner(%q) = %d, %v, %v; want %d, %v, %v", tc.name, pid, local, ok, tc.pid, tc.local, tc.ok)
 		}
+	}
+	if len(here) != 12 || here != pidSpace() {
+		t.Errorf("pidSpace() = %q, then %q; want the same 12 hex digits", here, pidSpace())
 	}
 }
 
 // RemoveStale deletes what dead writers left, in subfolders too, and nothing that a live process is writing: not
-// this process's, not another running process's, and no file whose owner it cannot tell.
+// this process's, not another running process's, no file whose owner it cannot tell, and another machine's only once
+// it has long stayed unchanged.
 func TestRemoveStaleKeepsLiveWritersFiles(t *testing.T) {
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
@@ -124,13 +132,17 @@ func TestRemoveStaleKeepsLiveWritersFiles(t *testing.T) {
 	t.Cleanup(func() { stdin.Close(); alive.Wait() })
 
 	root := t.TempDir()
-	name := func(pid int) string { return fmt.Sprintf("%s%d-42", TempPrefix, pid) }
+	name := func(pid int) string { return TempName(pid) + "42" }
+	// Another machine's shard writing into the same folder: its pids mean nothing here (this one is dead here).
+	abroad := fmt.Sprintf("%s%d-0123456789ab-42", TempPrefix, dead.Process.Pid)
 	files := map[string]bool{ // path -> must survive
 		name(dead.Process.Pid):                 false,
 		"sub/deeper/" + name(dead.Process.Pid): false,
 		name(os.Getpid()):                      true,
 		"sub/" + name(alive.Process.Pid):       true,
-		TempPrefix + "12345":                   true,
+		abroad:                                 true,
+		"old/" + abroad:                        false, // unchanged for longer than a live writer ever leaves its file
+		TempPrefix + "12345-1":                 true,
 		"a.wav":                                true,
 	}
 	for p := range files {
@@ -140,9 +152,13 @@ func TestRemoveStaleKeepsLiveWritersFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	long := time.Now().Add(-ForeignStaleAfter - time.Minute)
+	if err := os.Chtimes(filepath.Join(root, "old", abroad), long, long); err != nil {
+		t.Fatal(err)
+	}
 	removed, err := RemoveStale(root, func(err error) { t.Errorf("warning: %v", err) })
-	if err != nil || removed != 2 {
-		t.Errorf("RemoveStale = %d, %v; want 2 removed", removed, err)
+	if err != nil || removed != 3 {
+		t.Errorf("RemoveStale = %d, %v; want 3 removed", removed, err)
 	}
 	var left []string
 	for p, keep := range files {

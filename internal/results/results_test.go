@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttsgen/ttsgen/internal/atomicfile"
 	"github.com/ttsgen/ttsgen/internal/shard"
 )
 
@@ -468,9 +469,9 @@ func TestOpenRemovesOnlyDeadWritersTempFiles(t *testing.T) {
 	}
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
-	stale := []string{filepath.Join(dir, fmt.Sprintf("%s%d-1", TempPrefix, dead.Process.Pid)),
-		filepath.Join(dir, "sub", fmt.Sprintf("%s%d-2", TempPrefix, dead.Process.Pid))}
-	live := filepath.Join(dir, "sub", fmt.Sprintf("%s%d-3", TempPrefix, os.Getpid()))
+	stale := []string{filepath.Join(dir, atomicfile.TempName(dead.Process.Pid)+"1"),
+		filepath.Join(dir, "sub", atomicfile.TempName(dead.Process.Pid)+"2")}
+	live := filepath.Join(dir, "sub", atomicfile.TempName(os.Getpid())+"3")
 	for _, p := range append(stale, live) {
 		os.WriteFile(p, []byte("half a wav"), 0o644)
 	}

@@ -143,7 +143,7 @@ func TestAddStopsWhenCancelledAndCleansUp(t *testing.T) {
 	}
 
 	// A killed add's leftover: a temp file named after a process that is gone (pid 2^22+1 is above Linux's limit).
-	stale := filepath.Join(cat.Dir, fmt.Sprintf("%s%d-1", atomicfile.TempPrefix, 1<<22+1))
+	stale := filepath.Join(cat.Dir, atomicfile.TempName(1<<22+1)+"1")
 	if err := os.WriteFile(stale, []byte("half a model"), 0o644); err != nil {
 		t.Fatal(err)
 	}
