@@ -53,8 +53,9 @@ An INPUT is:
 results.jsonl gets one row per item: {"id", "line", "source", "out", "status": "ok"|"error", "error",
 "retry_error", "sentences", "audio_seconds", "settings", "format", "bytes", "timestamps_out", "shard", "finished"}
 (bytes: the encoded size; timestamps_out: the --timestamps file beside out). A bad line (invalid JSON, missing
-text, unknown voice, an "out" outside DIR, ...) gets an error row naming its line, is reported on stderr as an
-error (even with -q), and every good item is still spoken; the exit status is then 1.
+text, unknown voice, an "out" outside DIR, an audio file that an earlier item of the run writes, ...) gets an
+error row naming its line, is reported on stderr as an error (even with -q), and every good item is still spoken;
+the exit status is then 1.
 
 Nothing is lost and nothing is overwritten without a word:
   - Outputs are atomic (a temporary file, renamed when complete). A batch removes only the temporary files of

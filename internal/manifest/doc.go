@@ -23,8 +23,10 @@
 //     ("line 7: invalid JSON: ..."); reading continues at the next line.
 //     Scan never panics on any input and never silently skips a line.
 //   - An Item without Err has non-blank valid UTF-8 text, scales within
-//     range, a run-unique id, and an output path (explicit or "<id>.wav")
-//     that is relative, free of "..", ends in .wav and is unique in the run.
+//     range, a run-unique id, and an output path (its "out", or its id with
+//     its format's extension) that is relative and free of "..". Whether two
+//     items name one output file is the batch's to say: only it knows the
+//     formats that give default paths their extensions.
 //   - Ids are unique across all inputs of a run, bad items included: the
 //     first line to use an id owns it, later ones are errors. An Item with an
 //     empty ID is always an error whose line could not be decoded far enough

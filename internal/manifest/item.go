@@ -27,8 +27,8 @@ type Item struct {
 }
 
 // OutPath returns the output path relative to the output dir: Out, or
-// "<ID>.wav" when Out is empty. For an item without Err it is always a valid,
-// run-unique relative path.
+// "<ID>.wav" when Out is empty (the batch gives such an item its format's
+// extension). For an item without Err it is always a valid relative path.
 func (it Item) OutPath() string {
 	if it.Out != "" {
 		return it.Out

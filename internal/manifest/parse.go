@@ -52,11 +52,10 @@ func (p place) describe(current string) string {
 type runState struct {
 	maxLine int // MaxLineBytes; smaller in tests
 	ids     map[string]place
-	outs    map[string]string // output path -> id that owns it
 }
 
 func newRunState() *runState {
-	return &runState{maxLine: MaxLineBytes, ids: map[string]place{}, outs: map[string]string{}}
+	return &runState{maxLine: MaxLineBytes, ids: map[string]place{}}
 }
 
 // problems collects everything wrong with one item, so that the user can fix
@@ -170,23 +169,20 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 	if !textGiven {
 		bad.add(`"text" is missing`)
 	}
-	outUsable := true
 	if it.Out != "" {
 		cleaned, problem := checkOut(it.Out)
 		if problem != "" {
 			bad.add("%s", problem)
-			outUsable = false
 		} else {
 			it.Out = cleaned
 		}
 	} else if idUsable {
 		if problem := idFileNameProblem(id, `set "out"`); problem != "" {
 			bad.add("%s", problem)
-			outUsable = false
 		}
 	}
 	if idUsable {
-		it.ID = s.claim(&bad, id, place{source, n}, source, it.Out, outUsable)
+		it.ID = s.claim(&bad, id, place{source, n}, source)
 	}
 	if len(bad) > 0 {
 		it.Err = fmt.Errorf("line %d: %s", n, strings.Join(bad, "; "))
@@ -204,28 +200,15 @@ func stem(source string) string {
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
-// claim registers id (and the output path the item will use) for the run.
-// It returns the id the item keeps: "" when an earlier item owns it, so that
-// no two yielded items ever share an id. Items with other problems still
-// claim their id, so fixing a field later does not change which line owns it.
-func (s *runState) claim(bad *problems, id string, at place, current, out string, outUsable bool) string {
+// claim registers id for the run. It returns the id the item keeps: "" when an earlier item owns it, so that no
+// two yielded items ever share an id. Items with other problems still claim their id, so fixing a field later does
+// not change which line owns it. (Two items' output files are compared by the batch, which knows their formats.)
+func (s *runState) claim(bad *problems, id string, at place, current string) string {
 	if first, taken := s.ids[id]; taken {
 		bad.add("duplicate id %q (first used %s)", id, first.describe(current))
 		return ""
 	}
 	s.ids[id] = at
-	if !outUsable {
-		return id
-	}
-	if out == "" {
-		out = id + ".wav"
-	}
-	out = path.Clean(out) // "a.wav" and "./a.wav" are one file
-	if owner, taken := s.outs[out]; taken {
-		bad.add("output %q is already used by id %q", out, owner)
-		return id
-	}
-	s.outs[out] = id
 	return id
 }
 

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,8 +46,8 @@ const (
 // cancelled ctx ends the scan even while it waits for a writer or for more
 // input; a stream whose name has no known extension is read as a manifest.
 //
-// Ids and output paths must be unique across all inputs of one call; see the
-// package documentation.
+// Ids must be unique across all inputs of one call; see the package
+// documentation.
 func Scan(ctx context.Context, inputs []string, stdin io.Reader, yield func(Item) error) error {
 	if len(inputs) == 0 {
 		return errors.New("no inputs given")
@@ -225,7 +226,8 @@ func (s *runState) parseDocument(name string, data []byte, readErr error) Item {
 	case len(data) > MaxDocumentBytes:
 		bad.add("document is larger than %d MiB", MaxDocumentBytes>>20)
 	case !utf8.Valid(data):
-		bad.add("invalid UTF-8 at byte offset %d", invalidUTF8Offset(data))
+		at := invalidUTF8Offset(data)
+		bad.add("invalid UTF-8 on line %d (byte offset %d)", bytes.Count(data[:at], []byte("\n"))+1, at)
 	default:
 		it.Text = strings.TrimPrefix(string(data), "\uFEFF")
 		if strings.TrimSpace(it.Text) == "" {
@@ -236,7 +238,7 @@ func (s *runState) parseDocument(name string, data []byte, readErr error) Item {
 	if problem != "" {
 		bad.add("%s", problem)
 	}
-	it.ID = s.claim(&bad, id, place{name, 0}, name, "", problem == "")
+	it.ID = s.claim(&bad, id, place{name, 0}, name)
 	if len(bad) > 0 {
 		it.Err = errors.New(strings.Join(bad, "; "))
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -177,8 +178,10 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	if b.Defaults.Timestamps != "" {
 		tsNames = newTimestampsNames(b.Defaults.Timestamps)
 	}
+	outs := map[string]itemPlace{} // audio file -> the first item that writes it
 	scanErr := manifest.Scan(ctx, inputs, b.Stdin, func(it manifest.Item) error {
 		row := itemRow(it)
+		taken := b.claimOutput(outs, it) // every shard's items: shards write into one folder
 		if !b.Shard.Owns(row.ShardKey()) {
 			return nil // another shard's
 		}
@@ -199,6 +202,9 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if it.Err != nil {
 			return fail(it.Err)
 		}
+		if taken != nil {
+			return fail(taken)
+		}
 		// Files' items were checked against each other before the run (FirstPass); a stream's can only
 		// be checked as they come, against every item before them, files' included.
 		if tsNames != nil {
@@ -210,10 +216,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		if err != nil {
 			return fail(err)
 		}
-		row.Out = it.Out
-		if row.Out == "" {
-			row.Out = it.ID + j.format.Ext()
-		}
+		row.Out = outName(it, j.format)
 		if b.Defaults.Timestamps != "" {
 			row.TimestampsOut = timestampsPath(row.Out, b.Defaults.Timestamps)
 		}
@@ -402,6 +405,33 @@ func (b *Batch) withDefaults(it manifest.Item) manifest.Item {
 		it.NoiseW = b.Defaults.NoiseW
 	}
 	return it
+}
+
+// outName is the audio file of it, relative to the output folder: its "out", else its id with its format's extension.
+func outName(it manifest.Item, f audio.Format) string {
+	if it.Out != "" {
+		return it.Out
+	}
+	return it.ID + f.Ext()
+}
+
+// claimOutput takes the audio file that it would write for it, or says which earlier item has it; an item with Err,
+// or whose format is wrong, claims nothing (it fails on that). The name is known only here, with the run's format: an
+// id "a" makes a.flac under --format flac, the file an "out" of "a.flac" names.
+func (b *Batch) claimOutput(outs map[string]itemPlace, it manifest.Item) error {
+	if it.Err != nil {
+		return nil
+	}
+	f, err := b.format(it)
+	if err != nil {
+		return nil
+	}
+	name := path.Clean(outName(it, f)) // "a.wav" and "./a.wav" are one file
+	if first, taken := outs[name]; taken {
+		return fmt.Errorf("output %q is already used by id %q (%s)", name, first.id, first.where)
+	}
+	outs[name] = itemPlace{where: where(it), id: it.ID}
+	return nil
 }
 
 // format is the item's audio format: its own "format", else the one its "out" names by extension, else the

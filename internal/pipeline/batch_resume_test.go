@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttsgen/ttsgen/internal/audio"
 	"github.com/ttsgen/ttsgen/internal/engine"
 	"github.com/ttsgen/ttsgen/internal/results"
 	"github.com/ttsgen/ttsgen/internal/shard"
@@ -278,6 +280,56 @@ func TestBatchNeverOverwritesAnotherInputsItem(t *testing.T) {
 	}
 	if sum := r.run(true, nil, c); sum.Failed != 1 {
 		t.Errorf("c with --force: %+v, want y still refused: x.wav is another item's", sum)
+	}
+}
+
+// Two items of one run never write one file, whichever way they name it: an id's default file takes its format's
+// extension, so an "out" of a.flac is id "a"'s file under "format": "flac", and a.wav is not under --format flac.
+// Shards see every item, so the shard that owns the second item refuses it even when another owns the first.
+func TestBatchRefusesTwoItemsWritingOneFile(t *testing.T) {
+	r := newRig(t)
+	in := r.write("m.jsonl", strings.Join([]string{
+		`{"id":"a","text":"Alpha.","format":"flac"}`,
+		`{"id":"b","text":"Bravo.","out":"a.flac"}`, // a's file
+		`{"id":"c","text":"Charlie.","out":"c.wav"}`,
+		`{"id":"d","text":"Delta.","out":"./c.wav"}`, // c's, spelled otherwise
+		`{"id":"e","text":"Echo."}`,
+		`{"id":"f","text":"Foxtrot.","out":"e.wav"}`, // not e's: e makes e.opus under --format opus
+	}, "\n")+"\n")
+	refused := map[string]string{
+		"b": fmt.Sprintf(`%s:2: item "b": output "a.flac" is already used by id "a" (%s:1)`, in, in),
+		"d": fmt.Sprintf(`%s:4: item "d": output "c.wav" is already used by id "c" (%s:3)`, in, in),
+	}
+	for _, count := range []int{0, 2, 3} {
+		r.out = filepath.Join(r.dir, fmt.Sprintf("out%d", count))
+		errs := map[string]string{}
+		made := map[string]string{}
+		for k := range max(count, 1) {
+			r.shard = shard.Spec{}
+			if count > 0 {
+				r.shard = shard.Spec{Index: k + 1, Count: count}
+			}
+			r.run(false, func(b *Batch) {
+				b.Defaults.Format = audio.Opus
+				b.Errorf = func(format string, args ...any) {
+					msg := fmt.Sprintf(format, args...)
+					id, _, _ := strings.Cut(strings.TrimPrefix(msg[strings.Index(msg, `item "`):], `item "`), `"`)
+					errs[id] = msg
+				}
+			}, in)
+			for _, row := range r.fileRows(results.FileFor(r.shard)) {
+				if row.Status == results.StatusOK {
+					made[row.ID] = row.Out
+				}
+			}
+		}
+		if !maps.Equal(errs, refused) {
+			t.Errorf("%d shards: errors %q, want %q", count, errs, refused)
+		}
+		want := map[string]string{"a": "a.flac", "c": "c.wav", "e": "e.opus", "f": "e.wav"}
+		if !maps.Equal(made, want) {
+			t.Errorf("%d shards: made %v, want %v", count, made, want)
+		}
 	}
 }
 
