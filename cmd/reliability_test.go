@@ -470,3 +470,33 @@ func TestBatchPrecisionOnTheCPUIsNotASetting(t *testing.T) {
 		t.Errorf("the same run in float32: exit %d, want 1 skipped: %s", r.code, r.errOut)
 	}
 }
+
+// A row that cannot be written stops the batch at once: results.jsonl is the record of what is done, and items made
+// without rows would be made again by the next run anyway. Here a file size limit (ulimit -f, as a quota or a full
+// disk would) stops results.jsonl growing, and nothing else: the audio files are smaller than the limit.
+func TestBatchStopsWhenItsResultsCannotBeWritten(t *testing.T) {
+	dir := isolate(t)
+	needORT(t)
+	bin := buildBinary(t)
+	const limit = 256 << 10 // bytes: bash's ulimit -f counts KiB
+	out := filepath.Join(dir, "out")
+	os.MkdirAll(out, 0o755)
+	// a line that is not a row, which ttsgen keeps as it is, brings results.jsonl to 100 bytes below the limit
+	keep := `{"note":"` + strings.Repeat("x", limit-100-len(`{"note":""}`)-1) + `"}` + "\n"
+	writeFile(t, filepath.Join(out, "results.jsonl"), keep)
+	var m strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&m, `{"id":"m%02d","text":"Item %d."}`+"\n", i, i) // a second of audio: 50 KB
+	}
+	in := writeFile(t, filepath.Join(dir, "m.jsonl"), m.String())
+	cmd := exec.Command("bash", "-c", fmt.Sprintf(`ulimit -f %d && exec "$@"`, limit>>10), "ttsgen",
+		bin, "batch", in, "-o", out, "--voice", tinyVoice, "--threads", "1", "--jobs", "1", "-q")
+	msg, err := cmd.CombinedOutput()
+	if code := exitStatus(err); code != ExitFailure || !strings.Contains(string(msg), `recording the result of item "m00"`) {
+		t.Errorf("exit %d, output %s; want 1 and the row's error", code, msg)
+	}
+	wavs, _ := filepath.Glob(filepath.Join(out, "*.wav"))
+	if len(wavs) > 2 {
+		t.Errorf("%d of 40 items made after the first row could not be written; want the batch stopped", len(wavs))
+	}
+}

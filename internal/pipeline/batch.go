@@ -172,6 +172,10 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 			b.Progress.Item(row, skipped)
 		}
 	}
+	// A row that cannot be written stops the batch (finish): the scan and the items in flight end, without rows,
+	// so a re-run redoes them.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var appendErr error
 	var appendOnce sync.Once
 	var tsNames *timestampsNames
@@ -236,7 +240,7 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 			record(row, true)
 			return nil
 		}
-		path, err := b.Out.Resolve(row.Out) // unique in the run: manifest.Scan refuses a second item with the same out
+		path, err := b.Out.Resolve(row.Out) // unique in the run: claimOutput refused a second item with the same file
 		if err != nil {
 			return fail(err)
 		}
@@ -260,14 +264,14 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 				return // interrupted: no row, so a re-run redoes this item
 			}
 			if err := b.finish(at, row, record); err != nil {
-				appendOnce.Do(func() { appendErr = err })
+				appendOnce.Do(func() { appendErr = err; stop() })
 			}
 		}()
 		return nil
 	})
 	wg.Wait()
-	if scanErr == nil {
-		scanErr = appendErr
+	if appendErr != nil { // what stopped the scan, if anything did
+		return sum, appendErr
 	}
 	if scanErr == nil {
 		scanErr = ctx.Err()
