@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ttsgen/ttsgen/internal/manifest"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/plural"
 	"github.com/ttsgen/ttsgen/internal/results"
@@ -100,6 +101,9 @@ folder, or give --force to start over (it removes the other count's results file
 			if o.outDir == "" {
 				return usageErrorf("-o DIR is required: the folder for the WAV files and results.jsonl")
 			}
+			if o.jobs < 0 {
+				return usageErrorf("--jobs %d: want a positive number of items, or 0 for the default", o.jobs)
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -180,17 +184,11 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	if err != nil {
 		return err
 	}
-	for _, in := range inputs { // a mistyped input is said before anything is created or started
-		if in == "-" {
-			continue
-		}
-		if _, err := os.Stat(in); err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return usageErrorf("input %s: %w", in, err)
-		}
+	if err := manifest.CheckInputs(inputs); err != nil { // a mistyped input is said before anything is created
+		return usageError{err}
+	}
+	if info, err := os.Stat(o.outDir); err == nil && !info.IsDir() {
+		return usageErrorf("-o %s is a file: batch writes its audio and results.jsonl into a folder", o.outDir)
 	}
 	var planned *int
 	if defaults.Timestamps != "" { // its names are checked before the folder is opened; the count comes with them

@@ -80,6 +80,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"batch", "x.jsonl"}, "-o DIR is required"},
 		{[]string{"batch", "-o", "out"}, "at least one INPUT"},
 		{[]string{"batch", "/nonexistent/in.jsonl", "-o", "out"}, "input /nonexistent/in.jsonl: no such file or directory"},
+		{[]string{"batch", "x.jsonl", "-o", "out", "--jobs", "-3"}, "--jobs -3: want a positive number of items, or 0 for the default"},
+		{[]string{"batch", "cmd_test.go", "-o", "out"}, "input cmd_test.go: unsupported kind of file (want .jsonl"},
+		{[]string{"batch", "-", "-", "-o", "out"}, `standard input ("-") is given twice`},
+		{[]string{"batch", "-", "-o", "cmd_test.go"}, "-o cmd_test.go is a file: batch writes its audio and results.jsonl into a folder"},
 		{[]string{"synth", "hi", "--file", "x.txt", "-o", "x.wav"}, "either as arguments or with --file"},
 		{[]string{"synth", "hi", "-o", "x.wav", "--length-scale", "0"}, "--length-scale 0 is outside (0, 20]"},
 		{[]string{"synth", "hi", "-o", "x.wav", "--noise-scale", "-1"}, "--noise-scale -1 is outside [0, 10]"},
@@ -106,6 +110,10 @@ func TestUsageErrors(t *testing.T) {
 			r := run(t, "", tt.args...)
 			if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.errOut, ExitUsage, tt.want)
+			}
+			if _, err := os.Stat("out"); err == nil {
+				os.RemoveAll("out")
+				t.Error("a refused command created out/")
 			}
 		})
 	}

@@ -294,7 +294,7 @@ func TestScanRefusesBadInputsBeforeYielding(t *testing.T) {
 		inputs  []string
 		wantErr string
 	}{
-		"missing":     {[]string{good, filepath.Join(dir, "nope.jsonl")}, "checking input: stat " + filepath.Join(dir, "nope.jsonl") + ": no such file or directory"},
+		"missing":     {[]string{good, filepath.Join(dir, "nope.jsonl")}, "input " + filepath.Join(dir, "nope.jsonl") + ": no such file or directory"},
 		"unsupported": {[]string{good, odd}, "input " + odd + ": unsupported kind of file (want .jsonl, .json, .ndjson, .txt or a directory)"},
 		"none":        {nil, "no inputs given"},
 	} {

@@ -52,20 +52,9 @@ func Scan(ctx context.Context, inputs []string, stdin io.Reader, yield func(Item
 	if len(inputs) == 0 {
 		return errors.New("no inputs given")
 	}
-	kinds := make([]inputKind, len(inputs))
-	stdinSeen := false
-	for i, in := range inputs {
-		if in == stdinName {
-			if stdinSeen {
-				return errors.New(`standard input ("-") is given twice`)
-			}
-			stdinSeen = true
-		}
-		k, err := classify(in)
-		if err != nil {
-			return err
-		}
-		kinds[i] = k
+	kinds, err := classifyAll(inputs)
+	if err != nil {
+		return err
 	}
 	run := newRunState()
 	for i, in := range inputs {
@@ -85,6 +74,32 @@ func Scan(ctx context.Context, inputs []string, stdin io.Reader, yield func(Item
 	return nil
 }
 
+// CheckInputs says what Scan would refuse inputs for before reading any: one that is missing or of an unknown kind,
+// or standard input given twice. A command calls it before it creates anything.
+func CheckInputs(inputs []string) error {
+	_, err := classifyAll(inputs)
+	return err
+}
+
+func classifyAll(inputs []string) ([]inputKind, error) {
+	kinds := make([]inputKind, len(inputs))
+	stdinSeen := false
+	for i, in := range inputs {
+		if in == stdinName {
+			if stdinSeen {
+				return nil, errors.New(`standard input ("-") is given twice`)
+			}
+			stdinSeen = true
+		}
+		k, err := classify(in)
+		if err != nil {
+			return nil, err
+		}
+		kinds[i] = k
+	}
+	return kinds, nil
+}
+
 // IsStream reports whether input is read as a stream, which can be read only once: "-" (stdin), a FIFO, a device.
 func IsStream(input string) bool {
 	if input == stdinName {
@@ -102,7 +117,11 @@ func classify(input string) (inputKind, error) {
 	}
 	info, err := os.Stat(input)
 	if err != nil {
-		return 0, fmt.Errorf("checking input: %w", err)
+		var pe *os.PathError
+		if errors.As(err, &pe) { // the path is said once, first
+			err = pe.Err
+		}
+		return 0, fmt.Errorf("input %s: %w", input, err)
 	}
 	if info.IsDir() {
 		return kindDirectory, nil
