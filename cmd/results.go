@@ -39,7 +39,9 @@ func newResultsCmd(s *settings, streams IO) *cobra.Command {
 		Long: `Summarise what DIR's results files say: DIR/results.jsonl and the shards' DIR/results.K-of-N.jsonl, the latest
 row of each item counting (rows record when they finished). Items ok and failed, hours of audio, and the same per
 shard, a shard that has not written its results file yet included. Items that have no row at all are counted only
-when the inputs are given (--inputs, the batch's INPUTs): then every item of theirs without a row is missing.
+when the inputs are given (--inputs, the batch's INPUTs): then every item of theirs without a row is missing, and
+only their items count (another input's rows, or those of lines since removed, are said in a warning). A line that
+once failed to parse and has been fixed counts as the item it now is.
 Nothing is changed or locked: it may run while the batch does.
 
 Exit status: 0 every item ok, 1 some failed or are missing (or a shard has not run), 2 usage error.`,

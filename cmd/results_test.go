@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ttsgen/ttsgen/internal/results"
 	"github.com/ttsgen/ttsgen/internal/shard"
 )
 
@@ -190,5 +191,40 @@ func TestBatchMessages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A line that could not be read as an item has an error row keyed by its input and line; once the line is fixed and
+// its item made, that row is the past. And with --inputs the report is about the inputs' items alone. Here the two
+// rows of line 2 are in two shards' files (an id-less line's shard is not its item's).
+func TestResultsForgetsFixedLinesAndCountsTheInputsItems(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	in := writeFile(t, filepath.Join(dir, "m.jsonl"), `{"text":"One."}`+"\n"+`{"text":"Two, fixed."}`+"\n")
+	out := filepath.Join(dir, "out")
+	rows := []string{
+		fmt.Sprintf(`{"line":2,"source":%q,"status":"error","error":"line 2: invalid JSON","finished":"2026-01-02T03:04:00Z"}`, in),
+		fmt.Sprintf(`{"id":"m-1","line":1,"source":%q,"out":"m-1.wav","status":"ok","audio_seconds":1,"finished":"2026-01-02T03:04:01Z"}`, in),
+		fmt.Sprintf(`{"id":"m-2","line":2,"source":%q,"out":"m-2.wav","status":"ok","audio_seconds":1,"finished":"2026-01-02T03:05:00Z"}`, in),
+		`{"id":"other","line":1,"source":"other.jsonl","out":"other.wav","status":"error","error":"no voice","finished":"2026-01-02T03:04:02Z"}`,
+	}
+	files := map[int]*strings.Builder{1: {}, 2: {}}
+	broken := shard.Of(results.Row{Source: in, Line: 2}.ShardKey(), 2) // the shard of the id-less row
+	files[broken].WriteString(rows[0] + "\n")
+	for _, row := range rows[1:] {
+		files[3-broken].WriteString(row + "\n") // the other shard's file
+	}
+	for k, b := range files {
+		writeFile(t, filepath.Join(out, fmt.Sprintf("results.%d-of-2.jsonl", k)), b.String())
+	}
+	r := run(t, "", "results", out, "--inputs", in)
+	if r.code != 0 || !strings.Contains(r.out, out+": 2 items: 2 ok") {
+		t.Errorf("exit %d, report %q, stderr %q; want 0 and 2 ok", r.code, r.out, r.errOut)
+	}
+	if want := "1 row of items that are not in the inputs (another input's, or a line since removed) not counted"; !strings.Contains(r.errOut, want) {
+		t.Errorf("stderr %q, want %q", r.errOut, want)
+	}
+	if r := run(t, "", "results", out); r.code != ExitFailure || !strings.Contains(r.out, "3 items: 2 ok, 1 failed") {
+		t.Errorf("without --inputs: exit %d, report %q; want every row counted but the fixed line's", r.code, r.out)
 	}
 }

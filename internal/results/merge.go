@@ -115,7 +115,23 @@ func readFolder(dir string, merging bool) (*folder, error) {
 			return nil, err
 		}
 	}
+	f.forgetFixedLines()
 	return f, nil
+}
+
+// forgetFixedLines drops the rows of lines that could not be read as items (keyed by input and line) where a later
+// row holds the item that line is now: it was fixed, and its item made since. (A Dir does the same within its own
+// file; here the two rows may be in two shards' files, since a line's shard depends on whether it has an id.)
+func (f *folder) forgetFixedLines() {
+	for _, r := range f.rows {
+		if r.row.ID == "" || r.row.Line == 0 {
+			continue
+		}
+		at := Row{Source: r.row.Source, Line: r.row.Line}.key()
+		if old, had := f.rows[at]; had && old.row.Finished.Before(r.row.Finished) {
+			delete(f.rows, at)
+		}
+	}
 }
 
 func (f *folder) read(file resultsFile) error {
@@ -213,10 +229,6 @@ func (f *folder) report(rows []latestRow, expected []Row) Report {
 		}
 		return &rep.PerShard[shard.Of(r.ShardKey(), rep.Shards)-1].Tally
 	}
-	for _, r := range rows {
-		rep.add(r.row)
-		shardOf(r.row).add(r.row)
-	}
 	seen := map[string]bool{}
 	for _, r := range expected {
 		if k := r.key(); !seen[k] {
@@ -226,6 +238,19 @@ func (f *folder) report(rows []latestRow, expected []Row) Report {
 				shardOf(r).miss()
 			}
 		}
+	}
+	others := 0
+	for _, r := range rows {
+		if expected != nil && !seen[r.row.key()] {
+			others++ // the report is about the inputs' items
+			continue
+		}
+		rep.add(r.row)
+		shardOf(r.row).add(r.row)
+	}
+	if others > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %s of items that are not in the inputs (another "+
+			"input's, or a line since removed) not counted", f.name, plural.Count(others, "row")))
 	}
 	return rep
 }

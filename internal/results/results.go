@@ -499,6 +499,14 @@ func encodeSettings(s Settings) ([]byte, error) {
 // whether an earlier row was superseded. Callers hold d.mu or own d.
 func (d *Dir) put(r Row, settings []byte, n int) (superseded bool) {
 	k := r.key()
+	if r.ID != "" && r.Line > 0 {
+		// A line that could not be read as an item (its row keyed by input and line) has been fixed: its row is this.
+		at := Row{Source: r.Source, Line: r.Line}.key()
+		if _, was := d.rows[at]; was {
+			delete(d.rows, at)
+			superseded = true
+		}
+	}
 	old, had := d.rows[k]
 	if had && old.row.Status == StatusOK {
 		for _, out := range old.row.outputs() {
@@ -511,7 +519,7 @@ func (d *Dir) put(r Row, settings []byte, n int) (superseded bool) {
 	if r.Status == StatusOK {
 		d.own(r, k)
 	}
-	return had
+	return superseded || had
 }
 
 // own records that the item with key k has r's outputs. Callers hold d.mu or own d.

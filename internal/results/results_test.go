@@ -324,6 +324,29 @@ func TestKeepGood(t *testing.T) {
 	}
 }
 
+// A line that could not be read as an item has a row keyed by its input and line; the row of the item that line
+// becomes once fixed replaces it, and the file is compacted to that row.
+func TestAFixedLinesItemReplacesItsLinesRow(t *testing.T) {
+	dir := t.TempDir()
+	d := openDir(t, dir, false)
+	mustAppend(t, d, Row{Source: "m.jsonl", Line: 2, Status: StatusError, Error: "line 2: invalid JSON"})
+	mustAppend(t, d, Row{Source: "m.jsonl", Line: 3, Status: StatusError, Error: "line 3: invalid JSON"})
+	writeOutput(t, d, "m-2.wav", "x")
+	mustAppend(t, d, Row{ID: "m-2", Source: "m.jsonl", Line: 2, Out: "m-2.wav", Status: StatusOK})
+	mustAppend(t, d, Row{ID: "m-3", Source: "other.jsonl", Line: 3, Status: StatusError, Error: "no voice"})
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range fileRows(t, dir) {
+		got = append(got, fmt.Sprintf("%s %s:%d %s", r.ID, r.Source, r.Line, r.Status))
+	}
+	want := []string{" m.jsonl:3 error", "m-2 m.jsonl:2 ok", "m-3 other.jsonl:3 error"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q: line 2's own row gone, line 3's (still broken) and another input's kept", got, want)
+	}
+}
+
 func TestLastRowWinsAndFileIsCompacted(t *testing.T) {
 	dir := t.TempDir()
 	d := openDir(t, dir, false)
