@@ -71,6 +71,8 @@ Nothing is lost and nothing is overwritten without a word:
   - An item whose id another input recorded in DIR with other text or settings, or whose "out" (or --timestamps
     file) another item recorded, is refused with an error (and no row) instead of overwriting it: give it its own
     "id" or "out", or write into another folder (--force replaces another input's item of the same id).
+    Standard input and <(...) are another input in every run: an item of theirs that an earlier run recorded is
+    skipped if its line is the same, and refused if it differs.
   - Lines of results.jsonl that ttsgen cannot read as its rows are kept byte for byte, with a warning.
 Ctrl-C (or SIGTERM) stops cleanly at any point, a wait for more input included (exit status 130); run the command
 again to finish.

@@ -360,3 +360,31 @@ func TestBatchReadsStdin(t *testing.T) {
 		t.Errorf("row %+v", row)
 	}
 }
+
+// Standard input names no input: a second run with other lines is another input's, and its items whose default
+// ids an earlier run recorded are refused, not written over that run's audio; the same lines again are done.
+func TestBatchFromStdinNeverReplacesAnEarlierStdinsItems(t *testing.T) {
+	r := newRig(t)
+	stdin := func(lines string, errs *[]string) func(*Batch) {
+		return func(b *Batch) {
+			b.Stdin = strings.NewReader(lines)
+			b.Errorf = func(format string, args ...any) { *errs = append(*errs, fmt.Sprintf(format, args...)) }
+		}
+	}
+	var errs []string
+	first := "{\"text\":\"The first set.\"}\n"
+	if sum := r.run(false, stdin(first, &errs), "-"); sum.OK != 1 {
+		t.Fatalf("first: %+v %q", sum, errs)
+	}
+	audio := r.read("stdin-1.wav")
+	if sum := r.run(false, stdin(first, &errs), "-"); sum.Skipped != 1 {
+		t.Errorf("the same lines again: %+v %q, want the item done", sum, errs)
+	}
+	if sum := r.run(false, stdin("{\"text\":\"Another set.\"}\n", &errs), "-"); sum.Failed != 1 || len(errs) != 1 ||
+		!strings.Contains(errs[0], `item "stdin-1" is already recorded in`) {
+		t.Errorf("other lines: %+v %q, want the item refused", sum, errs)
+	}
+	if !bytes.Equal(r.read("stdin-1.wav"), audio) {
+		t.Error("stdin-1.wav was replaced")
+	}
+}

@@ -708,10 +708,14 @@ func (d *Dir) Check(r Row) (done bool, err error) {
 	return false, nil
 }
 
-// sameInput reports whether two sources name the same input: absolute paths,
-// or "-" for standard input; a relative path (from an older ttsgen) is taken
-// from the working directory.
+// sameInput reports whether two sources name the same input: absolute paths;
+// a relative path (from an older ttsgen) is taken from the working directory.
+// Standard input ("-") and a shell's <(...) (/dev/fd/N) name no input: what
+// came through them in another run is another input's, whatever it says.
 func sameInput(a, b string) bool {
+	if anonymous(a) || anonymous(b) {
+		return false
+	}
 	abs := func(p string) string {
 		if p == "-" || p == "" {
 			return p
@@ -722,6 +726,12 @@ func sameInput(a, b string) bool {
 		return p
 	}
 	return abs(a) == abs(b)
+}
+
+// anonymous reports whether source is standard input or a file descriptor's
+// name, which stands for something else in every run.
+func anonymous(source string) bool {
+	return source == "-" || strings.HasPrefix(source, "/dev/fd/") || strings.HasPrefix(source, "/proc/self/fd/")
 }
 
 // outputExists reports whether out (relative to the directory) is a regular,
