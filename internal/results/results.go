@@ -687,7 +687,7 @@ func (d *Dir) Check(r Row) (done bool, err error) {
 		// made again, so that a run with --timestamps leaves every item its file
 		stamped := r.TimestampsOut == "" ||
 			(outKey(e.row.TimestampsOut) == outKey(r.TimestampsOut) && d.fileExists(r.TimestampsOut))
-		if same && stamped && !d.force && d.outputExists(e.row.Out) {
+		if same && stamped && !d.force && d.outputIntact(e.row) {
 			return true, nil
 		}
 		if !same && !d.force && !sameInput(e.row.Source, r.Source) {
@@ -739,6 +739,15 @@ func anonymous(source string) bool {
 func (d *Dir) outputExists(out string) bool {
 	info, ok := d.stat(out)
 	return ok && info.Size() > 0
+}
+
+// outputIntact reports whether the "ok" row r's output is there as it was
+// made: of the size r records (rows before sizes were recorded: not empty).
+// A file of another size was replaced or cut since (by another batch into a
+// folder around this one, by hand), and the row no longer describes it.
+func (d *Dir) outputIntact(r Row) bool {
+	info, ok := d.stat(r.Out)
+	return ok && info.Size() > 0 && (r.Bytes == 0 || info.Size() == r.Bytes)
 }
 
 // fileExists reports whether out is a regular file, empty or not (subtitles of a silent item have no cues).

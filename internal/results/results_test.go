@@ -107,10 +107,14 @@ func TestCheckIsLikeMake(t *testing.T) {
 	writeOutput(t, d, "a.wav", "RIFF...")
 	writeOutput(t, d, "sub/b.wav", "RIFF...")
 	writeOutput(t, d, "gone.wav", "RIFF...")
+	writeOutput(t, d, "sized.wav", "RIFF...")
+	writeOutput(t, d, "replaced.wav", "RIFF...")
 	src := filepath.Join(dir, "m.jsonl")
 	mustAppend(t, d, Row{ID: "a", Line: 1, Source: src, Out: "a.wav", Status: StatusOK, Settings: Settings{"text": "h1", "voice": "v"}, Sentences: 2, AudioSeconds: 1.5})
 	mustAppend(t, d, Row{ID: "b", Line: 2, Source: src, Out: "sub/b.wav", Status: StatusOK, Settings: settings("h2")})
 	mustAppend(t, d, Row{ID: "gone", Line: 3, Source: src, Out: "gone.wav", Status: StatusOK, Settings: settings("h3")})
+	mustAppend(t, d, Row{ID: "sized", Line: 6, Source: src, Out: "sized.wav", Status: StatusOK, Settings: settings("h6"), Bytes: 7})
+	mustAppend(t, d, Row{ID: "replaced", Line: 7, Source: src, Out: "replaced.wav", Status: StatusOK, Settings: settings("h7"), Bytes: 7})
 	mustAppend(t, d, Row{ID: "bad", Line: 4, Source: src, Out: "bad.wav", Status: StatusError, Error: "line 4: boom"})
 	mustAppend(t, d, Row{ID: "old", Line: 5, Source: src, Out: "old.wav", Status: StatusOK}) // an older ttsgen's row: no settings
 	writeOutput(t, d, "bad.wav", "RIFF...")                                                  // a stray file does not make an error row done
@@ -120,6 +124,7 @@ func TestCheckIsLikeMake(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, "gone.wav"))
 	os.WriteFile(filepath.Join(dir, "sub", "b.wav"), nil, 0o644) // truncated by hand
+	os.WriteFile(filepath.Join(dir, "replaced.wav"), []byte("RIFF, another batch's"), 0o644)
 
 	for _, force := range []bool{false, true} {
 		d = openDir(t, dir, force)
@@ -136,6 +141,8 @@ func TestCheckIsLikeMake(t *testing.T) {
 			{"a", "elsewhere/a.wav", Settings{"text": "h1", "voice": "v"}, false, "another out path"},
 			{"b", "sub/b.wav", settings("h2"), false, "WAV is empty"},
 			{"gone", "gone.wav", settings("h3"), false, "WAV missing"},
+			{"sized", "sized.wav", settings("h6"), true, "WAV of the size its row records"},
+			{"replaced", "replaced.wav", settings("h7"), false, "WAV replaced since: not the size its row records"},
 			{"bad", "bad.wav", nil, false, "error row"},
 			{"old", "old.wav", nil, false, "row without settings"},
 			{"new", "new.wav", settings("h5"), false, "never seen"},
