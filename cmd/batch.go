@@ -60,10 +60,12 @@ the exit status is then 1.
 
 Nothing is lost and nothing is overwritten without a word:
   - Outputs are atomic (a temporary file, renamed when complete). A batch removes only the temporary files of
-    processes that are gone, never those of another batch running now, even into a subfolder.
-  - Re-running the same command resumes, like make: an item is skipped when its audio (and --timestamps file)
-    and "ok" row exist and the row's settings (the text, the voice and its files, speaker, scales, sentence
-    silence, normalisation, format, sample rate, timestamps) are those asked for now; otherwise it is done again.
+    processes that are gone, never those of another batch running now, even into a subfolder or from another
+    machine (shards into a shared folder).
+  - Re-running the same command resumes, like make: an item is skipped when its audio (of the size its row
+    records, and its --timestamps file) and "ok" row exist and the row's settings (the text, the voice and its
+    files, speaker, scales, sentence silence, normalisation, format, sample rate, timestamps) are those asked for
+    now; otherwise it is done again.
     --force redoes every item, and every row stays until its item is redone, so a forced run that stops early
     loses nothing.
   - A failed retry of an item that has a good WAV keeps that WAV and its "ok" row, which records the failure in
