@@ -55,6 +55,10 @@ func envHint(key string) string  { return " [$TTSGEN_" + strings.ToUpper(key) + 
 var notSettings = map[string]bool{"help": true, "version": true, "config": true, "output": true, "file": true,
 	"force": true, "shard": true, "inputs": true, "remove_shards": true}
 
+// tableSettings are the config file's tables (a key per entry, which viper reads as "table.entry"), each read by the
+// command it belongs to; the flag beside each takes one entry at a time (serve's --openai-voice NAME=VOICE).
+var tableSettings = map[string]bool{"openai_voices": true}
+
 // load binds flags, environment and config file. It runs before every command. Every other flag of the command is a
 // setting too: given neither on the command line nor here, it is taken from TTSGEN_<KEY> or the config file's <key>
 // (the flag's name with '-' written '_'), so `length_scale: 1.2` in config.yaml works like --length-scale 1.2.
@@ -100,12 +104,15 @@ func (s *settings) readConfig(root *cobra.Command, path string) error {
 	known := settingNames(root)
 	var unknown []string
 	for _, key := range file.AllKeys() {
-		if known[key] {
+		table, _, inTable := strings.Cut(key, ".")
+		if known[key] || (inTable && tableSettings[table]) {
 			continue
 		}
 		msg := fmt.Sprintf("unknown key %q", key)
-		if near := closest(key, known); near != "" {
+		if near := closest(key, known); near != "" && !inTable {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		} else if near := closest(table, tableSettings); near != "" && inTable {
+			msg += fmt.Sprintf(" (did you mean the table %q?)", near)
 		}
 		unknown = append(unknown, msg)
 	}

@@ -125,3 +125,26 @@ func TestHelpDocumentsExitStatuses(t *testing.T) {
 		}
 	}
 }
+
+// serve's openai_voices table in the config file maps OpenAI's voice names, as --openai-voice does: its entries are
+// checked like the flag's, and reach the server (which here cannot find the mapped voice).
+func TestServeReadsTheOpenAIVoicesTable(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml string
+		code       int
+		want       string
+	}{
+		{"not an OpenAI name", "openai_voices:\n  robot: tiny\n", ExitUsage, "robot is not one of OpenAI's voice names"},
+		{"the flag's name as a table", "openai_voice:\n  onyx: tiny\n", ExitUsage, `unknown key "openai_voice.onyx" (did you mean the table "openai_voices"?)`},
+		{"mapped", "openai_voices:\n  onyx: /nowhere/x.onnx\n", ExitFailure, "--openai-voice onyx: voice model: stat /nowhere/x.onnx: no such file or directory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := isolate(t)
+			writeConfig(t, dir, tt.yaml)
+			r := run(t, "", "serve", "--addr", "127.0.0.1:0")
+			if r.code != tt.code || !strings.Contains(r.errOut, tt.want) {
+				t.Errorf("config %q: exit %d, stderr %q; want exit %d and %q", tt.yaml, r.code, r.errOut, tt.code, tt.want)
+			}
+		})
+	}
+}
