@@ -133,12 +133,7 @@ func NewEncoder(f Format, w io.Writer, sampleRate int, opt Options) (Encoder, er
 	if opt.SampleRate < 0 || opt.SampleRate > MaxSampleRate {
 		return nil, fmt.Errorf("encoding %s: sample rate %d is outside [%d, %d]", f, opt.SampleRate, MinSampleRate, MaxSampleRate)
 	}
-	rate := sampleRate
-	if opt.SampleRate != 0 {
-		rate = opt.SampleRate
-	} else {
-		rate = f.codingRate(sampleRate)
-	}
+	rate := f.EncodedRate(sampleRate, opt)
 	bitrate := opt.Bitrate
 	if bitrate == 0 {
 		bitrate = f.DefaultBitrate()
@@ -168,6 +163,23 @@ func NewEncoder(f Format, w io.Writer, sampleRate int, opt Options) (Encoder, er
 		return newResampling(enc, sampleRate, rate), nil
 	}
 	return enc, nil
+}
+
+// EncodedRate is the sample rate of f's stream of audio at rate under opt: the asked-for rate, else codingRate's.
+func (f Format) EncodedRate(rate int, opt Options) int {
+	if opt.SampleRate != 0 {
+		return opt.SampleRate
+	}
+	return f.codingRate(rate)
+}
+
+// DecodedRate is the rate a decoder gives f's stream of audio at rate under opt at: EncodedRate's, but 48 kHz for
+// Opus, which always codes at 48 kHz inside (its header's rate only says what the input's was).
+func (f Format) DecodedRate(rate int, opt Options) int {
+	if f == Opus {
+		return 48000
+	}
+	return f.EncodedRate(rate, opt)
 }
 
 // codingRate is the rate a format codes a voice's rate at when no rate is asked for: the rate itself, but for MP3

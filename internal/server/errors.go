@@ -71,7 +71,8 @@ func DecodeError(status int, body []byte) *Error {
 const retryAfterSeconds = 1
 
 var (
-	errNotReady = &Error{Status: http.StatusServiceUnavailable, Type: TypeServer, Code: "not_ready",
+	// ErrNotReady answers what needs the voices while they load (the OpenAI layer's voice list too).
+	ErrNotReady = &Error{Status: http.StatusServiceUnavailable, Type: TypeServer, Code: "not_ready",
 		Message: "the server is still loading its voices; try again in a moment (GET /health says 200 once it is ready)"}
 	errDraining = &Error{Status: http.StatusServiceUnavailable, Type: TypeServer, Code: "shutting_down",
 		Message: "the server is shutting down and takes no new requests; send this one to another instance or retry once it is back"}

@@ -21,12 +21,13 @@ func (s *Server) Handler(mount ...func(*http.ServeMux)) http.Handler {
 	for _, m := range mount {
 		m(mux)
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { WriteError(w, routeError(mux, r)) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { answerNoRoute(mux, w, r) })
 	return s.instrument(mux, s.authenticate(mux))
 }
 
-// routeError is the answer to a request no route takes: 405 where the path has a route for another method.
-func routeError(mux *http.ServeMux, r *http.Request) *Error {
+// answerNoRoute answers a request no route takes: 405, with the Allow header HTTP asks for, where the path has a
+// route for another method; else 404.
+func answerNoRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
 	var allowed []string
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		probe := r.Clone(r.Context())
@@ -36,22 +37,26 @@ func routeError(mux *http.ServeMux, r *http.Request) *Error {
 		}
 	}
 	if len(allowed) == 0 {
-		return errNotFound
+		WriteError(w, errNotFound)
+		return
 	}
-	return &Error{Status: http.StatusMethodNotAllowed, Type: TypeInvalidRequest, Code: "method_not_allowed",
-		Message: fmt.Sprintf("%s %s: this route takes %s", r.Method, r.URL.Path, strings.Join(allowed, " or "))}
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	WriteError(w, &Error{Status: http.StatusMethodNotAllowed, Type: TypeInvalidRequest, Code: "method_not_allowed",
+		Message: fmt.Sprintf("%s %s: this route takes %s", r.Method, r.URL.Path, strings.Join(allowed, " or "))})
 }
 
-// authenticate lets a request through when the server has no API key, when it carries the key as a bearer token,
-// or when it asks for /health (which load balancers probe without credentials).
+// authenticate lets a request through when the server has no API key, when it carries the key as a bearer token
+// (the scheme's name in any case, as HTTP has it), or when it asks for /health (which load balancers probe without
+// credentials).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	if s.opts.APIKey == "" {
 		return next
 	}
-	want := []byte("Bearer " + s.opts.APIKey)
+	want := []byte(s.opts.APIKey)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if r.URL.Path != "/health" && subtle.ConstantTimeCompare(got, want) != 1 {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		bearer := strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) == 1
+		if r.URL.Path != "/health" && !bearer {
 			WriteError(w, errUnauthorized)
 			return
 		}

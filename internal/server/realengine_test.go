@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -205,6 +206,9 @@ func TestWindowStreamedSpeechIsSynthsAudio(t *testing.T) {
 					t.Fatal(err)
 				}
 				samples, rate := decodetest.Decode(t, path)
+				if header := resp.Header.Get("X-Sample-Rate"); header != strconv.Itoa(rate) {
+					t.Errorf("X-Sample-Rate %s; the %s stream decodes at %d Hz", header, tt.format, rate)
+				}
 				wantSamples := decodetest.Samples(want[44:])
 				seconds, wantSeconds := float64(len(samples))/float64(rate), float64(len(wantSamples))/22050
 				switch {

@@ -137,7 +137,7 @@ func (s *Server) Ready(b Backend) error {
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	switch {
 	case s.backend.Load() == nil:
-		WriteError(w, errNotReady)
+		WriteError(w, ErrNotReady)
 	case s.admission.isDraining():
 		WriteError(w, errDraining)
 	default:

@@ -243,6 +243,9 @@ func TestUnknownRoutesAndMethodsAreJSONErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if allow := resp.Header.Get("Allow"); allow != "POST" {
+		t.Errorf("a 405 with Allow %q; HTTP asks for the methods the route takes (POST)", allow)
+	}
 	checkError(t, resp, 405, "method_not_allowed", nil, "takes POST")
 	resp, err = http.Get(ts.URL + "/nowhere")
 	if err != nil {
@@ -267,10 +270,12 @@ func TestAPIKey(t *testing.T) {
 		}
 		checkError(t, resp, 401, "invalid_api_key", nil, "Authorization: Bearer")
 	}
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/speech", strings.NewReader(`{"text": "hi"}`))
-	req.Header.Set("Authorization", "Bearer sesame")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
-		t.Errorf("with the key: %v, %v", resp, err)
+	for _, auth := range []string{"Bearer sesame", "bearer sesame", "BEARER  sesame"} { // the scheme is case-blind
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/speech", strings.NewReader(`{"text": "hi"}`))
+		req.Header.Set("Authorization", auth)
+		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+			t.Errorf("with the key (%q): %v, %v", auth, resp, err)
+		}
 	}
 	if resp, err := http.Get(ts.URL + "/health"); err != nil || resp.StatusCode != 200 {
 		t.Errorf("health needs no key: %v, %v", resp, err)

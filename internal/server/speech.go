@@ -85,7 +85,7 @@ func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
 	b := s.backend.Load()
 	if b == nil {
-		WriteError(w, errNotReady)
+		WriteError(w, ErrNotReady)
 		return
 	}
 	j, e := s.admit(w, r, b)
@@ -229,7 +229,7 @@ func (a *audioStream) send(p []byte) (int, error) {
 	if a.started.IsZero() {
 		h := a.w.Header()
 		h.Set("Content-Type", a.format.ContentType)
-		h.Set("X-Sample-Rate", strconv.Itoa(a.rate))
+		h.Set("X-Sample-Rate", strconv.Itoa(a.format.Audio.DecodedRate(a.rate, audio.Options{}))) // not the voice's: MP3 at 44.1 kHz
 		a.started = time.Now()
 		a.onFirst(a.started)
 	}

@@ -36,7 +36,7 @@ func (s *Server) Voices() []VoiceInfo {
 func (s *Server) listVoices(w http.ResponseWriter, _ *http.Request) {
 	b := s.backend.Load()
 	if b == nil {
-		WriteError(w, errNotReady)
+		WriteError(w, ErrNotReady)
 		return
 	}
 	writeJSON(w, map[string][]VoiceInfo{"voices": b.voices})

@@ -49,7 +49,12 @@ func Routes(native *server.Server, voices Voices) func(*http.ServeMux) {
 			writeJSON(w, map[string]any{"models": models})
 		})
 		mux.HandleFunc("GET /v1/audio/voices", func(w http.ResponseWriter, _ *http.Request) {
-			writeJSON(w, map[string]any{"voices": voiceList(native.Voices(), voices)})
+			served := native.Voices()
+			if served == nil { // loading: an empty list would read as a server without voices
+				server.WriteError(w, server.ErrNotReady)
+				return
+			}
+			writeJSON(w, map[string]any{"voices": voiceList(served, voices)})
 		})
 	}
 }
@@ -69,7 +74,7 @@ type voice struct {
 }
 
 func voiceList(served []server.VoiceInfo, voices Voices) []voice {
-	var list []voice
+	list := []voice{}
 	for i := range served {
 		list = append(list, voice{ID: served[i].Name, Name: served[i].Name, VoiceInfo: &served[i]})
 	}

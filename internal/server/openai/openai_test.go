@@ -306,3 +306,15 @@ func TestModelsAndVoices(t *testing.T) {
 		}
 	}
 }
+
+// While the voices load, the voice list is a 503 like the native one's, not an empty list a client would keep.
+func TestVoicesWhileLoading(t *testing.T) {
+	s := server.New(server.Options{})
+	ts := httptest.NewServer(s.Handler(openai.Routes(s, voices)))
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/v1/audio/voices")
+	body := servertest.ReadBody(t, resp, err)
+	if e := server.DecodeError(resp.StatusCode, body); resp.StatusCode != 503 || e == nil || e.Code != "not_ready" {
+		t.Errorf("while loading: %d %s; want 503 not_ready", resp.StatusCode, body)
+	}
+}
