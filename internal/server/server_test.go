@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -497,6 +498,33 @@ func TestDrainFinishesAdmittedRequestsAndTurnsNewOnesAway(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+}
+
+// A client that stops reading holds the drain no longer than the grace: its request's blocked write is woken when the
+// grace is over, not left to the write timeout (a minute) or to the shutdown's last resort.
+func TestDrainEndsAtTheGraceWhenAClientStopsReading(t *testing.T) {
+	url, stop, served := serve(t, server.Options{Grace: 200 * time.Millisecond, MaxInput: 400_000}, &servertest.Engine{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	body := `{"text": "` + strings.Repeat("Words to fill a socket. ", 15000) + `", "format": "pcm"}` // 40 MB of audio
+	fmt.Fprintf(conn, "POST /api/speech HTTP/1.1\r\nHost: ttsgen\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		len(body), body)
+	if _, err := conn.Read(make([]byte, 1)); err != nil { // its audio is streaming; now the client reads no more
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the socket's buffers fill and the server's write blocks
+	stopped := time.Now()
+	stop()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if took := time.Since(stopped); took > 2*time.Second {
+		t.Errorf("Serve returned %v after the signal; the grace is 200ms", took.Round(time.Millisecond))
 	}
 }
 

@@ -100,7 +100,7 @@ func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 	defer cancel()
 	cfg := j.voice.Voice.Config
-	out, err := newAudioStream(w, j.format, cfg.Audio.SampleRate, s.opts.WriteTimeout, func(at time.Time) {
+	out, err := newAudioStream(ctx, w, j.format, cfg.Audio.SampleRate, s.opts.WriteTimeout, func(at time.Time) {
 		s.metrics.firstAudio.Observe(at.Sub(arrived).Seconds())
 	})
 	if err != nil {
@@ -108,6 +108,7 @@ func (s *Server) Speech(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("this server cannot encode %s: %v; ask for another response_format", j.format.Name, err)})
 		return
 	}
+	defer out.release()
 	sentences, err := pipeline.Speak(ctx, b.Engine, pipeline.NewInFlight(s.opts.SentencesInFlight), j.voice,
 		b.Frontend.Stream(j.text, cfg), j.opt, out, nil)
 	if err == nil {
@@ -183,8 +184,10 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 // ffmpeg's output), while the handler flushes.
 type audioStream struct {
 	enc          audio.Encoder
+	ctx          context.Context // the request's: once it ends, nothing more is written
 	w            http.ResponseWriter
 	rc           *http.ResponseController
+	unwatch      func() // stops waking a blocked write when ctx ends, once that is done
 	format       Format
 	rate         int
 	writeTimeout time.Duration
@@ -197,18 +200,35 @@ type audioStream struct {
 	abandoned bool      // the response is cut short: what the encoder still makes goes nowhere
 }
 
-// newAudioStream makes a response's body; onFirst is called when its first bytes go to the client.
-func newAudioStream(w http.ResponseWriter, f Format, rate int, writeTimeout time.Duration, onFirst func(at time.Time)) (*audioStream, error) {
-	a := &audioStream{w: w, rc: http.NewResponseController(w), format: f, rate: rate, writeTimeout: writeTimeout,
-		onFirst: onFirst}
+// newAudioStream makes a response's body for a request that ends with ctx; onFirst is called when its first bytes go
+// to the client. Call release before the handler returns.
+func newAudioStream(ctx context.Context, w http.ResponseWriter, f Format, rate int, writeTimeout time.Duration,
+	onFirst func(at time.Time)) (*audioStream, error) {
+	a := &audioStream{ctx: ctx, w: w, rc: http.NewResponseController(w), format: f, rate: rate,
+		writeTimeout: writeTimeout, onFirst: onFirst}
 	a.buf = bufio.NewWriterSize(writerFunc(a.send), 64<<10)
 	enc, err := audio.NewEncoder(f.Audio, writerFunc(a.encoded), rate, audio.Options{})
 	if err != nil {
 		return nil, err
 	}
 	a.enc = enc
+	// A client that stops reading leaves a write blocked until the write timeout; when the request ends (the drain's
+	// grace is over, its own timeout, the client gone), the deadline moves to now and the write returns.
+	woken := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(woken)
+		_ = a.rc.SetWriteDeadline(time.Now())
+	})
+	a.unwatch = sync.OnceFunc(func() {
+		if !stop() {
+			<-woken // the connection outlives the handler: no deadline may be set on it after
+		}
+	})
 	return a, nil
 }
+
+// release stops watching the request's end; the handler calls it before it returns.
+func (a *audioStream) release() { a.unwatch() }
 
 type writerFunc func([]byte) (int, error)
 
@@ -234,6 +254,9 @@ func (a *audioStream) send(p []byte) (int, error) {
 		a.onFirst(a.started)
 	}
 	_ = a.rc.SetWriteDeadline(time.Now().Add(a.writeTimeout))
+	if err := a.ctx.Err(); err != nil { // checked after the deadline is pushed on: newAudioStream's watch comes later
+		return 0, err
+	}
 	return a.w.Write(p)
 }
 
@@ -280,12 +303,18 @@ func (a *audioStream) close() error {
 	return a.flush()
 }
 
-// abandon frees the encoder of a response that is cut short or answered with an error, sending nothing more.
+// abandon frees the encoder of a response that is cut short or answered with an error, sending nothing more. Where
+// nothing was sent, the connection gets its write deadline back, for the error the handler answers with.
 func (a *audioStream) abandon() {
 	a.mu.Lock()
 	a.abandoned = true
+	started := !a.started.IsZero()
 	a.mu.Unlock()
 	_ = a.enc.Close()
+	a.release()
+	if !started {
+		_ = a.rc.SetWriteDeadline(time.Now().Add(a.writeTimeout))
+	}
 }
 
 // hasStarted says whether any of the body went to the client.

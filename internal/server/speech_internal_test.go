@@ -12,10 +12,11 @@ func TestAFlushBeforeTheFirstBytesKeepsTheHeaders(t *testing.T) {
 	format, _ := lookupFormat("pcm")
 	rec := httptest.NewRecorder()
 	var first time.Time
-	a, err := newAudioStream(rec, format, 22050, time.Second, func(at time.Time) { first = at })
+	a, err := newAudioStream(t.Context(), rec, format, 22050, time.Second, func(at time.Time) { first = at })
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer a.release()
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
