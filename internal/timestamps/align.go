@@ -138,7 +138,7 @@ func (a *Aligner) timeWords(u Unit, p *piece) ([]Word, error) {
 		tok := p.tokens[pw.token]
 		lastOfToken := p.next+i+1 == len(p.words) || p.words[p.next+i+1].token != pw.token
 		raw := strings.TrimRight(p.source[tok.start:tok.end], closers)
-		words[i] = Word{Word: pw.spoken, Text: tok.text,
+		words[i] = Word{Word: pw.spoken, Text: tok.text, token: pw.token,
 			clauseEnd: lastOfToken && raw != "" && strings.ContainsAny(raw[len(raw)-1:], ",;:")}
 	}
 	// The unit is a sentence: its last token's full stop is the sentence's.

@@ -25,6 +25,7 @@ type Word struct {
 	End   float64 `json:"end"`
 
 	sentence  int  // which of the timeline's sentences it is in
+	token     int  // which token of the text as written it comes from: the words a token is spoken as share it
 	clauseEnd bool // the last word of a token that ends a clause ("fifth," of "5th,")
 }
 

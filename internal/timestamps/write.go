@@ -93,7 +93,9 @@ func cues(t Timeline) []cue {
 		words, parts = words[:0], parts[:0]
 	}
 	for _, w := range t.Words {
-		newToken := len(words) == 0 || w.Text != words[len(words)-1].Text
+		// A word starts a token unless it is the same token as the one before (a number's words): by the token,
+		// not its spelling, which two tokens share in "very very".
+		newToken := len(words) == 0 || w.token != words[len(words)-1].token
 		if len(words) > 0 {
 			prev := words[len(words)-1]
 			full := len(parts) >= cueTokens || w.End-words[0].Start > cueSeconds
@@ -123,13 +125,24 @@ func writeCues(w *bufio.Writer, f Format, cs []cue) error {
 		if end <= c.start { // players skip a cue of no length
 			end = c.start + 0.001
 		}
-		_, err := fmt.Fprintf(w, "%s --> %s\n%s\n\n", cueTime(c.start, f), cueTime(end, f), c.text)
+		text := c.text
+		if f == VTT {
+			text = vttEscaper.Replace(text)
+		}
+		_, err := fmt.Fprintf(w, "%s --> %s\n%s\n\n", cueTime(c.start, f), cueTime(end, f), text)
 		if err != nil {
-			return err
+			return fmt.Errorf("writing cue %d: %w", i+1, err)
 		}
 	}
 	return nil
 }
+
+// vttEscaper escapes a WebVTT cue's text: a player reads "<" as a tag's start ("a<b then b>a" shows as "aa") and
+// "&" as a character reference's, and the spec forbids "-->" in a cue, which escaping ">" also rules out.
+//
+// SRT text is left as written: ffmpeg's SRT decoder (as of 5.1) shows "&lt;" as those four characters, not "<",
+// so escaping would garble every "<", ">" and "&" to fix only the rare text that looks like a tag.
+var vttEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // cueTime is HH:MM:SS,mmm (SRT) or HH:MM:SS.mmm (WebVTT).
 func cueTime(seconds float64, f Format) string {
