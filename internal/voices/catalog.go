@@ -100,9 +100,10 @@ func (c Catalog) Find(nameOrPath string) (*Voice, error) {
 		return Open(nameOrPath)
 	}
 	if c.Dir != "" {
-		v, err := Open(filepath.Join(c.Dir, nameOrPath+modelSuffix))
-		if err == nil || !errors.Is(err, os.ErrNotExist) {
-			return v, err
+		model := filepath.Join(c.Dir, nameOrPath+modelSuffix)
+		v, err := Open(model)
+		if _, statErr := os.Stat(model); err == nil || !errors.Is(err, os.ErrNotExist) || statErr == nil {
+			return v, err // found, or there but broken (its .onnx.json missing, say): Open's error says which
 		}
 	}
 	var names []string

@@ -2,6 +2,7 @@ package voices
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -49,16 +50,14 @@ var requiredPhonemes = []string{"_", "^", "$"}
 
 // ParseConfig decodes and validates a Piper voice config. Missing optional fields get Piper's defaults.
 func ParseConfig(data []byte) (*Config, error) {
-	var c Config
+	// Piper's own scales, for each one a config leaves out (those written before the "inference" block existed
+	// have none): decoding keeps what the JSON does not set.
+	c := Config{Inference: Inference{NoiseScale: 0.667, LengthScale: 1, NoiseW: 0.8}}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("not a Piper voice config (invalid JSON): %w", err)
 	}
 	if c.PhonemeType == "" {
 		c.PhonemeType = PhonemeTypeEspeak
-	}
-	if c.Inference == (Inference{}) {
-		// Piper's own defaults, for configs written before the "inference" block existed.
-		c.Inference = Inference{NoiseScale: 0.667, LengthScale: 1, NoiseW: 0.8}
 	}
 	if c.NumSpeakers == 0 {
 		c.NumSpeakers = 1
@@ -126,20 +125,26 @@ func (c *Config) MaxPhonemeID() int64 {
 	return max
 }
 
-// SpeakerID resolves a speaker given as a number or as a name from speaker_id_map. "" is speaker 0.
+// SpeakerID resolves a speaker given as a number (its id, as Piper's --speaker takes it) or as a name from
+// speaker_id_map. "" is speaker 0. A number is always an id, even where some speaker's name is that number
+// (LibriTTS voices name theirs "3922", "40", ...): the same words never pick two speakers.
 func (c *Config) SpeakerID(speaker string) (int64, error) {
 	speaker = strings.TrimSpace(speaker)
 	if speaker == "" {
 		return 0, nil
 	}
-	if id, ok := c.SpeakerIDMap[speaker]; ok {
-		return id, nil
-	}
 	if n, err := strconv.ParseInt(speaker, 10, 64); err == nil {
 		if n < 0 || n >= int64(c.NumSpeakers) {
-			return 0, fmt.Errorf("speaker %d is out of range: this voice has %s", n, c.speakersDescription())
+			msg := fmt.Sprintf("speaker %d is out of range: this voice has %s", n, c.speakersDescription())
+			if id, named := c.SpeakerIDMap[speaker]; named {
+				msg += fmt.Sprintf(" (a number is a speaker's id; the speaker named %q is %d)", speaker, id)
+			}
+			return 0, errors.New(msg)
 		}
 		return n, nil
+	}
+	if id, ok := c.SpeakerIDMap[speaker]; ok {
+		return id, nil
 	}
 	return 0, fmt.Errorf("unknown speaker %q: this voice has %s", speaker, c.speakersDescription())
 }

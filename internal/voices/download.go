@@ -190,8 +190,8 @@ func (c Catalog) Download(ctx context.Context, f Fetcher, idx *Index, v RemoteVo
 	if c.Dir == "" {
 		return nil, errors.New("no voices folder is configured (set voices_dir or TTSGEN_VOICES_DIR)")
 	}
-	if v.Key == DefaultName {
-		return nil, fmt.Errorf("the name %q belongs to the embedded default voice", v.Key)
+	if problem := downloadNameProblem(v.Key); problem != "" {
+		return nil, fmt.Errorf("the catalogue's voice %q cannot be installed under its name: %s", v.Key, problem)
 	}
 	modelFile, configFile, err := v.files()
 	if err != nil {
@@ -203,6 +203,9 @@ func (c Catalog) Download(ctx context.Context, f Fetcher, idx *Index, v RemoteVo
 	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the voices folder: %w", err)
+	}
+	if _, err := atomicfile.RemoveStale(c.Dir, func(error) {}); err != nil { // a killed download's half model
+		return nil, fmt.Errorf("cleaning the voices folder: %w", err)
 	}
 	total := v.Size()
 	var done int64
@@ -216,11 +219,24 @@ func (c Catalog) Download(ctx context.Context, f Fetcher, idx *Index, v RemoteVo
 	if err := fetchChecked(ctx, f, idx.where, configFile, v.Files[configFile], &config, count); err != nil {
 		return nil, err
 	}
-	if _, err := ParseConfig(config.Bytes()); err != nil {
+	cfg, err := ParseConfig(config.Bytes())
+	if err != nil {
 		return nil, fmt.Errorf("voice %q: its config from the catalogue: %w", v.Key, err)
 	}
 	err = atomicfile.Write(dstModel, "", nil, func(out *os.File) error {
-		return fetchChecked(ctx, f, idx.where, modelFile, v.Files[modelFile], out, count)
+		if err := fetchChecked(ctx, f, idx.where, modelFile, v.Files[modelFile], out, count); err != nil {
+			return err
+		}
+		// What `voices add` checks, for a catalogue that gives no size or MD5 (or a server that cut the file short
+		// without a Content-Length): a whole ONNX model with a Piper voice's inputs and output.
+		sig, err := ReadSignature(out.Name())
+		if err == nil {
+			err = CheckPiper(sig, cfg.NumSpeakers)
+		}
+		if err != nil {
+			return fmt.Errorf("voice %q: its model from the catalogue: %w", v.Key, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -234,6 +250,18 @@ func (c Catalog) Download(ctx context.Context, f Fetcher, idx *Index, v RemoteVo
 		return nil, err
 	}
 	return Open(dstModel)
+}
+
+// downloadNameProblem says why a catalogue's key cannot name a voice file in the voices folder, or "": it is the
+// file's name there, so nothing but a plain name that selects the voice will do.
+func downloadNameProblem(key string) string {
+	switch {
+	case key == "" || key == "." || key == "..", strings.ContainsAny(key, `/\`):
+		return "it is not a plain file name"
+	case strings.HasPrefix(key, "."):
+		return "a name starting with '.' is a hidden file"
+	}
+	return nameProblem(key)
 }
 
 // fetchChecked copies the catalogue's file to w, checking its size and MD5 against want.

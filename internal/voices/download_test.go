@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ttsgen/ttsgen/internal/atomicfile"
 )
 
 // catalogueServer serves a small Piper catalogue, as rhasspy/piper-voices lays it out, with Piper's test voice
@@ -28,7 +30,7 @@ func catalogueServer(t *testing.T) (*httptest.Server, []byte) {
 	sum := func(b []byte) string { h := md5.Sum(b); return hex.EncodeToString(h[:]) }
 	files := map[string][]byte{}
 	index := map[string]any{}
-	for _, key := range []string{"en_US-test-low", "en_US-corrupt-low", "en_US-cut-low"} {
+	for _, key := range []string{"en_US-test-low", "en_US-corrupt-low", "en_US-cut-low", "en_US-unsized-low"} {
 		dir := "en/en_US/" + strings.Split(key, "-")[1] + "/low/"
 		files[dir+key+".onnx"], files[dir+key+".onnx.json"] = model, config
 		index[key] = map[string]any{
@@ -43,6 +45,8 @@ func catalogueServer(t *testing.T) (*httptest.Server, []byte) {
 		}
 	}
 	index["en_US-test-low"].(map[string]any)["aliases"] = []string{"en-us-test-low"}
+	unsized := index["en_US-unsized-low"].(map[string]any)["files"].(map[string]any)
+	unsized["en/en_US/unsized/low/en_US-unsized-low.onnx"] = map[string]any{} // a catalogue that gives no size or MD5
 	catalogue, _ := json.Marshal(index)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := strings.TrimPrefix(r.URL.Path, "/v1.0.0/")
@@ -59,6 +63,9 @@ func catalogueServer(t *testing.T) (*httptest.Server, []byte) {
 		case strings.Contains(p, "corrupt") && strings.HasSuffix(p, ".onnx"):
 			body = append([]byte{}, body...)
 			body[len(body)/2] ^= 0xFF
+		case strings.Contains(p, "unsized") && strings.HasSuffix(p, ".onnx"):
+			w.Write(body[:len(body)/2]) // no Content-Length, and the connection ends as if the file did
+			return
 		case strings.Contains(p, "cut") && strings.HasSuffix(p, ".onnx"):
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 			w.Write(body[:len(body)/2])
@@ -93,7 +100,7 @@ func TestDownloadFromTheCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := idx.Sorted(); len(got) != 3 || got[2].Key != "en_US-test-low" || got[2].Language.Code != "en_US" || got[2].Size() != int64(len(model))+int64(len(readTestConfig(t))) {
+	if got := idx.Sorted(); len(got) != 4 || got[2].Key != "en_US-test-low" || got[2].Language.Code != "en_US" || got[2].Size() != int64(len(model))+int64(len(readTestConfig(t))) {
 		t.Fatalf("catalogue %+v", got)
 	}
 	dir := filepath.Join(t.TempDir(), "voices")
@@ -141,6 +148,7 @@ func TestFailedDownloadsInstallNothing(t *testing.T) {
 	for _, tc := range []struct{ key, want string }{
 		{"en_US-corrupt-low", "does not match the catalogue: MD5"},
 		{"en_US-cut-low", "cut off after"},
+		{"en_US-unsized-low", `voice "en_US-unsized-low": its model from the catalogue:`}, // a half model, checked as voices add does
 	} {
 		v, err := idx.Find(tc.key)
 		if err != nil {
@@ -163,6 +171,47 @@ func TestFailedDownloadsInstallNothing(t *testing.T) {
 	}
 	if left := leftovers(t, dir); len(left) != 0 {
 		t.Errorf("a cancelled download left %v", left)
+	}
+}
+
+// A catalogue's key is the voice's file name: one that is not a plain name, or that would never select the voice,
+// installs nothing anywhere. A killed download's temporary file goes with the next download.
+func TestDownloadRefusesKeysThatAreNoVoiceName(t *testing.T) {
+	srv, _ := catalogueServer(t)
+	ctx := context.Background()
+	f := Fetcher{Client: srv.Client()}
+	idx, err := f.LoadIndex(ctx, srv.URL+"/v1.0.0/voices.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	c := Catalog{Dir: filepath.Join(root, "a", "voices")}
+	good, _ := idx.Find("en_US-test-low")
+	for _, key := range []string{"../../escaped", "sub/x", "..", ".hidden", "default", "x.onnx", DefaultName} {
+		v := good
+		v.Key = key
+		if _, err := c.Download(ctx, f, idx, v, true, nil); err == nil || !strings.Contains(err.Error(), "cannot be installed under its name") {
+			t.Errorf("key %q: %v", key, err)
+		}
+	}
+	var all []string
+	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			all = append(all, p)
+		}
+		return nil
+	})
+	if len(all) != 0 {
+		t.Errorf("refused keys left %v", all)
+	}
+	os.MkdirAll(c.Dir, 0o755)
+	stale := filepath.Join(c.Dir, atomicfile.TempName(1<<22+1)+"1") // pid 2^22+1 is above Linux's limit: gone
+	os.WriteFile(stale, []byte("half a model"), 0o644)
+	if _, err := c.Download(ctx, f, idx, good, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if left := leftovers(t, c.Dir); len(left) != 2 {
+		t.Errorf("after a download the voices folder holds %v; want the voice's two files (a killed download's temp file removed)", left)
 	}
 }
 

@@ -61,9 +61,27 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
+// Each scale a config leaves out is Piper's default; one it gives, 0 included, is kept.
+func TestParseConfigFillsInTheMissingScales(t *testing.T) {
+	const rest = `"audio":{"sample_rate":22050},"espeak":{"voice":"en-us"},"phoneme_id_map":{"_":[0],"^":[1],"$":[2]}`
+	for inference, want := range map[string]Inference{
+		``:                                  {NoiseScale: 0.667, LengthScale: 1, NoiseW: 0.8},
+		`"inference":{},`:                   {NoiseScale: 0.667, LengthScale: 1, NoiseW: 0.8},
+		`"inference":{"length_scale":1.2},`: {NoiseScale: 0.667, LengthScale: 1.2, NoiseW: 0.8},
+		`"inference":{"noise_scale":0},`:    {NoiseScale: 0, LengthScale: 1, NoiseW: 0.8},
+		`"inference":{"noise_w":0,"noise_scale":0.5},`: {NoiseScale: 0.5, LengthScale: 1, NoiseW: 0},
+	} {
+		c, err := ParseConfig([]byte("{" + inference + rest + "}"))
+		if err != nil || c.Inference != want {
+			t.Errorf("%s: inference %+v, %v; want %+v", inference, c.Inference, err, want)
+		}
+	}
+}
+
 func TestSpeakerID(t *testing.T) {
+	// Named as LibriTTS voices are, in part: a name that is a number is not that number's speaker.
 	c, err := ParseConfig([]byte(`{"audio":{"sample_rate":22050},"espeak":{"voice":"en-us"},"num_speakers":3,
-		"speaker_id_map":{"alice":0,"bob":2},"phoneme_id_map":{"_":[0],"^":[1],"$":[2]}}`))
+		"speaker_id_map":{"alice":0,"1":2,"3922":1},"phoneme_id_map":{"_":[0],"^":[1],"$":[2]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +90,9 @@ func TestSpeakerID(t *testing.T) {
 		want    int64
 		wantErr string
 	}{
-		{"", 0, ""}, {"bob", 2, ""}, {"1", 1, ""}, {" 2 ", 2, ""},
-		{"3", 0, "speaker 3 is out of range: this voice has 3 speakers (0..2) named alice, bob"},
+		{"", 0, ""}, {"alice", 0, ""}, {"1", 1, ""}, {" 2 ", 2, ""}, // a number is an id, as Piper's --speaker
+		{"3", 0, "speaker 3 is out of range: this voice has 3 speakers (0..2) named"},
+		{"3922", 0, `speaker 3922 is out of range: this voice has 3 speakers (0..2) named alice, 3922, 1 (a number is a speaker's id; the speaker named "3922" is 1)`},
 		{"-1", 0, "out of range"},
 		{"carol", 0, `unknown speaker "carol"`},
 	}
@@ -191,4 +210,19 @@ func names(vs []*Voice) []string {
 		out = append(out, v.Name)
 	}
 	return out
+}
+
+// A voice in the folder that lacks its .onnx.json is found, and said to lack it: not "no such voice".
+func TestFindSaysWhatAVoiceInTheFolderLacks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "half.onnx"), []byte("model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Catalog{Dir: dir}.Find("half")
+	if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), filepath.Join(dir, "half.onnx.json")) {
+		t.Errorf("Find: %v; want the missing half.onnx.json named", err)
+	}
+	if _, err := (Catalog{Dir: dir}).Find("nobody"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an unknown name: %v", err)
+	}
 }
