@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -267,6 +268,11 @@ func TestVoicesParsesItsCommandLine(t *testing.T) {
 		t.Setenv("TTSGEN_VOICES_DIR", "")
 		if o := parse(t, "voices", "download", "x").(*voicesDownloadOptions); o.dir != "from-config" {
 			t.Errorf("voices_dir in the config file: dir %q", o.dir)
+		}
+		writeConfig(t, dir, "voices_dir: ~/my voices\n") // a leading ~ is the home folder, as in a shell
+		home, _ := os.UserHomeDir()
+		if o := parse(t, "voices", "add", "x.onnx").(*voicesAddOptions); o.dir != filepath.Join(home, "my voices") {
+			t.Errorf("voices_dir: ~/my voices: dir %q", o.dir)
 		}
 	})
 	for _, tt := range []struct {

@@ -230,15 +230,28 @@ func (s *settings) espeakData() string { return s.v.GetString("espeak_data") }
 
 func (s *settings) voicesDir() string {
 	if d := s.v.GetString("voices_dir"); d != "" {
-		return d
+		return expandHome(d)
 	}
 	return filepath.Join(dataHome(), "ttsgen", "voices")
+}
+
+// expandHome reads a leading ~ as the home folder, as the shell would have: a config file's voices_dir:
+// ~/voices reaches ttsgen unexpanded, and taken literally it would make a folder named ~ here.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
 }
 
 // ortLibrary finds the ONNX Runtime library: the setting if given (it must exist), else the cache copy that
 // scripts/setup.sh installs, else one beside the binary, else common system locations.
 func (s *settings) ortLibrary() (string, error) {
-	explicit := s.v.GetString("ort_lib")
+	explicit := expandHome(s.v.GetString("ort_lib"))
 	p, err := ortlib.Find(explicit)
 	if err != nil && explicit != "" {
 		return "", fmt.Errorf("ONNX Runtime library (--ort-lib / TTSGEN_ORT_LIB / ort_lib): %w", err)

@@ -82,7 +82,7 @@ func runVoicesDownload(ctx context.Context, o *voicesDownloadOptions) error {
 	}
 	catalog := voices.Catalog{Dir: o.dir}
 	var failed []error
-	var installed []voiceInfo
+	installed := []voiceInfo{} // --json: [] when none is
 	for _, v := range want {
 		bar := o.startBar(v)
 		got, err := catalog.Download(ctx, o.fetcher, idx, v, o.replace, func(done, total int64) {
@@ -158,7 +158,7 @@ func listAvailable(ctx context.Context, f voices.Fetcher, where string, local vo
 	for _, v := range list {
 		have[v.Name] = true
 	}
-	var infos []remoteVoiceInfo
+	infos := []remoteVoiceInfo{} // --json: [] for an empty catalogue
 	for _, v := range idx.Sorted() {
 		lang := v.Language.Code
 		if v.Language.NameEnglish != "" {

@@ -72,6 +72,9 @@ func TestVoicesDownloadAndAvailable(t *testing.T) {
 	if r.code != ExitFailure || !strings.Contains(r.errOut, "does not match the catalogue: MD5") {
 		t.Errorf("corrupted: exit %d %s", r.code, r.errOut)
 	}
+	if r := run(t, "", "voices", "download", "en_US-broken-x_low", "--catalog", catalog, "--json"); strings.TrimSpace(r.out) != "[]" {
+		t.Errorf("--json with nothing installed: %q; want an empty list", r.out)
+	}
 	entries, _ := os.ReadDir(filepath.Join(dir, "voices"))
 	for _, e := range entries {
 		if strings.Contains(e.Name(), "broken") || strings.HasPrefix(e.Name(), ".ttsgen-") {
