@@ -107,7 +107,7 @@ func (b *Builder) Add(u Unit) error {
 		return ErrNoDurations
 	}
 	if b.piece == nil || b.piece.text != u.Text || b.piece.next == len(b.piece.words) {
-		b.piece = newPiece(u.Source, u.Text)
+		b.piece = newPiece(u.Source, u.Text, b.continuesAt(u))
 	}
 	words, err := b.a.timeWords(u, b.piece)
 	if err != nil {
@@ -126,6 +126,17 @@ func (b *Builder) Add(u Unit) error {
 		End:   words[len(words)-1].End,
 	})
 	return nil
+}
+
+// continuesAt is the token of u's source that u's text starts at: after the last word spoken where u's text is the
+// next of a long sentence's texts (the same source, normalised, and another text), else 0 (a sentence said again
+// starts over).
+func (b *Builder) continuesAt(u Unit) int {
+	p := b.piece
+	if p == nil || u.Source == "" || u.Source == u.Text || p.source != u.Source || p.text == u.Text || p.next == 0 {
+		return 0
+	}
+	return p.words[p.next-1].token + 1
 }
 
 // Timeline is what was added so far.

@@ -321,3 +321,30 @@ func TestWithoutNormalisation(t *testing.T) {
 		t.Errorf("sentences %+v", tl.Sentences)
 	}
 }
+
+// A sentence too long to phonemize at once comes as several texts of one source: each text's words are the source's
+// tokens after the last text's, and each unit's sentence is its own part of the source, not the whole again.
+func TestALongSentencesTextsGoOnWhereTheLastEnded(t *testing.T) {
+	const source = "In the house it cost 1,205 dollars, in the house it cost 200 dollars."
+	tl := build(t,
+		unit(source, "In the house it cost one thousand two hundred five dollars,",
+			"ɪn ðə hˈaʊs ɪt kˈɔst wˈʌn θˈaʊzənd tˈuː hˈʌndɹɪd fˈaɪv dˈɑːlɚz,", 0),
+		unit(source, "in the house it cost two hundred dollars.", "ɪn ðə hˈaʊs ɪt kˈɔst tˈuː hˈʌndɹɪd dˈɑːlɚz.", 5000))
+	var texts []string
+	for _, w := range tl.Words[11:] {
+		texts = append(texts, w.Text)
+	}
+	if got := strings.Join(texts, " "); got != "in the house it cost 200 200 dollars" {
+		t.Errorf("the second text's words show as %q; want them from the source's second half", got)
+	}
+	if len(tl.Sentences) != 2 || tl.Sentences[0].Text != "In the house it cost 1,205 dollars," ||
+		tl.Sentences[1].Text != "in the house it cost 200 dollars." {
+		t.Errorf("sentences %+v; want the source's two halves", tl.Sentences)
+	}
+	// The same sentence twice is two sentences, each the whole source.
+	tl = build(t, unit("It cost 5 dollars.", "It cost five dollars.", "ɪt kˈɔst fˈaɪv dˈɑːlɚz.", 0),
+		unit("It cost 5 dollars.", "It cost five dollars.", "ɪt kˈɔst fˈaɪv dˈɑːlɚz.", 5000))
+	if len(tl.Sentences) != 2 || tl.Sentences[1].Text != "It cost 5 dollars." || tl.Words[6].Text != "5" {
+		t.Errorf("a sentence said twice: %+v", tl)
+	}
+}

@@ -27,7 +27,9 @@ type token struct {
 	text       string
 }
 
-func newPiece(source, text string) *piece {
+// newPiece is text, normalised from source (or source itself), its words matched to source's tokens from token
+// from on: a long sentence is phonemized in several texts, and each goes on where the one before it ended.
+func newPiece(source, text string, from int) *piece {
 	if source == "" {
 		source = text
 	}
@@ -48,8 +50,11 @@ func newPiece(source, text string) *piece {
 		}
 		return p
 	}
-	for i, t := range matchTokens(spoken, p.tokens, source) {
-		p.words[i].token = t
+	if from >= len(p.tokens) {
+		from = 0
+	}
+	for i, t := range matchTokens(spoken, p.tokens[from:], source) {
+		p.words[i].token = from + t
 	}
 	return p
 }
