@@ -184,6 +184,9 @@ func synthAudio(o *synthOptions) (audioChoice, error) {
 	case c.format != byExt:
 		return c, usageErrorf("--format %s, but -o %s names a %s file", c.format, o.out, byExt)
 	}
+	if err := c.checkSampleRate(c.format); err != nil { // the format -o's extension names
+		return c, err
+	}
 	if c.format == "" {
 		c.format = audio.WAV
 	}

@@ -23,7 +23,7 @@ type voiceFlags struct {
 func (f *voiceFlags) add(fs *pflag.FlagSet) {
 	f.flags = fs
 	fs.StringVar(&f.voice, "voice", "", "voice `NAME` (see: ttsgen voices list) or path to X.onnx / X.onnx.json (default: the built-in voice)")
-	fs.StringVar(&f.speaker, "speaker", "", "speaker `ID|NAME`, for multi-speaker voices (default: 0)")
+	fs.StringVar(&f.speaker, "speaker", "", "speaker `ID|NAME`, for multi-speaker voices: a number is an id, as in Piper, else a name from the voice's speaker_id_map (default: 0)")
 	fs.Float32Var(&f.lengthScale, "length-scale", 0, "speaking time factor: >1 slower, <1 faster (default: the voice's own, usually 1)")
 	fs.Float32Var(&f.noiseScale, "noise-scale", 0, "voice variation, 0 = none (default: the voice's own, 0.667 in Piper voices)")
 	fs.Float32Var(&f.noiseW, "noise-w", 0, "rhythm variation, 0 = none (default: the voice's own, 0.8 in Piper voices)")
@@ -83,6 +83,20 @@ type audioChoice struct {
 	level    audio.Level
 }
 
+// checkSampleRate refuses a --sample-rate that format f does not code (MP3 above 48 kHz, AAC above 96 kHz), as a
+// usage error naming the flag, the format and the rates it takes, before any voice is loaded: the encoder would
+// refuse it too (audio.NewEncoder), and the check is the same. parse checks --format's; a command that learns the
+// format later (synth's from -o's extension) checks that one. An unknown format ("") is not checked here.
+func (c audioChoice) checkSampleRate(f audio.Format) error {
+	if c.encoding.SampleRate == 0 || f == "" {
+		return nil
+	}
+	if err := f.CheckSampleRate(c.encoding.SampleRate); err != nil {
+		return usageErrorf("--sample-rate: %w", err)
+	}
+	return nil
+}
+
 // maxVolume bounds --volume: past it every sample clips.
 const maxVolume = 100
 
@@ -108,6 +122,9 @@ func (f *audioFlags) parse() (audioChoice, error) {
 	c.encoding = audio.Options{Bitrate: f.bitrate * 1000, SampleRate: f.sampleRate}
 	if f.sampleRate != 0 && (f.sampleRate < audio.MinSampleRate || f.sampleRate > audio.MaxSampleRate) {
 		return c, usageErrorf("--sample-rate %d is outside [%d, %d] Hz", f.sampleRate, audio.MinSampleRate, audio.MaxSampleRate)
+	}
+	if err := c.checkSampleRate(c.format); err != nil {
+		return c, err
 	}
 	if f.bitrate != 0 && (c.encoding.Bitrate < audio.MinBitrate || c.encoding.Bitrate > audio.MaxBitrate) {
 		return c, usageErrorf("--bitrate %d is outside [%d, %d] kbit/s", f.bitrate, audio.MinBitrate/1000, audio.MaxBitrate/1000)

@@ -24,6 +24,10 @@ type aacEncoder struct {
 	closed bool
 }
 
+// aacRates are the sample rates ffmpeg's AAC encoder codes (`ffmpeg -h encoder=aac`) from MinSampleRate up, lowest
+// first; given another, ffmpeg would resample to one of them unasked.
+var aacRates = []int{8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000}
+
 // ErrNoFFmpeg is the error for AAC output when ffmpeg is not installed.
 var ErrNoFFmpeg = errors.New("AAC output needs ffmpeg on PATH (Debian: apt-get install ffmpeg); flac, opus and mp3 do not")
 
@@ -78,7 +82,8 @@ func (e *aacEncoder) Write(pcm []int16) error {
 // Flush does nothing: ffmpeg writes each AAC frame as soon as it has coded it.
 func (e *aacEncoder) Flush() error { return nil }
 
-// Close ends ffmpeg's input and waits for it to write the rest and exit.
+// Close ends ffmpeg's input and waits for it to write the rest and exit. A failed write of its output comes first:
+// the copy kills ffmpeg then, and "signal: killed" would hide the cause (a full disk, a closed pipe).
 func (e *aacEncoder) Close() error {
 	if e.closed {
 		return nil
@@ -88,10 +93,10 @@ func (e *aacEncoder) Close() error {
 	copyErr := <-e.copied // ends when ffmpeg closes its output, at exit
 	waitErr := e.cmd.Wait()
 	switch {
-	case waitErr != nil:
-		return fmt.Errorf("aac: ffmpeg: %w%s", waitErr, e.said())
 	case copyErr != nil:
 		return copyErr
+	case waitErr != nil:
+		return fmt.Errorf("aac: ffmpeg: %w%s", waitErr, e.said())
 	case inErr != nil:
 		return fmt.Errorf("aac: %w", inErr)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -98,8 +100,9 @@ func (f Format) DefaultBitrate() int {
 type Options struct {
 	// Bitrate of a lossy format in bits per second (0 = the format's DefaultBitrate); ignored by lossless ones.
 	Bitrate int
-	// SampleRate resamples the audio to this rate before it is encoded (0 = keep the input's rate). Opus always
-	// codes at 48 kHz inside; this is then the rate its header says the audio had.
+	// SampleRate resamples the audio to this rate before it is encoded (0 = keep the input's rate); a rate the
+	// format does not code (Format.CheckSampleRate) is an error, never another rate. Opus always codes at 48 kHz
+	// inside; this is then the rate its header says the audio had.
 	SampleRate int
 }
 
@@ -130,8 +133,12 @@ func NewEncoder(f Format, w io.Writer, sampleRate int, opt Options) (Encoder, er
 	if opt.Bitrate != 0 && (opt.Bitrate < MinBitrate || opt.Bitrate > MaxBitrate) {
 		return nil, fmt.Errorf("encoding %s: bitrate %d is outside [%d, %d] bits per second", f, opt.Bitrate, MinBitrate, MaxBitrate)
 	}
-	if opt.SampleRate < 0 || opt.SampleRate > MaxSampleRate {
-		return nil, fmt.Errorf("encoding %s: sample rate %d is outside [%d, %d]", f, opt.SampleRate, MinSampleRate, MaxSampleRate)
+	// An asked-for rate the format cannot code is refused here, not left to the codec, which would code the
+	// nearest rate it has (LAME, ffmpeg) and so give another rate than asked, with no word said.
+	if opt.SampleRate != 0 {
+		if err := f.CheckSampleRate(opt.SampleRate); err != nil {
+			return nil, fmt.Errorf("encoding: %w", err)
+		}
 	}
 	rate := f.EncodedRate(sampleRate, opt)
 	bitrate := opt.Bitrate
@@ -165,6 +172,49 @@ func NewEncoder(f Format, w io.Writer, sampleRate int, opt Options) (Encoder, er
 	return enc, nil
 }
 
+// SampleRates are the sample rates within [MinSampleRate, MaxSampleRate] that f codes, lowest first, or nil when
+// it codes any of them: MP3 has MPEG audio's nine, AAC its own twelve (ffmpeg's encoder takes those of the ADTS
+// header's table, whose 7,350 Hz lies below MinSampleRate). Opus codes at 48 kHz inside whatever the rate, and
+// records the input's rate in its header, so it takes any.
+func (f Format) SampleRates() []int {
+	switch f {
+	case MP3:
+		return slices.Clone(mp3Rates)
+	case AAC:
+		return slices.Clone(aacRates)
+	}
+	return nil
+}
+
+// CheckSampleRate says whether f can be coded at rate: the one check behind NewEncoder's Options.SampleRate and
+// every caller's earlier check of an asked-for rate (--sample-rate), so that they all agree. A rate within range
+// that f does not code is a *SampleRateError, which names the format and the rates it takes.
+func (f Format) CheckSampleRate(rate int) error {
+	if rate < MinSampleRate || rate > MaxSampleRate {
+		return fmt.Errorf("sample rate %d Hz is outside [%d, %d] Hz", rate, MinSampleRate, MaxSampleRate)
+	}
+	if rates := f.SampleRates(); rates != nil && !slices.Contains(rates, rate) {
+		return &SampleRateError{Format: f, Rate: rate}
+	}
+	return nil
+}
+
+// SampleRateError is a sample rate within range that a format does not code.
+type SampleRateError struct {
+	Format Format
+	Rate   int
+}
+
+func (e *SampleRateError) Error() string {
+	rates := e.Format.SampleRates()
+	names := make([]string, len(rates))
+	for i, r := range rates {
+		names[i] = strconv.Itoa(r)
+	}
+	return fmt.Sprintf("%s has no sample rate of %d Hz: it takes %s and %s Hz", e.Format, e.Rate,
+		strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+}
+
 // EncodedRate is the sample rate of f's stream of audio at rate under opt: the asked-for rate, else codingRate's.
 func (f Format) EncodedRate(rate int, opt Options) int {
 	if opt.SampleRate != 0 {
@@ -187,14 +237,24 @@ func (f Format) DecodedRate(rate int, opt Options) int {
 // frame, in samples (LAME about 1,100 and up to 1,152; AAC 1,024 and up to 1,024), which a decoder trims only
 // where the container says how much (an MP3 file's LAME tag; never in ADTS), and ffprobe counts into the
 // duration: at 22,050 Hz that is 50-100 ms, at twice the rate half as much. The bits per second stay the same.
+// A voice's rate of 32 kHz or more that the codec lacks goes to the next rate it has above (else its highest):
+// resampled here, so that the rate DecodedRate says is the one the codec was given, not one it chose.
 func (f Format) codingRate(rate int) int {
-	if (f != MP3 && f != AAC) || rate >= 32000 {
+	rates := f.SampleRates()
+	switch {
+	case rates == nil:
 		return rate
-	}
-	if 44100%rate == 0 {
+	case rate < 32000 && 44100%rate == 0:
 		return 44100
+	case rate < 32000:
+		return 48000
 	}
-	return 48000
+	for _, r := range rates {
+		if r >= rate {
+			return r
+		}
+	}
+	return rates[len(rates)-1]
 }
 
 // WriteSilence appends n samples of silence to enc.

@@ -26,8 +26,8 @@ type mp3Encoder struct {
 	closed bool
 }
 
-// mp3Rates are the sample rates MPEG audio layer III codes (MPEG-1, -2 and 2.5); other rates are resampled by
-// LAME to the nearest.
+// mp3Rates are the sample rates MPEG audio layer III codes (MPEG-1, -2 and 2.5), lowest first. LAME would
+// resample any other to the nearest of them; NewEncoder gives it only these (Format.CheckSampleRate, codingRate).
 var mp3Rates = []int{8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000}
 
 // mp3Chunk is the most samples given to LAME at once, which bounds the output buffer (LAME's rule: 1.25 x samples
@@ -48,10 +48,12 @@ func newMP3Encoder(w io.Writer, sampleRate, bitrate int) (*mp3Encoder, error) {
 	if seekable {
 		tag = 1
 	}
-	C.lame_set_in_samplerate(gfp, C.int(sampleRate))
-	if slices.Contains(mp3Rates, sampleRate) {
-		C.lame_set_out_samplerate(gfp, C.int(sampleRate))
+	if !slices.Contains(mp3Rates, sampleRate) {
+		C.lame_close(gfp)
+		return nil, fmt.Errorf("lame: MP3 has no sample rate of %d Hz", sampleRate)
 	}
+	C.lame_set_in_samplerate(gfp, C.int(sampleRate))
+	C.lame_set_out_samplerate(gfp, C.int(sampleRate))
 	C.lame_set_num_channels(gfp, 1)
 	C.lame_set_mode(gfp, C.MONO)
 	C.lame_set_brate(gfp, C.int(bitrate/1000))

@@ -314,6 +314,11 @@ func (b *Batch) prepare(it manifest.Item) (job, error) {
 	if err != nil {
 		return job{}, err
 	}
+	if rate := b.Defaults.Encoding.SampleRate; rate != 0 {
+		if err := format.CheckSampleRate(rate); err != nil { // before its voice is loaded: --sample-rate is global
+			return job{}, fmt.Errorf("--sample-rate: %w", err)
+		}
+	}
 	opt := SpeakOptions{
 		Speaker:         sid,
 		Scales:          b.Defaults.Scales(v.Config.Inference, it.LengthScale, it.NoiseScale, it.NoiseW),
