@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -303,6 +304,49 @@ func TestSynthRedirectedToAFile(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	checkWAVHeader(t, path)
+}
+
+// A pipe into synth is spoken as it comes: a program that writes a line, then thinks, is heard before it writes the
+// next (`llm | ttsgen synth -o - | aplay`), as Piper speaks line by line; the audio ends when the input does.
+func TestSynthSpeaksAPipeAsItComes(t *testing.T) {
+	isolate(t)
+	needORT(t)
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, "synth", "--voice", tinyVoice, "--format", "pcm", "-o", "-", "-q")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(in, "The first line is a whole sentence.\n")
+	first := make(chan error, 1)
+	go func() { _, err := io.ReadFull(out, make([]byte, 2)); first <- err }()
+	select {
+	case err := <-first:
+		if err != nil {
+			t.Fatalf("reading the first audio: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("no audio of the first line while the input stays open: synth waits for the end of its input")
+	}
+	io.WriteString(in, "And the second one ends the input.\n")
+	in.Close()
+	rest, _ := io.ReadAll(out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if seconds := float64(len(rest)+2) / 2 / 22050; seconds < 1 {
+		t.Errorf("%.2f s of audio for two sentences", seconds)
+	}
 }
 
 // Ctrl-C during `voices add` of a large model stops the copy: exit 130, no voice and no temporary file.

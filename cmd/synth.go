@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,9 +36,11 @@ extension of -o (.flac, .opus, .mp3, .aac, .pcm) says otherwise. FLAC and PCM ar
 little-endian mono, Piper's --output-raw); opus, mp3 and aac take --bitrate.
 
 The text comes from the arguments, from --file, or else from standard input; the first Ctrl-C ends a wait for
-it (exit status 130). It is normalised (numbers, dates, money, abbreviations become words), split into sentences,
-phonemized with espeak-ng as Piper does, and spoken sentence by sentence with --sentence-silence between them.
-Long texts stream to the file, so a whole book is fine.
+it (exit status 130). Standard input (or a FIFO) is read as it comes: each sentence is spoken once it is whole
+(the next has begun, or a line ends after its full stop, or a blank line follows), so that a program writing
+into the pipe is heard as it goes (llm | ttsgen synth -o - | aplay). The text is normalised (numbers, dates,
+money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
+sentence by sentence with --sentence-silence between them. Long texts stream to the file, so a whole book is fine.
 
 Where the audio goes:
   - a new path or a regular file: written to a temporary file beside it and renamed over it when complete, so the
@@ -94,10 +97,11 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 			return usageError{err}
 		}
 	}
-	text, err := readSynthText(ctx, streams, o.file, args)
+	input, err := openSynthText(ctx, streams, o.file, args)
 	if err != nil {
 		return err
 	}
+	defer input.close()
 	con := newConsole(streams, s.quiet())
 	rt, err := s.newRuntime(con, !o.voice.noNormalize)
 	if err != nil {
@@ -113,12 +117,33 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if err != nil {
 		return usageError{err}
 	}
-	// The text is normalised and split first, which counts its sentences cheaply, for a clear error before any
-	// output and a progress total; they are phonemized while the first ones are spoken.
-	split := rt.frontend.Split(text)
-	estimate := split.Estimate()
-	if estimate == 0 {
-		return pipeline.ErrNothingToSpeak
+	var (
+		sentences iter.Seq2[pipeline.Sentence, error]
+		estimate  int
+		prog      *progress
+	)
+	if input.stream != nil {
+		// A pipe is read as it comes, and each sentence spoken once it is whole: a program that writes as it
+		// goes is heard as it goes.
+		prog = con.startProgress()
+		defer prog.finish()
+		sentences = rt.frontend.StreamTexts(pipeline.WholeSentences(input.stream), cfg, func(n int) {
+			estimate += n
+			prog.Planned(n)
+		})
+	} else {
+		// The text is normalised and split first, which counts its sentences cheaply, for a clear error before
+		// any output and a progress total; they are phonemized while the first ones are spoken.
+		split := rt.frontend.Split(input.text)
+		if estimate = split.Estimate(); estimate == 0 {
+			return pipeline.ErrNothingToSpeak
+		}
+		if estimate > 1 {
+			prog = con.startProgress()
+			prog.Planned(estimate)
+			defer prog.finish()
+		}
+		sentences = rt.frontend.Stream(split, cfg)
 	}
 	opt := pipeline.SpeakOptions{
 		Speaker:         sid,
@@ -128,12 +153,6 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	}
 	if tsFormat != "" {
 		opt.Timeline = rt.frontend.Aligner(cfg).NewBuilder()
-	}
-	var prog *progress
-	if estimate > 1 {
-		prog = con.startProgress()
-		prog.Planned(estimate)
-		defer prog.finish()
 	}
 	speak := func(w io.Writer) error {
 		enc, err := audio.NewEncoder(choice.format, w, cfg.Audio.SampleRate, choice.encoding)
@@ -146,9 +165,9 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 			}
 		}
 		written, err := pipeline.Speak(ctx, rt.engine, pipeline.NewInFlight(rt.engine.QueueSize()), lv,
-			rt.frontend.Stream(split, cfg), opt, enc, onSentence)
+			sentences, opt, enc, onSentence)
 		if prog != nil {
-			prog.Planned(written - estimate)
+			prog.Planned(written - estimate) // Speak is done with sentences: estimate no longer changes
 		}
 		if cerr := enc.Close(); err == nil {
 			err = cerr
@@ -193,12 +212,20 @@ func synthAudio(o *synthOptions) (audioChoice, error) {
 	return c, nil
 }
 
-// readSynthText is the text to speak: the arguments, else the file, else standard input. A cancelled ctx (the first
-// Ctrl-C) ends a wait for input at once, for a writer of a FIFO or for more of a pipe or a terminal, as a batch's
-// inputs do (manifest.OpenInput).
-func readSynthText(ctx context.Context, streams IO, file string, args []string) (string, error) {
+// synthText is the text to speak: whole (the arguments, a file), or a stream to read as it comes (standard input,
+// a FIFO).
+type synthText struct {
+	text   string
+	stream io.Reader
+	close  func()
+}
+
+// openSynthText opens the text to speak: the arguments, else the file, else standard input. A cancelled ctx (the
+// first Ctrl-C) ends a wait for input at once, for a writer of a FIFO or for more of a pipe or a terminal, as a
+// batch's inputs do (manifest.OpenInput).
+func openSynthText(ctx context.Context, streams IO, file string, args []string) (synthText, error) {
 	if len(args) > 0 {
-		return strings.Join(args, " "), nil
+		return synthText{text: strings.Join(args, " "), close: func() {}}, nil
 	}
 	what := "text from standard input"
 	name := "-"
@@ -209,12 +236,43 @@ func readSynthText(ctx context.Context, streams IO, file string, args []string) 
 	}
 	r, err := manifest.OpenInput(ctx, name, streams.In)
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", what, err)
+		return synthText{}, fmt.Errorf("reading %s: %w", what, err)
+	}
+	if manifest.IsStream(name) {
+		return synthText{stream: readError{r, what}, close: func() { r.Close() }}, nil
 	}
 	defer r.Close()
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", what, err)
+		return synthText{}, fmt.Errorf("reading %s: %w", what, err)
 	}
-	return string(b), nil
+	return synthText{text: string(b), close: func() {}}, nil
+}
+
+// readError says what was being read in a stream's errors.
+type readError struct {
+	r    io.Reader
+	what string
+}
+
+func (e readError) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("reading %s: %w", e.what, err)
+	}
+	return n, err
+}
+
+// readSynthText is the whole text, a stream read to its end (phonemize prints what it reads in one go).
+func readSynthText(ctx context.Context, streams IO, file string, args []string) (string, error) {
+	in, err := openSynthText(ctx, streams, file, args)
+	if err != nil {
+		return "", err
+	}
+	defer in.close()
+	if in.stream == nil {
+		return in.text, nil
+	}
+	b, err := io.ReadAll(in.stream)
+	return string(b), err
 }
