@@ -78,6 +78,18 @@ func catalogueServer(t *testing.T) (*httptest.Server, []byte) {
 	return srv, model
 }
 
+// loadCatalogue serves catalogueServer's catalogue and loads its index: a fetcher for it, the index, the model.
+func loadCatalogue(t *testing.T) (Fetcher, *Index, []byte) {
+	t.Helper()
+	srv, model := catalogueServer(t)
+	f := Fetcher{Client: srv.Client()}
+	idx, err := f.LoadIndex(context.Background(), srv.URL+"/v1.0.0/voices.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, idx, model
+}
+
 // leftovers lists what is in the voices folder.
 func leftovers(t *testing.T, dir string) []string {
 	t.Helper()
@@ -93,13 +105,8 @@ func leftovers(t *testing.T, dir string) []string {
 }
 
 func TestDownloadFromTheCatalogue(t *testing.T) {
-	srv, model := catalogueServer(t)
+	f, idx, model := loadCatalogue(t)
 	ctx := context.Background()
-	f := Fetcher{Client: srv.Client()}
-	idx, err := f.LoadIndex(ctx, srv.URL+"/v1.0.0/voices.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := idx.Sorted(); len(got) != 4 || got[2].Key != "en_US-test-low" || got[2].Language.Code != "en_US" || got[2].Size() != int64(len(model))+int64(len(readTestConfig(t))) {
 		t.Fatalf("catalogue %+v", got)
 	}
@@ -136,13 +143,8 @@ func TestDownloadFromTheCatalogue(t *testing.T) {
 
 // A corrupted download and one cut off half way install nothing: no model, no config, no temporary file.
 func TestFailedDownloadsInstallNothing(t *testing.T) {
-	srv, _ := catalogueServer(t)
+	f, idx, _ := loadCatalogue(t)
 	ctx := context.Background()
-	f := Fetcher{Client: srv.Client()}
-	idx, err := f.LoadIndex(ctx, srv.URL+"/v1.0.0/voices.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "voices")
 	c := Catalog{Dir: dir}
 	for _, tc := range []struct{ key, want string }{
@@ -177,13 +179,8 @@ func TestFailedDownloadsInstallNothing(t *testing.T) {
 // A catalogue's key is the voice's file name: one that is not a plain name, or that would never select the voice,
 // installs nothing anywhere. A killed download's temporary file goes with the next download.
 func TestDownloadRefusesKeysThatAreNoVoiceName(t *testing.T) {
-	srv, _ := catalogueServer(t)
+	f, idx, _ := loadCatalogue(t)
 	ctx := context.Background()
-	f := Fetcher{Client: srv.Client()}
-	idx, err := f.LoadIndex(ctx, srv.URL+"/v1.0.0/voices.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := t.TempDir()
 	c := Catalog{Dir: filepath.Join(root, "a", "voices")}
 	good, _ := idx.Find("en_US-test-low")
