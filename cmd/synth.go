@@ -15,6 +15,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/outfile"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
+	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
 type synthOptions struct {
@@ -117,33 +118,12 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if err != nil {
 		return usageError{err}
 	}
-	var (
-		sentences iter.Seq2[pipeline.Sentence, error]
-		estimate  int
-		prog      *progress
-	)
-	if input.stream != nil {
-		// A pipe is read as it comes, and each sentence spoken once it is whole: a program that writes as it
-		// goes is heard as it goes.
-		prog = con.startProgress()
+	sentences, prog, planned, err := synthSentences(rt, con, input, cfg)
+	if err != nil {
+		return err
+	}
+	if prog != nil {
 		defer prog.finish()
-		sentences = rt.frontend.StreamTexts(pipeline.WholeSentences(input.stream), cfg, func(n int) {
-			estimate += n
-			prog.Planned(n)
-		})
-	} else {
-		// The text is normalised and split first, which counts its sentences cheaply, for a clear error before
-		// any output and a progress total; they are phonemized while the first ones are spoken.
-		split := rt.frontend.Split(input.text)
-		if estimate = split.Estimate(); estimate == 0 {
-			return pipeline.ErrNothingToSpeak
-		}
-		if estimate > 1 {
-			prog = con.startProgress()
-			prog.Planned(estimate)
-			defer prog.finish()
-		}
-		sentences = rt.frontend.Stream(split, cfg)
 	}
 	opt := pipeline.SpeakOptions{
 		Speaker:         sid,
@@ -167,7 +147,7 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 		written, err := pipeline.Speak(ctx, rt.engine, pipeline.NewInFlight(rt.engine.QueueSize()), lv,
 			sentences, opt, enc, onSentence)
 		if prog != nil {
-			prog.Planned(written - estimate) // Speak is done with sentences: estimate no longer changes
+			prog.Planned(written - *planned) // Speak is done with sentences: planned no longer changes
 		}
 		if cerr := enc.Close(); err == nil {
 			err = cerr
@@ -210,6 +190,33 @@ func synthAudio(o *synthOptions) (audioChoice, error) {
 		c.format = audio.WAV
 	}
 	return c, nil
+}
+
+// synthSentences is what synth speaks of input, with the progress that counts it (nil for a single sentence) and
+// how many sentences that progress has been told of so far. A text is normalised and split first, which counts its
+// sentences cheaply, for a clear error before any output and a progress total; they are phonemized while the first
+// ones are spoken. A pipe is read as it comes, each sentence spoken once it is whole, so that a program writing into
+// it is heard as it goes.
+func synthSentences(rt *synthRuntime, con *console, input synthText, cfg *voices.Config) (
+	iter.Seq2[pipeline.Sentence, error], *progress, *int, error) {
+	planned := new(int)
+	if input.stream != nil {
+		prog := con.startProgress()
+		return rt.frontend.StreamTexts(pipeline.WholeSentences(input.stream), cfg, func(n int) {
+			*planned += n
+			prog.Planned(n)
+		}), prog, planned, nil
+	}
+	split := rt.frontend.Split(input.text)
+	if *planned = split.Estimate(); *planned == 0 {
+		return nil, nil, nil, pipeline.ErrNothingToSpeak
+	}
+	var prog *progress
+	if *planned > 1 {
+		prog = con.startProgress()
+		prog.Planned(*planned)
+	}
+	return rt.frontend.Stream(split, cfg), prog, planned, nil
 }
 
 // synthText is the text to speak: whole (the arguments, a file), or a stream to read as it comes (standard input,
