@@ -42,7 +42,8 @@ func (v *Voice) Model() ([]byte, error) { return v.model() }
 func (v *Voice) Identity() string { return v.identity }
 
 // Check confirms, without loading it, that the voice's model is a whole ONNX model with the inputs and output of a
-// Piper voice of its config's speakers (see ReadSignature). The embedded voice is always fine.
+// Piper voice of its config's speakers, and a row for each phoneme id of its config (see ReadSignature). The
+// embedded voice is always fine.
 func (v *Voice) Check() error {
 	if v.Embedded {
 		return nil
@@ -51,7 +52,7 @@ func (v *Voice) Check() error {
 	if err != nil {
 		return fmt.Errorf("voice model: %w", err)
 	}
-	if err := CheckPiper(sig, v.Config.NumSpeakers); err != nil {
+	if err := CheckPiper(sig, v.Config); err != nil {
 		return fmt.Errorf("voice model %s: %w", v.ModelPath, err)
 	}
 	return nil

@@ -231,7 +231,7 @@ func (c Catalog) Download(ctx context.Context, f Fetcher, idx *Index, v RemoteVo
 		// without a Content-Length): a whole ONNX model with a Piper voice's inputs and output.
 		sig, err := ReadSignature(out.Name())
 		if err == nil {
-			err = CheckPiper(sig, cfg.NumSpeakers)
+			err = CheckPiper(sig, cfg)
 		}
 		if err != nil {
 			return fmt.Errorf("voice %q: its model from the catalogue: %w", v.Key, err)

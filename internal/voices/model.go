@@ -22,9 +22,11 @@ var (
 	piperOutput  = "output"
 )
 
-// Signature is what a model takes and gives: the names of its graph's inputs and outputs.
+// Signature is what a model takes and gives: the names of its graph's inputs and outputs, and how many phoneme
+// ids its embedding table has rows for (Symbols; 0 where it was not found).
 type Signature struct {
 	Inputs, Outputs []string
+	Symbols         int64
 }
 
 // The ONNX fields CheckModel reads, numbered as the ONNX schema (through gonnx's generated code) says.
@@ -33,6 +35,10 @@ var (
 	modelOpsets  = fieldNumber(&onnx.ModelProto{}, "opset_import")
 	graphInputs  = fieldNumber(&onnx.GraphProto{}, "input")
 	graphOutputs = fieldNumber(&onnx.GraphProto{}, "output")
+	graphNodes   = fieldNumber(&onnx.GraphProto{}, "node")
+	graphInits   = fieldNumber(&onnx.GraphProto{}, "initializer")
+	tensorDims   = fieldNumber(&onnx.TensorProto{}, "dims")
+	tensorName   = fieldNumber(&onnx.TensorProto{}, "name")
 )
 
 func fieldNumber(m proto.Message, name string) protowire.Number {
@@ -62,27 +68,45 @@ func ReadSignature(path string) (Signature, error) {
 	r := &fieldReader{f: f, br: bufio.NewReaderSize(f, 64<<10)}
 	var sig Signature
 	graphs, opsets := 0, 0
+	var embedding string       // the table the phoneme ids index: the data of the Gather that reads "input"
+	rows := map[string]int64{} // each initializer's first dimension
 	err = r.fields(info.Size(), func(num protowire.Number, typ protowire.Type, end int64) error {
 		switch {
 		case num == modelGraph && typ == protowire.BytesType:
 			graphs++
 			return r.fields(end, func(num protowire.Number, typ protowire.Type, end int64) error {
-				if (num != graphInputs && num != graphOutputs) || typ != protowire.BytesType {
+				switch {
+				case typ != protowire.BytesType:
 					return r.skip(end)
+				case num == graphInputs || num == graphOutputs:
+					var v onnx.ValueInfoProto
+					err := r.message(end, &v)
+					if num == graphInputs {
+						sig.Inputs = append(sig.Inputs, v.GetName())
+					} else {
+						sig.Outputs = append(sig.Outputs, v.GetName())
+					}
+					return err
+				case num == graphNodes && end-r.pos <= maxValueInfo: // a Constant may hold a large tensor: skipped
+					var n onnx.NodeProto
+					err := r.message(end, &n)
+					if in := n.GetInput(); n.GetOpType() == "Gather" && len(in) == 2 && in[1] == piperInputs[0] {
+						embedding = in[0]
+					}
+					return err
+				case num == graphInits:
+					name, first, err := r.tensorHead(end)
+					rows[name] = first
+					return err
 				}
-				name, err := r.valueName(end)
-				if num == graphInputs {
-					sig.Inputs = append(sig.Inputs, name)
-				} else {
-					sig.Outputs = append(sig.Outputs, name)
-				}
-				return err
+				return r.skip(end)
 			})
 		case num == modelOpsets:
 			opsets++
 		}
 		return r.skip(end)
 	})
+	sig.Symbols = rows[embedding]
 	switch {
 	case err != nil:
 		return Signature{}, fmt.Errorf("%s is not a whole ONNX model (truncated, or another kind of file): %w", path, err)
@@ -92,9 +116,16 @@ func ReadSignature(path string) (Signature, error) {
 	return sig, nil
 }
 
-// CheckPiper says how sig differs from a Piper voice model's (inputs input, input_lengths, scales, and sid exactly
-// when the voice has several speakers; output output), or nil.
-func CheckPiper(sig Signature, speakers int) error {
+// CheckPiper says how sig differs from the model of a Piper voice of config cfg (inputs input, input_lengths,
+// scales, and sid exactly when the voice has several speakers; output output; an embedding with a row for every
+// phoneme id of the map, where the model shows its table), or nil.
+func CheckPiper(sig Signature, cfg *Config) error {
+	if max := cfg.MaxPhonemeID(); sig.Symbols > 0 && max >= sig.Symbols {
+		// else it loads and speaks until a sentence has that phoneme, and then fails with ORT's index error
+		return fmt.Errorf("its config's phoneme_id_map uses id %d, but the model has ids 0..%d only: the two "+
+			"files are not of one voice", max, sig.Symbols-1)
+	}
+	speakers := cfg.NumSpeakers
 	want := slices.Clone(piperInputs)
 	if speakers > 1 {
 		want = append(want, piperSpeaker)
@@ -121,9 +152,10 @@ func CheckPiper(sig Signature, speakers int) error {
 
 // fieldReader walks a protobuf encoding in a file, knowing where it is.
 type fieldReader struct {
-	f   *os.File
-	br  *bufio.Reader
-	pos int64
+	f     *os.File
+	br    *bufio.Reader
+	pos   int64
+	value uint64 // a varint field's value, while fields calls fn for it
 }
 
 // fields calls fn for each field up to end, with the field's own end; fn must leave the reader there.
@@ -141,7 +173,7 @@ func (r *fieldReader) fields(end int64, fn func(num protowire.Number, typ protow
 		fieldEnd := r.pos
 		switch typ {
 		case protowire.VarintType:
-			if _, err := r.varint(); err != nil {
+			if r.value, err = r.varint(); err != nil {
 				return err
 			}
 			fieldEnd = r.pos
@@ -209,22 +241,55 @@ func (r *fieldReader) skip(end int64) error {
 	return nil
 }
 
-// valueName decodes the ValueInfoProto that ends at end and returns its name.
-func (r *fieldReader) valueName(end int64) (string, error) {
+// message decodes the small message (an input's description, a node) that ends at end into m.
+func (r *fieldReader) message(end int64, m proto.Message) error {
+	start := r.pos
+	buf, err := r.bytes(end)
+	if err != nil {
+		return err
+	}
+	if err := proto.Unmarshal(buf, m); err != nil {
+		return fmt.Errorf("a graph's %s at byte %d: %w", m.ProtoReflect().Descriptor().Name(), start, err)
+	}
+	return nil
+}
+
+// bytes reads what is left up to end, at most maxValueInfo of it.
+func (r *fieldReader) bytes(end int64) ([]byte, error) {
 	n := end - r.pos
 	if n > maxValueInfo {
-		return "", fmt.Errorf("an input or output description of %d bytes at byte %d", n, r.pos)
+		return nil, fmt.Errorf("a field of %d bytes at byte %d where a few dozen are expected", n, r.pos)
 	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(r.br, buf); err != nil {
-		return "", unexpected(err)
+		return nil, unexpected(err)
 	}
 	r.pos = end
-	var v onnx.ValueInfoProto
-	if err := proto.Unmarshal(buf, &v); err != nil {
-		return "", fmt.Errorf("an input or output description at byte %d: %w", end-n, err)
-	}
-	return v.GetName(), nil
+	return buf, nil
+}
+
+// tensorHead reads the name and first dimension (0 if none) of the TensorProto that ends at end, seeking past its
+// data.
+func (r *fieldReader) tensorHead(end int64) (name string, first int64, err error) {
+	err = r.fields(end, func(num protowire.Number, typ protowire.Type, end int64) error {
+		switch {
+		case num == tensorName && typ == protowire.BytesType:
+			b, err := r.bytes(end)
+			name = string(b)
+			return err
+		case num == tensorDims && typ == protowire.VarintType && first == 0: // ONNX's proto2 does not pack them
+			first = int64(r.value)
+			return nil
+		case num == tensorDims && typ == protowire.BytesType && first == 0: // packed
+			b, err := r.bytes(end)
+			if v, n := protowire.ConsumeVarint(b); n > 0 {
+				first = int64(v)
+			}
+			return err
+		}
+		return r.skip(end)
+	})
+	return name, first, err
 }
 
 func unexpected(err error) error {

@@ -2,6 +2,7 @@ package voices
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -224,5 +225,34 @@ func TestFindSaysWhatAVoiceInTheFolderLacks(t *testing.T) {
 	}
 	if _, err := (Catalog{Dir: dir}).Find("nobody"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("an unknown name: %v", err)
+	}
+}
+
+// A config whose phoneme map has ids beyond the model's embedding is another voice's: Check says so, where loading
+// it would work and speaking fail at the first sentence with that phoneme.
+func TestCheckComparesThePhonemeMapWithTheModel(t *testing.T) {
+	sig, err := ReadSignature("../../testdata/tiny-voice/tiny.onnx")
+	if err != nil || sig.Symbols != 256 {
+		t.Fatalf("ReadSignature: %d symbols, %v; want the embedding's 256 rows", sig.Symbols, err)
+	}
+	dir := t.TempDir()
+	model, _ := os.ReadFile("../../testdata/tiny-voice/tiny.onnx")
+	config, _ := os.ReadFile("../../testdata/tiny-voice/tiny.onnx.json")
+	var c map[string]any
+	if err := json.Unmarshal(config, &c); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int]string{255: "", 256: "its config's phoneme_id_map uses id 256, but the model has ids 0..255 only"} {
+		c["phoneme_id_map"].(map[string]any)["ʘ"] = []int{id}
+		b, _ := json.Marshal(c)
+		os.WriteFile(filepath.Join(dir, "v.onnx"), model, 0o644)
+		os.WriteFile(filepath.Join(dir, "v.onnx.json"), b, 0o644)
+		v, err := Open(filepath.Join(dir, "v.onnx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Check(); (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("an id of %d: Check = %v, want %q", id, err, want)
+		}
 	}
 }
