@@ -103,8 +103,9 @@ func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, err
 		for i, piece := range text.pieces {
 			if piece.Raw {
 				if !hasPending {
-					pending.Source = text.sources[i]
+					pending = Sentence{}
 				}
+				pending.Source = joinText(pending.Source, text.sources[i], piece.SpaceBefore)
 				pending.Text = joinText(pending.Text, piece.Text, piece.SpaceBefore)
 				pending.Phonemes += rawPhonemes(piece)
 				hasPending, joinNext, spaceAfter = true, true, piece.SpaceAfter
@@ -116,6 +117,7 @@ func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, err
 				}
 				for _, ph := range sentences {
 					if joinNext {
+						pending.Source = joinText(pending.Source, text.sources[i], spaceAfter)
 						pending.Text = joinText(pending.Text, piece.Text, spaceAfter)
 						pending.Phonemes += ph
 						joinNext = false

@@ -103,6 +103,19 @@ func TestFrontendRawPhonemes(t *testing.T) {
 	}
 }
 
+// A sentence that a block joins names, as its source, all it was made of: the words before the block, the block as
+// written and the words after it, so that word timestamps time the words after a block too.
+func TestFrontendRawPhonemesSentenceSource(t *testing.T) {
+	f, cfg, _ := testFrontend(t, true)
+	got, err := f.Sentences("It costs 5 dollars. Say [[ həlˈoʊ ]] to them.", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Source != "It costs 5 dollars." || got[1].Source != "Say [[ həlˈoʊ ]] to them." {
+		t.Errorf("sources %q", []string{got[0].Source, got[len(got)-1].Source})
+	}
+}
+
 func TestFrontendRawPhonemeIDs(t *testing.T) {
 	f, cfg, warnings := testFrontend(t, true)
 	got, err := f.Sentences("Say [[ ç1 ]] now.", cfg)

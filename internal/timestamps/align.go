@@ -118,6 +118,9 @@ func (a *Aligner) timeWords(u Unit, p *piece) ([]Word, error) {
 	bounds := []int{0}
 	for w := p.next; w < len(p.words) && (len(q) < 2*len(phones)+8 || w == p.next); w++ {
 		ph, err := a.wordPhonemes(p.words[w].spoken)
+		if p.words[w].raw {
+			ph, err = core(p.words[w].spoken), nil // phonemes as written: espeak-ng would read them as letters
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -348,3 +348,17 @@ func TestALongSentencesTextsGoOnWhereTheLastEnded(t *testing.T) {
 		t.Errorf("a sentence said twice: %+v", tl)
 	}
 }
+
+// The words of a block of phonemes are timed by its phonemes as written (espeak-ng would read them as letters), and
+// show as written; the words after the block are timed too.
+func TestABlockOfPhonemesIsTimedAsWritten(t *testing.T) {
+	const source = "She said [[ həlˈoʊ ]] well."
+	tl := build(t, unit(source, source, "ʃiː sˈɛd həlˈoʊ wˈɛl.", 0))
+	var texts []string
+	for _, w := range tl.Words {
+		texts = append(texts, w.Text)
+	}
+	if got := strings.Join(texts, " "); got != "She said həlˈoʊ well" || len(tl.Sentences) != 1 || tl.Sentences[0].Text != source {
+		t.Errorf("words %q, sentences %+v", got, tl.Sentences)
+	}
+}

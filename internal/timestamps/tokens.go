@@ -18,7 +18,8 @@ type piece struct {
 
 type pieceWord struct {
 	spoken string
-	token  int // index in tokens
+	token  int  // index in tokens
+	raw    bool // written as phonemes, in a [[ ]] block: spoken is its phonemes
 }
 
 // token is a white-space-separated token of the source: where it lies, and how a word list shows it.
@@ -34,10 +35,10 @@ func newPiece(source, text string, from int) *piece {
 		source = text
 	}
 	p := &piece{text: text, source: source, tokens: tokenize(source)}
-	spoken := spokenWords(text)
+	spoken, raw := wordsOf(text)
 	p.words = make([]pieceWord, len(spoken))
 	for i, w := range spoken {
-		p.words[i].spoken = w
+		p.words[i].spoken, p.words[i].raw = w, raw[i]
 	}
 	if source == text {
 		// Not normalised: word i is the i-th token that has something to say.
@@ -74,13 +75,21 @@ func (p *piece) span(from, to int) string {
 // spokenWords are the words of a normalised text: its white-space-separated fields without the punctuation around
 // them, leaving out fields of punctuation alone.
 func spokenWords(text string) []string {
-	var out []string
+	words, _ := wordsOf(text)
+	return words
+}
+
+// wordsOf is spokenWords, and which of them are in a block of phonemes ("[[ həlˈoʊ ]]"), said as written.
+func wordsOf(text string) (words []string, raw []bool) {
+	inBlock := false
 	for _, f := range strings.Fields(text) {
+		inBlock = inBlock || strings.HasPrefix(f, "[[")
 		if w := strings.TrimFunc(f, isEdgePunct); w != "" {
-			out = append(out, w)
+			words, raw = append(words, w), append(raw, inBlock)
 		}
+		inBlock = inBlock && !strings.HasSuffix(f, "]]")
 	}
-	return out
+	return words, raw
 }
 
 func isEdgePunct(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) }
