@@ -362,3 +362,25 @@ func TestABlockOfPhonemesIsTimedAsWritten(t *testing.T) {
 		t.Errorf("words %q, sentences %+v", got, tl.Sentences)
 	}
 }
+
+// A pictograph is a word: espeak-ng reads it by name ("❤" is "red heart"), so it is timed and shown, and the words
+// after it keep their own text.
+func TestAPictographIsAWord(t *testing.T) {
+	b := NewAligner(idMap(), rate, func(word string) (string, error) {
+		if word == "❤" {
+			return "ɹˈɛd hˈɑːɹt", nil
+		}
+		return phonemize(word)
+	}).NewBuilder()
+	const text = "She ❤ well."
+	if err := b.Add(unit("", text, "ʃiː ɹˈɛd hˈɑːɹt wˈɛl.", 0)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range b.Timeline().Words {
+		got = append(got, w.Word+"="+w.Text)
+	}
+	if strings.Join(got, " ") != "She=She ❤=❤ well=well" {
+		t.Errorf("words %q", got)
+	}
+}

@@ -44,7 +44,7 @@ func newPiece(source, text string, from int) *piece {
 		// Not normalised: word i is the i-th token that has something to say.
 		i := 0
 		for t, tok := range p.tokens {
-			if i < len(spoken) && key(source[tok.start:tok.end]) != "" {
+			if i < len(spoken) && strings.TrimFunc(source[tok.start:tok.end], isEdgePunct) != "" { // as wordsOf has it
 				p.words[i].token = t
 				i++
 			}
@@ -92,7 +92,11 @@ func wordsOf(text string) (words []string, raw []bool) {
 	return words, raw
 }
 
-func isEdgePunct(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) }
+// isEdgePunct is what is trimmed off a word: punctuation and symbols, but for pictographs and other symbols that
+// espeak-ng reads out by name ("❤" is "red heart", "🍕" "pizza"), which are words of their own.
+func isEdgePunct(r rune) bool {
+	return unicode.IsPunct(r) || (unicode.IsSymbol(r) && !unicode.Is(unicode.So, r))
+}
 
 func tokenize(source string) []token {
 	var out []token
