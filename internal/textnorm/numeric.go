@@ -380,6 +380,28 @@ var yearWords = setOf("in", "since", "by", "from", "until", "till", "til", "of",
 	"december", "through", "between", "and", "to", "born", "died", "ad", "bc", "class", "about", "dated", "date",
 	"as", "ending", "ended", "the", "year's", "michaelmas", "easter", "christmas")
 
+// countWords are year words that come before counts as often ("a total of 1250 students", "up to 1999 users",
+// "the 2345 students"): after them a number followed by a plural noun is a count.
+var countWords = setOf("of", "to", "about", "around", "the", "and", "as", "between", "through")
+
+// notPlurals are words ending in s that are not plural nouns, which follow years as often as anything does ("of
+// 1816 was", "in 1999 this").
+var notPlurals = setOf("was", "is", "has", "as", "its", "this", "his", "hers", "ours", "yours", "theirs", "us",
+	"does", "goes", "thus", "plus", "across", "always", "perhaps", "unless", "whereas", "besides", "towards",
+	"afterwards", "whereupon", "less", "yes", "news")
+
+// countedNoun reports whether token i is a lower-case word that reads as a plural noun: what a count, not a year,
+// is followed by ("1250 students").
+func (n *normalizer) countedNoun(i int) bool {
+	if i >= len(n.toks) || n.toks[i].lead != "" {
+		return false
+	}
+	w := n.toks[i].core
+	first, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsLower(first) && len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
+		!notPlurals[w]
+}
+
 // eras follow a year: "44 BC", "1066 AD".
 var eras = map[string]string{"BC": "BC", "AD": "AD", "BCE": "BCE", "CE": "CE", "B.C": "BC", "A.D": "AD",
 	"B.C.E": "BCE", "C.E": "CE"}
@@ -401,7 +423,8 @@ func (n *normalizer) looksLikeYear(i int, v uint64, digits int) bool {
 		return true
 	}
 	if prev := n.tok(i - 1); prev.trail == "" || strings.HasPrefix(prev.trail, ",") {
-		if yearWords[strings.ToLower(strings.TrimSuffix(prev.core, "."))] {
+		word := strings.ToLower(strings.TrimSuffix(prev.core, "."))
+		if yearWords[word] && !(countWords[word] && n.countedNoun(i+1)) {
 			return true
 		}
 	}
@@ -596,6 +619,9 @@ func (n *normalizer) numberRange(i int, from numberLit, rest string) (string, in
 		switch {
 		case len(to.intPart) == 4 && tv >= fv:
 			fw, tw = year(fv), year(tv)
+		case len(to.intPart) == 2 && to.intPart[0] == '0' && tail == "":
+			// a season's or fiscal year's second year, "2008-09", "1905-06": that year whole, not "zero nine"
+			fw, tw = year(fv), year(fv-fv%100+tv)
 		case len(to.intPart) <= 2 && tail == "":
 			fw, tw = year(fv), to.words() // "1848-9", "1990-95"
 		}
