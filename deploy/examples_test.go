@@ -17,11 +17,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// The corpus Job and its merge Job: in two files, so that the merge starts only when it is applied, after the
+// corpus Job has ended; and the corpus Job goes on past an index that failed, so that it ends and the merge runs.
 func TestKubernetesIndexedJobIsValid(t *testing.T) {
-	data, err := os.ReadFile("kubernetes/indexed-job.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	type container struct {
 		Args []string `yaml:"args"`
 		Env  []struct{ Name, Value string }
@@ -30,34 +28,46 @@ func TestKubernetesIndexedJobIsValid(t *testing.T) {
 		Kind     string `yaml:"kind"`
 		Metadata struct{ Name string }
 		Spec     struct {
-			BackoffLimit   *int   `yaml:"backoffLimit"`
-			CompletionMode string `yaml:"completionMode"`
-			Completions    int    `yaml:"completions"`
-			Parallelism    int    `yaml:"parallelism"`
-			Template       struct {
+			BackoffLimit     *int   `yaml:"backoffLimit"`
+			MaxFailedIndexes *int   `yaml:"maxFailedIndexes"`
+			CompletionMode   string `yaml:"completionMode"`
+			Completions      int    `yaml:"completions"`
+			Parallelism      int    `yaml:"parallelism"`
+			Template         struct {
 				Spec struct {
 					Containers []container `yaml:"containers"`
 				}
 			}
 		}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var jobs []doc
-	for {
-		var d doc
-		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("indexed-job.yaml: %v", err)
+	for _, file := range []string{"kubernetes/indexed-job.yaml", "kubernetes/merge-job.yaml"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if d.Kind == "Job" {
-			jobs = append(jobs, d)
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		n := 0
+		for {
+			var d doc
+			if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if d.Kind == "Job" {
+				jobs, n = append(jobs, d), n+1
+			}
 		}
-	}
-	if len(jobs) != 2 {
-		t.Fatalf("want the corpus Job and the merge Job, got %d Jobs", len(jobs))
+		if n != 1 {
+			t.Fatalf("%s holds %d Jobs; want one, so that each starts only when its file is applied", file, n)
+		}
 	}
 	job := jobs[0]
+	if m := job.Spec.MaxFailedIndexes; m != nil && *m < job.Spec.Completions {
+		t.Errorf("corpus Job maxFailedIndexes %d: one index whose batch had a failed item would stop the others "+
+			"and the Job would never complete for the merge", *m)
+	}
 	if job.Spec.CompletionMode != "Indexed" || job.Spec.Completions < 2 || job.Spec.Parallelism < 1 {
 		t.Errorf("corpus Job spec: %+v", job.Spec)
 	}
