@@ -228,3 +228,30 @@ func TestResultsForgetsFixedLinesAndCountsTheInputsItems(t *testing.T) {
 		t.Errorf("without --inputs: exit %d, report %q; want every row counted but the fixed line's", r.code, r.out)
 	}
 }
+
+// After a merge that removed the shards' files, a shard run again writes its file anew: the other shards' rows in
+// results.jsonl say that they ran, and every item is done, so the folder is complete, with or without --inputs.
+func TestResultsAfterRemovedShardsAndOneRunAgain(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	var m, merged, again strings.Builder
+	for i := range 4 {
+		id := fmt.Sprintf("p%d", i)
+		fmt.Fprintf(&m, `{"id":%q,"text":"Item %d."}`+"\n", id, i)
+		k := shard.Of(id, 2)
+		row := fmt.Sprintf(`{"id":%q,"line":%d,"out":"%s.wav","status":"ok","audio_seconds":1,"shard":"%d/2","finished":"2026-01-02T03:04:0%dZ"}`+"\n", id, i+1, id, k, i)
+		merged.WriteString(row)
+		if k == 1 {
+			again.WriteString(strings.Replace(row, "2026-01-02", "2026-01-03", 1)) // shard 1 run again: each item skipped
+		}
+	}
+	in := writeFile(t, filepath.Join(dir, "in.jsonl"), m.String())
+	out := filepath.Join(dir, "out")
+	writeFile(t, filepath.Join(out, "results.jsonl"), merged.String())
+	writeFile(t, filepath.Join(out, "results.1-of-2.jsonl"), again.String())
+	for _, args := range [][]string{{"results", out}, {"results", out, "--inputs", in}} {
+		if r := run(t, "", args...); r.code != 0 || strings.Contains(r.out, "has not run") {
+			t.Errorf("%v: exit %d, report %q", args, r.code, r.out)
+		}
+	}
+}

@@ -64,10 +64,14 @@ type Report struct {
 	Warnings []string `json:"warnings"`
 }
 
-// Complete reports whether every item is done: none failed, none missing, and every shard has run.
+// Complete reports whether every item is done: none failed, none missing, and, where the inputs are not known to
+// count the missing ones, every shard has run.
 func (r Report) Complete() bool {
 	if r.Error > 0 || r.Missing > 0 {
 		return false
+	}
+	if r.InputsChecked {
+		return true // an item of a shard that has not run is missing
 	}
 	for _, s := range r.PerShard {
 		if !s.Ran {
@@ -218,10 +222,13 @@ func (f *folder) report(rows []latestRow, expected []Row) Report {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s holds results files of shards of several counts (%v): "+
 			"items are counted in the shards of %d", f.name, counts, rep.Shards))
 	}
+	for _, r := range rows { // a shard's rows merged into results.jsonl (its file since removed) say it ran
+		ran[r.row.Shard] = ran[r.row.Shard] || r.row.Shard != ""
+	}
 	for k := 1; k <= rep.Shards; k++ {
-		name := FileFor(shard.Spec{Index: k, Count: rep.Shards})
-		rep.PerShard = append(rep.PerShard, ShardTally{Shard: shard.Spec{Index: k, Count: rep.Shards}.String(),
-			File: name, Ran: ran[name]})
+		spec := shard.Spec{Index: k, Count: rep.Shards}
+		name := FileFor(spec)
+		rep.PerShard = append(rep.PerShard, ShardTally{Shard: spec.String(), File: name, Ran: ran[name] || ran[spec.String()]})
 	}
 	shardOf := func(r Row) *Tally {
 		if rep.Shards == 0 {
