@@ -71,7 +71,7 @@ var ErrNoCount = errors.New("JOB_COMPLETION_INDEX is set but the number of shard
 
 // FromEnv finds the shard a scheduler gave this process: Kubernetes Indexed Jobs set JOB_COMPLETION_INDEX (0-based;
 // the count, the Job's completions, comes from count or TTSGEN_SHARD_COUNT); Slurm job arrays set
-// SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT and SLURM_ARRAY_TASK_MIN (and _STEP for --array=A-B:S). from names
+// SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN and _MAX (and _STEP for --array=A-B:S). from names
 // what was read, for the progress line and errors. No scheduler: the zero Spec and "".
 func FromEnv(getenv func(string) string, count int) (s Spec, from string, err error) {
 	if idx := getenv("JOB_COMPLETION_INDEX"); idx != "" {
@@ -128,8 +128,15 @@ func FromEnv(getenv func(string) string, count int) (s Spec, from string, err er
 	if err != nil {
 		return Spec{}, from, err
 	}
-	if step < 1 || (task-first)%step != 0 {
-		return Spec{}, from, fmt.Errorf("%s with SLURM_ARRAY_TASK_MIN=%d and step %d: not a task of an evenly spaced array (use --array=A-B or A-B:S)", from, first, step)
+	// An array given as a list (--array=0,2,5) has no step that its tasks follow: SLURM_ARRAY_TASK_MAX shows it,
+	// on every task alike, where the task's own id shows it only on some (5 would be shard 6 of 3).
+	last, err := number("SLURM_ARRAY_TASK_MAX", first+max(step, 1)*(total-1))
+	if err != nil {
+		return Spec{}, from, err
+	}
+	if step < 1 || (task-first)%step != 0 || last != first+step*(total-1) {
+		return Spec{}, from, fmt.Errorf("%s of an array of %d tasks from %d to %d by %d: not an evenly spaced array "+
+			"(use --array=A-B or A-B:S)", from, total, first, last, step)
 	}
 	if count != 0 && count != total {
 		return Spec{}, from, fmt.Errorf("%s: --shard-count %d disagrees with SLURM_ARRAY_TASK_COUNT=%d", from, count, total)

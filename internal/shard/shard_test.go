@@ -83,6 +83,10 @@ func TestFromEnv(t *testing.T) {
 		{"slurm from 0", map[string]string{"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "8", "SLURM_ARRAY_TASK_MIN": "0"}, 0, Spec{3, 8}, ""},
 		{"slurm from 1", map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "8", "SLURM_ARRAY_TASK_MIN": "1"}, 0, Spec{1, 8}, ""},
 		{"slurm with a step", map[string]string{"SLURM_ARRAY_TASK_ID": "10", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "6", "SLURM_ARRAY_TASK_STEP": "2"}, 0, Spec{3, 3}, ""},
+		{"slurm with its max", map[string]string{"SLURM_ARRAY_TASK_ID": "10", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "6", "SLURM_ARRAY_TASK_MAX": "10", "SLURM_ARRAY_TASK_STEP": "2"}, 0, Spec{3, 3}, ""},
+		// --array=0,2,5: refused on every task, not only on those whose ids fall outside
+		{"slurm list, first task", map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "5", "SLURM_ARRAY_TASK_STEP": "1"}, 0, Spec{}, "not an evenly spaced array"},
+		{"slurm list, second task", map[string]string{"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "5", "SLURM_ARRAY_TASK_STEP": "1"}, 0, Spec{}, "not an evenly spaced array"},
 		{"slurm without its count", map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_MIN": "1"}, 0, Spec{}, "SLURM_ARRAY_TASK_COUNT is not"},
 		{"slurm count disagrees", map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "8", "SLURM_ARRAY_TASK_MIN": "1"}, 4, Spec{}, "disagrees"},
 	} {
