@@ -45,7 +45,9 @@ and first-audio percentiles and peak memory. Closed loop (--concurrency) or open
 --compare sequential also runs the texts as Piper does (one at a time, batch 1) and reports the speedup of the same
 run. --tune KEY=VALUE changes an engine default (--tune help lists them). --url drives any OpenAI-compatible
 speech server instead (ttsgen serve, Kokoro-FastAPI...), failures counted by HTTP status; the last example is the
-load test used for vLLM-served speech: 80 requests of three sentences, 0.3 s apart.`,
+load test used for vLLM-served speech: 80 requests of three sentences, 0.3 s apart. A request whose response has
+not begun within a minute fails. Exit status: 0 every request answered, 1 some failed (the report is printed, and
+says how many by status), 2 usage error.`,
 		Example: `  ttsgen bench --texts samples/bench.txt --compare sequential
   ttsgen bench --texts samples/short.txt --concurrency 1 --per-request requests.jsonl --json
   ttsgen bench --texts samples/bench.txt --device webgpu --tune decoder-window=256
@@ -63,6 +65,10 @@ load test used for vLLM-served speech: 80 requests of three sentences, 0.3 s apa
 			}
 			if o.compare != "" && o.compare != "sequential" {
 				return usageErrorf("--compare %q: the only comparison is \"sequential\"", o.compare)
+			}
+			if o.compare != "" && o.rate > 0 {
+				return usageErrorf("--compare runs the baseline as a closed loop: with --rate the run would be " +
+					"capped by the arrival rate and the speedup mean nothing; use --concurrency")
 			}
 			if cmd.Flags().Changed("rate") && cmd.Flags().Changed("concurrency") {
 				return usageErrorf("choose a closed loop (--concurrency) or an open loop (--rate), not both")
@@ -126,10 +132,18 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 		}
 		report.CompareTo(baseline)
 	}
+	write := report.WriteTable
 	if o.asJSON {
-		return report.WriteJSON(streams.Out)
+		write = report.WriteJSON
 	}
-	return report.WriteTable(streams.Out)
+	if err := write(streams.Out); err != nil {
+		return err
+	}
+	if report.Errors > 0 { // figures of a run that lost requests are not the ones asked for: said, and exit 1
+		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %d requests failed; first: %s",
+			report.Errors, report.Requests, report.FirstError)}
+	}
+	return nil
 }
 
 // benchServer runs one measured load against the speech server at o.url.

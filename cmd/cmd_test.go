@@ -104,6 +104,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--openai-voice", "alloy=:3"}, "want NAME=VOICE"},
 		{[]string{"serve", "extra"}, "serve takes no arguments"},
 		{[]string{"bench", "--url", "http://127.0.0.1:1", "--texts", "x", "--compare", "sequential"}, "does not go with --url"},
+		{[]string{"bench", "--texts", "x", "--compare", "sequential", "--rate", "5"}, "capped by the arrival rate"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

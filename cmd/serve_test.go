@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ttsgen/ttsgen/internal/audio"
@@ -186,5 +189,41 @@ func TestBenchDrivesAServer(t *testing.T) {
 	}
 	if r := run(t, "", "bench", "--url", srv.url, "--texts", "x", "--compare", "sequential"); r.code != ExitUsage {
 		t.Errorf("--url with --compare: exit %d", r.code)
+	}
+}
+
+// A run that lost some of its requests prints its report and exits 1, saying how many failed: its figures are
+// not those of the load asked for. A server that never answers fails its requests after bench.ResponseTimeout
+// instead of holding the run (not waited for here: a minute).
+func TestBenchExitsOneWhenRequestsFail(t *testing.T) {
+	isolate(t)
+	var n atomic.Int32
+	wav := func(samples int) []byte {
+		b := binary.LittleEndian.AppendUint32([]byte("RIFF"), uint32(36+2*samples))
+		b = append(b, "WAVEfmt "...)
+		b = binary.LittleEndian.AppendUint32(b, 16)
+		b = binary.LittleEndian.AppendUint16(b, 1)
+		b = binary.LittleEndian.AppendUint16(b, 1)
+		b = binary.LittleEndian.AppendUint32(b, 22050)
+		b = binary.LittleEndian.AppendUint32(b, 44100)
+		b = binary.LittleEndian.AppendUint16(b, 2)
+		b = binary.LittleEndian.AppendUint16(b, 16)
+		b = append(b, "data"...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(2*samples))
+		return append(b, make([]byte, 2*samples)...)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
+			return
+		}
+		w.Write(wav(22050))
+	}))
+	defer srv.Close()
+	r := run(t, "", "bench", "--url", srv.URL, "--texts", "../samples/three-sentences.txt", "--requests", "4",
+		"--warmup", "0", "--concurrency", "1")
+	if r.code != ExitFailure || !strings.Contains(r.errOut, "2 of 4 requests failed; first: HTTP 500: overloaded") ||
+		!strings.Contains(r.out, "x real time") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the report and exit 1", r.code, r.out, r.errOut)
 	}
 }

@@ -37,8 +37,14 @@ func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Code,
 func NewSpeechClient(connections int) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = max(connections, 2)
+	// A server that takes a request and never answers fails that request, rather than holding the run for ever.
+	t.ResponseHeaderTimeout = ResponseTimeout
 	return &http.Client{Transport: t}
 }
+
+// ResponseTimeout is how long a request may wait for its response to begin (a speech server sends it with the
+// first audio).
+const ResponseTimeout = time.Minute
 
 // Synth is the SynthFunc that sends each text to the endpoint. Its first audio is when the first bytes of
 // samples arrive, after the WAV header.
