@@ -20,3 +20,21 @@ func TestCountsAndYearsAfterAmbiguousWords(t *testing.T) {
 		}
 	}
 }
+
+// Opening hours and other spans of time read as times, and spans of weekdays as days; spans of plain numbers stay
+// numbers.
+func TestSpansOfTimeAndWeekdays(t *testing.T) {
+	for in, want := range map[string]string{
+		"Open 9am-5pm daily.":           "Open nine AM to five PM daily.",
+		"From 8:30-10:00 we meet.":      "From eight thirty to ten o'clock we meet.",
+		"Class is 2:00-3:15 p.m. here.": "Class is two to three fifteen PM here.",
+		"Lunch 10-11am.":                "Lunch ten to eleven AM.",
+		"Open Mon-Fri.":                 "Open Monday to Friday.",
+		"Open Monday-Saturday.":         "Open Monday to Saturday.",
+		"Pages 10-20 are missing.":      "Pages ten to twenty are missing.",
+	} {
+		if got := Normalize(in); got != want {
+			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

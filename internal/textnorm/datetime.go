@@ -54,6 +54,11 @@ func (n *normalizer) clock(i int) (string, int, bool) {
 		}
 		return w, used, true
 	}
+	return clockWords(hour, minute, meridiem), used, true
+}
+
+// clockWords says a time of day: "three thirty PM", "ten o'clock", "seven oh five", "fifteen hundred".
+func clockWords(hour, minute uint64, meridiem string) string {
 	var w string
 	switch {
 	case minute == 0 && meridiem != "":
@@ -70,7 +75,82 @@ func (n *normalizer) clock(i int) (string, int, bool) {
 	if meridiem != "" {
 		w += " " + meridiem
 	}
-	return w, used, true
+	return w
+}
+
+// timeRange reads opening hours and other spans of time: "9am-5pm", "8:30-10:00", "10-11am", "2:00-3:15 p.m." as
+// "nine AM to five PM", "eight thirty to ten o'clock"... A span needs a time on at least one side (a meridiem or a
+// colon): "10-20" stays a range of numbers. A meridiem after the span is its end's.
+func (n *normalizer) timeRange(i int) (string, int, bool) {
+	from, to, ok := strings.Cut(strings.ReplaceAll(n.toks[i].core, "–", "-"), "-")
+	if !ok {
+		return "", 0, false
+	}
+	fh, fm, fmer, fclock, ok1 := timeOfDay(from)
+	th, tm, tmer, tclock, ok2 := timeOfDay(to)
+	if !ok1 || !ok2 {
+		return "", 0, false
+	}
+	used := 1
+	if fmer == "" && tmer == "" {
+		tmer, used = n.meridiemAfter(i) // "2:00-3:15 p.m.", "10-11 am"
+	}
+	if fmer == "" && tmer == "" && !fclock && !tclock {
+		return "", 0, false // "10-20": numbers
+	}
+	fw := clockWords(fh, fm, fmer)
+	if fmer == "" && tmer != "" && fm == 0 {
+		fw = cardinal(fh) // the end's meridiem is the start's too: "ten to eleven AM", not "ten o'clock"
+	}
+	return fw + " to " + clockWords(th, tm, tmer), used, true
+}
+
+// timeOfDay parses one side of a span of time: an hour with minutes after a colon or not, and a meridiem glued on
+// or not ("9am", "8:30", "11", "3:15pm"); clock says it had minutes.
+func timeOfDay(s string) (hour, minute uint64, meridiem string, clock, ok bool) {
+	for _, m := range []string{"am", "pm", "a.m.", "p.m.", "a.m", "p.m", "AM", "PM", "A.M.", "P.M.", "A.M", "P.M"} {
+		if rest, found := strings.CutSuffix(s, m); found && rest != "" {
+			s, meridiem = rest, strings.ToUpper(strings.ReplaceAll(m, ".", ""))
+			break
+		}
+	}
+	h, m, clock := strings.Cut(s, ":")
+	if !isASCIIDigits(h) || len(h) > 2 || (clock && (!isASCIIDigits(m) || len(m) != 2)) {
+		return 0, 0, "", false, false
+	}
+	hour, _ = parseDigits(h)
+	if clock {
+		minute, _ = parseDigits(m)
+	}
+	if hour > 24 || minute > 59 || (meridiem != "" && (hour == 0 || hour > 12)) {
+		return 0, 0, "", false, false
+	}
+	return hour, minute, meridiem, clock, true
+}
+
+// weekdayRange reads a span of weekdays, "Mon-Fri", "Monday-Friday", as "Monday to Friday".
+func weekdayRange(core string) (string, bool) {
+	from, to, ok := strings.Cut(strings.ReplaceAll(core, "–", "-"), "-")
+	if !ok {
+		return "", false
+	}
+	day := func(w string) string {
+		lw := strings.ToLower(strings.TrimSuffix(w, "."))
+		if weekdays[lw] {
+			return dottedWords[lw]
+		}
+		for _, name := range []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"} {
+			if lw == strings.ToLower(name) {
+				return name
+			}
+		}
+		return ""
+	}
+	f, t := day(from), day(to)
+	if f == "" || t == "" {
+		return "", false
+	}
+	return f + " to " + t, true
 }
 
 // validClock reports a clock time ("23:59", "24:00") or, with three parts, a duration or timestamp ("36:15:00"),

@@ -166,6 +166,9 @@ func (n *normalizer) rewrite(i int) (string, int) {
 			return w, used
 		}
 	}
+	if w, ok := weekdayRange(core); ok {
+		return w, 1
+	}
 	if w, used, ok := n.abbreviation(i); ok {
 		return w, used
 	}

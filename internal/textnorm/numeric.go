@@ -90,6 +90,9 @@ func (n *normalizer) numeric(i int) (string, int, bool) {
 	if w, used, ok := n.money(i); ok {
 		return w, used, true
 	}
+	if w, used, ok := n.timeRange(i); ok {
+		return w, used, true
+	}
 	if strings.Contains(core, ":") {
 		if w, used, ok := n.clock(i); ok {
 			return w, used, true
