@@ -38,3 +38,20 @@ func TestSpansOfTimeAndWeekdays(t *testing.T) {
 		}
 	}
 }
+
+// Prices per something, ranges of amounts with a scale, and a scale written apart read as a reader says them.
+func TestPricesPerUnitAndScaledRanges(t *testing.T) {
+	for in, want := range map[string]string{
+		"It pays $15/hr now.":            "It pays fifteen dollars per hour now.",
+		"Rent is $1,200/mo here.":        "Rent is one thousand two hundred dollars per month here.",
+		"Apples cost $1.50/lb today.":    "Apples cost one dollar and fifty cents per pound today.",
+		"It cost $2-3 billion to build.": "It cost two to three billion dollars to build.",
+		"A £1-2m budget.":                "A one to two million pounds budget.",
+		"Sales hit $1.2 bn last year.":   "Sales hit one point two billion dollars last year.",
+		"It costs $5-10 each.":           "It costs five to ten dollars each.",
+	} {
+		if got := Normalize(in); got != want {
+			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -45,6 +45,19 @@ var scaleSuffixes = map[string]string{
 
 var scaleNames = setOf("hundred", "thousand", "million", "billion", "trillion")
 
+// spacedScales are the abbreviations of a scale that stand apart from the amount: "$1.2 bn".
+var spacedScales = map[string]string{"bn": "billion", "mn": "million", "tn": "trillion", "bln": "billion",
+	"mln": "million"}
+
+// perUnits are what a price is per, written after a slash: "$15/hr", "$1,200/mo", "$1.50/lb".
+var perUnits = map[string]string{"hr": "hour", "hrs": "hour", "h": "hour", "hour": "hour", "min": "minute",
+	"minute": "minute", "day": "day", "night": "night", "wk": "week", "week": "week", "mo": "month",
+	"mth": "month", "month": "month", "yr": "year", "year": "year", "annum": "annum", "lb": "pound",
+	"oz": "ounce", "kg": "kilogram", "g": "gram", "l": "liter", "gal": "gallon", "ft": "foot", "sqft": "square foot",
+	"m": "meter", "km": "kilometer", "mi": "mile", "person": "person", "pp": "person", "head": "head",
+	"user": "user", "seat": "seat", "unit": "unit", "item": "item", "gb": "gigabyte", "tb": "terabyte",
+	"page": "page", "word": "word", "class": "class", "session": "session", "lesson": "lesson"}
+
 // money reads "$5", "$3.50", "-$5", "$2.5 million", "$5M", "5¢".
 func (n *normalizer) money(i int) (string, int, bool) {
 	core := n.toks[i].core
@@ -84,19 +97,22 @@ func (n *normalizer) money(i int) (string, int, bool) {
 		// A decimal comma, as in "€29,99": three digits would have been a thousands group.
 		lit.hasPoint, lit.fracPart, rest = true, rest[1:], ""
 	}
+	per := ""
+	if unit, ok := strings.CutPrefix(rest, "/"); ok { // "$15/hr"
+		if per = perUnits[strings.ToLower(unit)]; per == "" {
+			return "", 0, false
+		}
+		rest = ""
+	}
 	used := 1
 	scale := scaleSuffixes[rest]
 	switch {
 	case scale != "":
 	case rest == "":
-		if n.joinable(i) {
-			if lw := strings.ToLower(n.toks[i+1].core); scaleNames[lw] {
-				scale, used = lw, 2
-			}
-		}
+		scale, used = n.scaleAfter(i)
 	default:
 		if strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "–") {
-			return n.moneyRange(cur, lit, rest, negative)
+			return n.moneyRange(i, cur, lit, rest, negative)
 		}
 		return "", 0, false
 	}
@@ -112,18 +128,49 @@ func (n *normalizer) money(i int) (string, int, bool) {
 	if negative {
 		w = "minus " + w
 	}
+	if per != "" {
+		w += " per " + per
+	}
 	return w, used, true
 }
 
-// moneyRange reads "$5-10" as "five to ten dollars".
-func (n *normalizer) moneyRange(cur *currency, from numberLit, rest string, negative bool) (string, int, bool) {
+// scaleAfter is the scale word (or its spaced abbreviation) after an amount at token i, "$2.5 million", "$1.2 bn",
+// and the tokens the amount and it cover; "" and 1 where there is none.
+func (n *normalizer) scaleAfter(i int) (string, int) {
+	if !n.joinable(i) {
+		return "", 1
+	}
+	lw := strings.ToLower(n.toks[i+1].core)
+	if scaleNames[lw] {
+		return lw, 2
+	}
+	if s := spacedScales[lw]; s != "" {
+		return s, 2
+	}
+	return "", 1
+}
+
+// moneyRange reads "$5-10" as "five to ten dollars", and with a scale, "$2-3 billion" and "£1-2m", as "two to
+// three billion dollars".
+func (n *normalizer) moneyRange(i int, cur *currency, from numberLit, rest string, negative bool) (string, int, bool) {
 	_, size := utf8.DecodeRuneInString(rest)
 	rest = strings.TrimPrefix(rest[size:], "$")
 	to, tail, ok := scanNumber(rest, false)
-	if !ok || tail != "" || negative {
+	if !ok || negative {
 		return "", 0, false
 	}
-	return from.words() + " to " + to.words() + " " + cur.units, 1, true
+	scale, used := scaleSuffixes[tail], 1
+	switch {
+	case scale != "":
+	case tail == "":
+		scale, used = n.scaleAfter(i)
+	default:
+		return "", 0, false
+	}
+	if scale != "" {
+		scale += " "
+	}
+	return from.words() + " to " + to.words() + " " + scale + cur.units, used, true
 }
 
 // unitsAndSubunits reads "3.50" as "three dollars and fifty cents" and "0.50" as "fifty cents".
