@@ -14,6 +14,7 @@ func TestCountsAndYearsAfterAmbiguousWords(t *testing.T) {
 		"In 1999 this changed.":          "In nineteen ninety-nine this changed.",
 		"The 2008-09 season was long.":   "The two thousand eight to two thousand nine season was long.",
 		"In 1905-06 the club moved.":     "In nineteen oh five to nineteen oh six the club moved.",
+		"The 1,000th customer won.":      "The one thousandth customer won.",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)

@@ -468,8 +468,8 @@ func (n *normalizer) quantityRest(i int, lit numberLit, rest string) (string, in
 	switch {
 	case rest == "":
 		return n.bareNumber(i, lit)
-	case lit.plain() && small && isOrdinalSuffix(rest):
-		return ordinal(v), 1, true
+	case !lit.negative && !lit.positive && !lit.hasPoint && lit.intPart != "" && small && isOrdinalSuffix(rest):
+		return ordinal(v), 1, true // "1st", "1,000th"
 	case rest == "s" && lit.plain() && len(lit.intPart) <= 3 && n.secondsCue(i):
 		return lit.words() + " " + plural(lit, "second", "seconds"), 1, true // "wait 30s"
 	case !lit.negative && !lit.hasPoint && small && (rest == "s" || rest == "'s") && strings.HasSuffix(lit.intPart, "0"):
