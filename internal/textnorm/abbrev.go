@@ -115,6 +115,9 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 		}
 		return eat(u.one)
 	}
+	if letters, ok := degree(lw); ok {
+		return eat(letters) // "Ph.D." -> "PHD", with or without its final period
+	}
 	nextNumeric := i+1 < len(n.toks) && startsLabel(next.core)
 	if !dotted {
 		if full, ok := undottedWords[lw]; ok {
@@ -142,6 +145,19 @@ func (n *normalizer) abbreviation(i int) (string, int, bool) {
 		return "", 0, false
 	}
 	return eat(capitalizeLike(word, full))
+}
+
+// dottedDegrees are academic degrees (lower case, without the final period) whose dotted parts have two letters,
+// which initialism does not join because two-letter parts are often words ("Co.", "St."). Readers say their
+// letters, as they do for the degrees initialism joins ("M.D.", "B.A.", "M.B.A.").
+var dottedDegrees = setOf("ph.d", "ed.d", "th.d", "d.sc", "b.sc", "m.sc", "b.ed", "m.ed", "ll.b", "ll.m", "ll.d")
+
+// degree writes a dotted degree in capitals for espeak to spell: "Ph.D" -> "PHD", "B.Sc" -> "BSC".
+func degree(lw string) (string, bool) {
+	if !dottedDegrees[lw] {
+		return "", false
+	}
+	return strings.ToUpper(strings.ReplaceAll(lw, ".", "")), true
 }
 
 // capitalizeLike gives full the writer's capital: "Ave." -> "Avenue", "Inc." -> "Incorporated".

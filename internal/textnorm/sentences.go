@@ -125,9 +125,13 @@ const (
 	// company: "Co.", "Inc.", "Ltd.": no end before another company word ("Acme Co. Ltd."), an end before other
 	// capitalised words ("Apple Inc. Announced ...").
 	company
-	// street: "Ave.", "Blvd.", "St." after a street name: no end before an address word ("Fifth Ave. NW", "Main St.
+	// street: "Ave.", "Blvd.", "St." after a number: no end before an address word ("Fifth Ave. NW", "5th St.
 	// Suite 5"), an end before other capitalised words.
 	street
+	// nameOrStreet: "St." and "Dr." after a capitalised word, which may be a street's name ("Baker St.", "Oak Dr.") or
+	// not ("In St. Louis", "On Monday Dr. Smith"): a capitalised word after them is a name ("Bury St. Edmunds"), and
+	// only a word that usually starts a sentence ends one ("Baker St. It is famous", "Oak Dr. The house").
+	nameOrStreet
 	// trailing: words that often end a sentence ("etc.", "a.m.", units after a number): a capitalised word after them
 	// starts a new sentence.
 	trailing
@@ -157,14 +161,24 @@ var abbreviationKinds = func() map[string]abbreviationKind {
 }()
 
 // abbreviationKindOf classifies word (lower case, without its period) given the word before it: "St." is a street
-// after a street name or a number ("Main St.", "5th St."), a saint elsewhere; after a number "ft.", "pt." and other
-// units are units.
+// after a number ("5th St."); "St." and "Dr." after a capitalised word may be a street or a saint or doctor
+// ("Main St.", "In St. Louis"); elsewhere they are a saint and a doctor. After a number "ft.", "pt." and other units
+// are units.
 func abbreviationKindOf(word, prev string) abbreviationKind {
 	afterNumber := prev != "" && isDigit(firstRune(prev))
+	// A capital says little on its own: "In", "Visit" and "Monday" are capitalised and name no street.
+	afterCapital := isCapitalized(prev) && !strings.HasSuffix(prev, ".")
 	switch word {
 	case "st":
-		if afterNumber || isCapitalized(prev) && !strings.HasSuffix(prev, ".") {
+		if afterNumber {
 			return street
+		}
+		if afterCapital {
+			return nameOrStreet
+		}
+	case "dr":
+		if afterCapital {
+			return nameOrStreet
 		}
 	}
 	if afterNumber && (unitAbbreviations[word] || word == "ft" || word == "pt") {
@@ -184,6 +198,29 @@ var companyWords = setOf("co", "corp", "inc", "ltd", "llc", "plc", "llp", "lp", 
 var addressWords = setOf("n", "s", "e", "w", "ne", "nw", "se", "sw", "n.e", "n.w", "s.e", "s.w", "north", "south",
 	"east", "west", "suite", "ste", "apt", "unit", "fl", "floor", "room", "rm", "bldg", "#")
 
+// sentenceStarters are words (lower case) that often start a sentence and seldom follow "St." or "Dr." as a name.
+// "No" and "Who" are left out for "Dr. No" and "Dr. Who".
+var sentenceStarters = setOf("the", "a", "an", "this", "that", "these", "those", "there", "here", "he", "she", "it",
+	"we", "they", "you", "i", "his", "her", "its", "our", "their", "my", "your", "and", "but", "so", "or", "yet",
+	"then", "now", "if", "when", "while", "after", "before", "as", "although", "though", "because", "since", "once",
+	"later", "soon", "today", "tomorrow", "yesterday", "tonight", "however", "meanwhile", "still", "also", "in", "on",
+	"at", "from", "to", "for", "with", "by", "during", "what", "where", "why", "how", "which", "some", "many", "most",
+	"all", "each", "every", "both", "is", "was", "are", "were", "do", "does", "did")
+
+// startsSentence reports whether rest begins with a new sentence after "St." or "Dr.": an opening quote or bracket,
+// or one of sentenceStarters that is not an initial ("Dr. A. Smith").
+func startsSentence(rest string) bool {
+	field := firstField(rest)
+	if strings.ContainsRune(openers, firstRune(field)) {
+		return true
+	}
+	word := strings.TrimRight(field, trailingPunct)
+	if utf8.RuneCountInString(word) == 1 && strings.HasPrefix(field[len(word):], ".") {
+		return false
+	}
+	return sentenceStarters[strings.ToLower(word)]
+}
+
 // startsLabel reports a word that a label abbreviation expects: a number ("5", "4B", "#3"), a Roman numeral of two
 // letters or more ("II", "XIV"), a letter with digits ("A1") or a capital letter other than "A" and "I" ("Bldg. C").
 func startsLabel(word string) bool {
@@ -194,7 +231,7 @@ func startsLabel(word string) bool {
 	}
 	core := strings.TrimRight(word, trailingPunct)
 	switch {
-	case len(core) >= 2 && strings.Trim(core, "IVXL") == "":
+	case len(core) >= 2 && strings.Trim(core, "IVXLC") == "":
 		return true
 	case len(core) == 1:
 		return r >= 'B' && r <= 'Z' && r != 'I'
@@ -278,6 +315,8 @@ func endsSentence(token, prev, rest string) bool {
 		return !companyWords[nextWord]
 	case street:
 		return !addressWords[nextWord]
+	case nameOrStreet:
+		return startsSentence(rest)
 	case trailing:
 		return true
 	}
