@@ -23,18 +23,22 @@
 //     BC/AD, inside parentheses "(1949)", in dates and year ranges. 1984 "nineteen eighty-four",
 //     1905 "nineteen oh five", 1900 "nineteen hundred", 2005 "two thousand five", 2024 "twenty
 //     twenty-four". A number from 1100 to 2099 with no lower-case word after it ("in the summer of
-//     that year, 1816, ...") is read as a year too; otherwise a four-digit number is a cardinal.
+//     that year, 1816, ...") is read as a year too; otherwise a four-digit number is a cardinal. After
+//     words that come before counts as often (of, to, about, the, ...), a plural noun after the number
+//     makes it a count ("a total of 1250 students"). A season's second year is read whole ("2008-09").
 //   - Dates: ISO 2024-03-05, US-order 3/5/2024 and 3/5/24 (25/12/2024 is read day first because 25 is
 //     no month), 05/03 and 25/03 (a leading zero makes them dates, not fractions), 25.12.2024 (day first),
 //     "March 5, 2024", "Mar. 5th", "5 March 2024" ("the fifth of March twenty twenty-four"), "Jan. 2020". Days
 //     are checked against their month and leap years: a date that does not exist is read as written, never as
 //     a date (31/02/2020 "thirty-one slash zero two slash two thousand twenty", "Feb 30" "February thirty").
 //   - Times "3:30 pm", "3:30pm", "5 p.m.", "14:05", "9:00", "9:00:15"; ratios "3:1", "16:9". A time that
-//     does not exist is read with "colon" (25:61 "twenty-five colon sixty-one").
+//     does not exist is read with "colon" (25:61 "twenty-five colon sixty-one"). Spans of time "9am-5pm",
+//     "10-11am", "8:30-10:00", "2:00-3:15 p.m." ("nine AM to five PM") and of weekdays "Mon-Fri".
 //   - Durations written with letters: "1h 30m", "1h30m", "2m 30s", "1 hr 20 min" ("one hour thirty minutes");
 //     "m" and "s" are minutes and seconds only next to another part of a duration ("5m" alone is meters).
 //   - Money in $ £ € ¥ ₹ ₩ with cents/pence ("$3.50"), scale words or letters ("$2.5 million",
-//     "$5M", "$3bn"), ranges "$5-10", negative amounts; cents "5¢". "3B" is three billion only with a
+//     "$5M", "$3bn", "$1.2 bn"), ranges "$5-10", "$2-3 billion", prices per something "$15/hr",
+//     "$1,200/mo", negative amounts; cents "5¢". "3B" is three billion only with a
 //     currency or a money word near it ("3B dollars", "worth 3B"); elsewhere it is a label ("Flat 3B").
 //   - Percentages "12.5%", fractions "1/2", "3/4", "5/8", mixed numbers "1 1/2", vulgar fractions
 //     "½", idioms "24/7" and "9/11"; ranges "5-10", "1990-1995", "1990-95", "5-10 km".
@@ -45,14 +49,16 @@
 //   - Phone numbers 555-1234, 555-123-4567, 1-800-555-1234, "(555) 123-4567", read digit by digit per
 //     group; codes after id words ("Box 2915", "ISBN 978-3-16-148410-0", "call 911") and codes glued to
 //     letters ("C2766") digit by digit.
-//   - Regnal numerals after monarchs' names ("George III" -> "George the third") and Roman numerals
-//     after numbered nouns ("World War II" -> "World War two", "Chapter IV").
+//   - Regnal numerals after monarchs' names ("George III" -> "George the third", "Henry VIII's" -> "Henry
+//     the eighth's") and Roman numerals after numbered nouns ("World War II" -> "World War two", "Chapter
+//     IV", "CHAPTER XL", up to 399 after nouns that divide a text).
 //   - Currency codes after amounts ("5 USD") and country-prefixed dollars ("US$5").
 //   - Titles before names (Dr., Mr., Mrs., Ms., Prof., Gen., Capt., Rev., Messrs., ...), "St." as Saint or
 //     Street and "Dr." as Doctor or Drive from the neighbouring words, Jr./Sr., Latin (etc., e.g.,
 //     i.e., vs., cf., viz., et al.), No./p./pp./vol./ch./fig./Apt./Ste./Bldg. before numbers, approx.,
 //     Inc./Ltd./Co./Pty., street words (Ave., Blvd., Rd.), month and (before dates) weekday abbreviations.
-//   - Initialisms "U.S." -> "US", "a.m." -> "AM" (espeak spells capitals, but reads "a m" badly).
+//   - Initialisms "U.S." -> "US", "a.m." -> "AM" (espeak spells capitals, but reads "a m" badly); degrees
+//     with two-letter parts "Ph.D." -> "PHD", "B.Sc.", "LL.B.".
 //   - Periods that are not sentence ends are dropped, because espeak-ng ends a clause at every period:
 //     after abbreviations, after initials before a name ("J. R. R. Tolkien" -> "J R R Tolkien"; "A."
 //     keeps its period, since a lone "A" is read as the article) and before a lower-case word or a
