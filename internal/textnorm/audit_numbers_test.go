@@ -5,7 +5,7 @@ import "testing"
 // Counts after words that also come before years read as counts when a plural noun follows; years stay years; a
 // season's or fiscal year's second year is read whole.
 func TestCountsAndYearsAfterAmbiguousWords(t *testing.T) {
-	for in, want := range map[string]string{
+	wantNormalized(t, map[string]string{
 		"A total of 1250 students came.": "A total of one thousand two hundred fifty students came.",
 		"Up to 1999 users can join.":     "Up to one thousand nine hundred ninety-nine users can join.",
 		"The 2345 students left.":        "The two thousand three hundred forty-five students left.",
@@ -15,17 +15,13 @@ func TestCountsAndYearsAfterAmbiguousWords(t *testing.T) {
 		"The 2008-09 season was long.":   "The two thousand eight to two thousand nine season was long.",
 		"In 1905-06 the club moved.":     "In nineteen oh five to nineteen oh six the club moved.",
 		"The 1,000th customer won.":      "The one thousandth customer won.",
-	} {
-		if got := Normalize(in); got != want {
-			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 // Opening hours and other spans of time read as times, and spans of weekdays as days; spans of plain numbers stay
 // numbers.
 func TestSpansOfTimeAndWeekdays(t *testing.T) {
-	for in, want := range map[string]string{
+	wantNormalized(t, map[string]string{
 		"Open 9am-5pm daily.":           "Open nine AM to five PM daily.",
 		"From 8:30-10:00 we meet.":      "From eight thirty to ten o'clock we meet.",
 		"Class is 2:00-3:15 p.m. here.": "Class is two to three fifteen PM here.",
@@ -33,16 +29,12 @@ func TestSpansOfTimeAndWeekdays(t *testing.T) {
 		"Open Mon-Fri.":                 "Open Monday to Friday.",
 		"Open Monday-Saturday.":         "Open Monday to Saturday.",
 		"Pages 10-20 are missing.":      "Pages ten to twenty are missing.",
-	} {
-		if got := Normalize(in); got != want {
-			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 // Prices per something, ranges of amounts with a scale, and a scale written apart read as a reader says them.
 func TestPricesPerUnitAndScaledRanges(t *testing.T) {
-	for in, want := range map[string]string{
+	wantNormalized(t, map[string]string{
 		"It pays $15/hr now.":            "It pays fifteen dollars per hour now.",
 		"Rent is $1,200/mo here.":        "Rent is one thousand two hundred dollars per month here.",
 		"Apples cost $1.50/lb today.":    "Apples cost one dollar and fifty cents per pound today.",
@@ -50,7 +42,13 @@ func TestPricesPerUnitAndScaledRanges(t *testing.T) {
 		"A £1-2m budget.":                "A one to two million pounds budget.",
 		"Sales hit $1.2 bn last year.":   "Sales hit one point two billion dollars last year.",
 		"It costs $5-10 each.":           "It costs five to ten dollars each.",
-	} {
+	})
+}
+
+// wantNormalized checks Normalize on each input of cases.
+func wantNormalized(t *testing.T, cases map[string]string) {
+	t.Helper()
+	for in, want := range cases {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
 		}
