@@ -54,3 +54,17 @@ func wantNormalized(t *testing.T, cases map[string]string) {
 		}
 	}
 }
+
+// Phone numbers with a country code, parentheses without a space or dots, versions of multi-digit parts and IPv4
+// addresses read as a reader says them.
+func TestPhonesVersionsAndAddresses(t *testing.T) {
+	wantNormalized(t, map[string]string{
+		"Call +1-212-555-1234 now.": "Call plus one, two one two, five five five, one two three four now.",
+		"Call (212)555-1234 now.":   "Call (two one two, five five five, one two three four now.",
+		"Call 1.800.555.1234 now.":  "Call one, eight zero zero, five five five, one two three four now.",
+		"Node 18.17.1 is out.":      "Node eighteen point seventeen point one is out.",
+		"Use v2.10.1 now.":          "Use version two point ten point one now.",
+		"Ping 192.168.1.1 now.":     "Ping one hundred ninety-two dot one hundred sixty-eight dot one dot one now.",
+		"It is 3.14 wide.":          "It is three point one four wide.",
+	})
+}

@@ -14,7 +14,8 @@
 // # What Normalize rewrites
 //
 //   - Cardinals "1,234", decimals "3.14", ".5", signed "-5"/"+5"/"−5", leading-zero codes "007"
-//     (digit by digit), numbers longer than 18 digits (digit by digit), version numbers "1.2.3".
+//     (digit by digit), numbers longer than 18 digits (digit by digit), version numbers "1.2.3", "18.17.1",
+//     "v2.10.1" (each part a number), IPv4 addresses "192.168.1.1" (with "dot").
 //   - Ordinals "1st", "22nd", "103rd"; decades "1980s", "'90s"; plural round numbers "1,000s";
 //     numbers inside compounds ("1st-class", "mid-1990s", "pre-1945", "50-50", "MP3").
 //   - Numbers with more than 18 digits: digit by digit, unless written with group commas (up to
@@ -46,7 +47,8 @@
 //     qt., gal.), speeds, data sizes and rates, frequencies, durations, power, temperatures (72°F), feet and
 //     inches (5'11", "3 in."), "sq. ft.", "fl. oz.", "x" (times). tbsp., tsp., oz., lb., qt. and yd. are read out
 //     without a number too ("a tbsp. of oil").
-//   - Phone numbers 555-1234, 555-123-4567, 1-800-555-1234, "(555) 123-4567", read digit by digit per
+//   - Phone numbers 555-1234, 555-123-4567, 1-800-555-1234, "(555) 123-4567", "(555)123-4567",
+//     "+1-555-123-4567", "1.800.555.1234", read digit by digit per
 //     group; codes after id words ("Box 2915", "ISBN 978-3-16-148410-0", "call 911") and codes glued to
 //     letters ("C2766") digit by digit.
 //   - Regnal numerals after monarchs' names ("George III" -> "George the third", "Henry VIII's" -> "Henry

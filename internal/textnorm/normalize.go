@@ -169,6 +169,11 @@ func (n *normalizer) rewrite(i int) (string, int) {
 	if w, ok := weekdayRange(core); ok {
 		return w, 1
 	}
+	if len(core) > 1 && (core[0] == 'v' || core[0] == 'V') {
+		if w, ok := versionNumber(core[1:]); ok {
+			return "version " + w, 1 // "v2.10.1"
+		}
+	}
 	if w, used, ok := n.abbreviation(i); ok {
 		return w, used
 	}

@@ -104,6 +104,9 @@ func (n *normalizer) numeric(i int) (string, int, bool) {
 	if w, ok := phoneNumber(core); ok {
 		return w, 1, true
 	}
+	if w, ok := versionNumber(core); ok {
+		return w, 1, true
+	}
 	if w, ok := n.hyphenatedCode(i); ok {
 		return w, 1, true
 	}
@@ -146,10 +149,19 @@ func plural(lit numberLit, one, many string) string {
 
 // phoneNumber reads 555-1234, 555-123-4567 and 1-800-555-1234 digit by digit, group by group.
 func phoneNumber(core string) (string, bool) {
-	if !strings.Contains(core, "-") {
+	plus := ""
+	if rest, ok := strings.CutPrefix(core, "+"); ok { // "+1-212-555-1234"
+		core, plus = rest, "plus "
+	}
+	core = strings.Replace(strings.TrimPrefix(core, "("), ")", "-", 1) // "(212)555-1234", its "(" apart or not
+	sep := "-"
+	if !strings.Contains(core, "-") && strings.Count(core, ".") >= 2 {
+		sep = "." // "1.800.555.1234"
+	}
+	if !strings.Contains(core, sep) {
 		return "", false
 	}
-	groups := strings.Split(core, "-")
+	groups := strings.Split(core, sep)
 	lens := make([]int, len(groups))
 	for k, g := range groups {
 		if !isASCIIDigits(g) {
@@ -173,7 +185,30 @@ func phoneNumber(core string) (string, bool) {
 	for k, g := range groups {
 		spoken[k] = spellDigits(g)
 	}
-	return strings.Join(spoken, ", "), true
+	return plus + strings.Join(spoken, ", "), true
+}
+
+// versionNumber reads numbers of three or more dotted parts, each as a number: versions "18.17.1" ("eighteen point
+// seventeen point one", not "point one seven"), and IPv4 addresses "192.168.1.1", with "dot".
+func versionNumber(core string) (string, bool) {
+	parts := strings.Split(core, ".")
+	if len(parts) < 3 {
+		return "", false
+	}
+	ip := len(parts) == 4
+	words := make([]string, len(parts))
+	for k, p := range parts {
+		if !isASCIIDigits(p) || len(p) > 5 {
+			return "", false
+		}
+		v, _ := parseDigits(p)
+		ip = ip && len(p) <= 3 && v <= 255
+		words[k] = cardinal(v)
+	}
+	if ip {
+		return strings.Join(words, " dot "), true
+	}
+	return strings.Join(words, " point "), true
 }
 
 // feetInches reads 5'11", 6', 11" (also with prime marks and curly quotes).
