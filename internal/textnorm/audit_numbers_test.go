@@ -66,5 +66,8 @@ func TestPhonesVersionsAndAddresses(t *testing.T) {
 		"Use v2.10.1 now.":          "Use version two point ten point one now.",
 		"Ping 192.168.1.1 now.":     "Ping one hundred ninety-two dot one hundred sixty-eight dot one dot one now.",
 		"It is 3.14 wide.":          "It is three point one four wide.",
+		"The 80/20 rule holds.":     "The eighty twenty rule holds.",
+		"A 60/40 mix.":              "A sixty forty mix.",
+		"Add 3/4 cup.":              "Add three quarters cup.",
 	})
 }

@@ -42,7 +42,7 @@
 //     "$1,200/mo", negative amounts; cents "5¢". "3B" is three billion only with a
 //     currency or a money word near it ("3B dollars", "worth 3B"); elsewhere it is a label ("Flat 3B").
 //   - Percentages "12.5%", fractions "1/2", "3/4", "5/8", mixed numbers "1 1/2", vulgar fractions
-//     "½", idioms "24/7" and "9/11"; ranges "5-10", "1990-1995", "1990-95", "5-10 km".
+//     "½", idioms "24/7" and "9/11", splits of a hundred "80/20"; ranges "5-10", "1990-1995", "1990-95", "5-10 km".
 //   - Units after numbers, apart or glued: lengths, masses, volumes (also cooking measures: tbsp., tsp., pt.,
 //     qt., gal.), speeds, data sizes and rates, frequencies, durations, power, temperatures (72°F), feet and
 //     inches (5'11", "3 in."), "sq. ft.", "fl. oz.", "x" (times). tbsp., tsp., oz., lb., qt. and yd. are read out

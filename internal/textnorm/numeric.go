@@ -259,6 +259,11 @@ func fraction(core string) (string, bool) {
 	if !ok || !isASCIIDigits(num) || !isASCIIDigits(den) || len(num) > 6 || len(den) > 6 {
 		return "", false
 	}
+	nv, _ := parseDigits(num)
+	dv, _ := parseDigits(den)
+	if len(num) == 2 && len(den) == 2 && nv+dv == 100 && nv%5 == 0 {
+		return cardinal(nv) + " " + cardinal(dv), true // a split of a hundred: "the 80/20 rule", "a 60/40 mix"
+	}
 	return fractionWords(num, den), true
 }
 
