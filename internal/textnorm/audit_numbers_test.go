@@ -1,6 +1,9 @@
 package textnorm
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // Counts after words that also come before years read as counts when a plural noun follows; years stay years; a
 // season's or fiscal year's second year is read whole.
@@ -43,6 +46,16 @@ func TestPricesPerUnitAndScaledRanges(t *testing.T) {
 		"Sales hit $1.2 bn last year.":   "Sales hit one point two billion dollars last year.",
 		"It costs $5-10 each.":           "It costs five to ten dollars each.",
 	})
+}
+
+// wantRead checks read (the frontend's Sentences, then Normalize) on each document of cases.
+func wantRead(t *testing.T, cases map[string][]string) {
+	t.Helper()
+	for in, want := range cases {
+		if got := read(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("read(%q)\n got  %q\n want %q", in, got, want)
+		}
+	}
 }
 
 // wantNormalized checks Normalize on each input of cases.

@@ -9,16 +9,9 @@ func (n *normalizer) clock(i int) (string, int, bool) {
 	if len(parts) > 3 {
 		return "", 0, false
 	}
-	last := parts[len(parts)-1]
 	// The meridiem may be glued on: "3:30pm".
-	meridiem, used := "", 1
-	for _, m := range []string{"am", "pm", "a.m", "p.m", "AM", "PM", "A.M", "P.M"} {
-		if strings.HasSuffix(last, m) && len(last) > len(m) {
-			meridiem = strings.ToUpper(strings.ReplaceAll(m, ".", ""))
-			last = last[:len(last)-len(m)]
-			break
-		}
-	}
+	last, meridiem := cutMeridiem(parts[len(parts)-1])
+	used := 1
 	parts[len(parts)-1] = last
 	for _, p := range parts {
 		if !isASCIIDigits(p) {
@@ -108,12 +101,7 @@ func (n *normalizer) timeRange(i int) (string, int, bool) {
 // timeOfDay parses one side of a span of time: an hour with minutes after a colon or not, and a meridiem glued on
 // or not ("9am", "8:30", "11", "3:15pm"); clock says it had minutes.
 func timeOfDay(s string) (hour, minute uint64, meridiem string, clock, ok bool) {
-	for _, m := range []string{"am", "pm", "a.m.", "p.m.", "a.m", "p.m", "AM", "PM", "A.M.", "P.M.", "A.M", "P.M"} {
-		if rest, found := strings.CutSuffix(s, m); found && rest != "" {
-			s, meridiem = rest, strings.ToUpper(strings.ReplaceAll(m, ".", ""))
-			break
-		}
-	}
+	s, meridiem = cutMeridiem(s)
 	h, m, clock := strings.Cut(s, ":")
 	if !isASCIIDigits(h) || len(h) > 2 || (clock && (!isASCIIDigits(m) || len(m) != 2)) {
 		return 0, 0, "", false, false
@@ -126,6 +114,17 @@ func timeOfDay(s string) (hour, minute uint64, meridiem string, clock, ok bool) 
 		return 0, 0, "", false, false
 	}
 	return hour, minute, meridiem, clock, true
+}
+
+// cutMeridiem takes a meridiem glued on after a time, "3:30pm", "9a.m." (the side of a span "9a.m.-5p.m." keeps its
+// full stop), and says it as "AM" or "PM"; s as it is and "" where there is none.
+func cutMeridiem(s string) (rest, meridiem string) {
+	for _, m := range []string{"am", "pm", "a.m.", "p.m.", "a.m", "p.m", "AM", "PM", "A.M.", "P.M.", "A.M", "P.M"} {
+		if rest, found := strings.CutSuffix(s, m); found && rest != "" {
+			return rest, strings.ToUpper(strings.ReplaceAll(m, ".", ""))
+		}
+	}
+	return s, ""
 }
 
 // weekdayRange reads a span of weekdays, "Mon-Fri", "Monday-Friday", as "Monday to Friday".
