@@ -16,8 +16,7 @@ import (
 // text a run of whole sentences at a time, so that each can be spoken as soon as it is finished rather than when
 // the input ends. A sentence is whole once the next one begins, once a line ends after it and its last mark ends a
 // sentence (a line ending in "Dr." does not: an abbreviation goes on), at a blank line, or at the end of the input.
-// The sentences
-// are textnorm's, so the frontend splits each run into the same ones again.
+// The sentences are textnorm's, so the frontend splits each run into the same ones again.
 func WholeSentences(r io.Reader) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		var pending string

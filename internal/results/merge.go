@@ -128,12 +128,10 @@ func readFolder(dir string, merging bool) (*folder, error) {
 // file; here the two rows may be in two shards' files, since a line's shard depends on whether it has an id.)
 func (f *folder) forgetFixedLines() {
 	for _, r := range f.rows {
-		if r.row.ID == "" || r.row.Line == 0 {
-			continue
-		}
-		at := Row{Source: r.row.Source, Line: r.row.Line}.key()
-		if old, had := f.rows[at]; had && old.row.Finished.Before(r.row.Finished) {
-			delete(f.rows, at)
+		if at := r.row.lineKey(); at != "" {
+			if old, had := f.rows[at]; had && old.row.Finished.Before(r.row.Finished) {
+				delete(f.rows, at)
+			}
 		}
 	}
 }
@@ -222,13 +220,15 @@ func (f *folder) report(rows []latestRow, expected []Row) Report {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s holds results files of shards of several counts (%v): "+
 			"items are counted in the shards of %d", f.name, counts, rep.Shards))
 	}
-	for _, r := range rows { // a shard's rows merged into results.jsonl (its file since removed) say it ran
-		ran[r.row.Shard] = ran[r.row.Shard] || r.row.Shard != ""
+	recorded := map[string]bool{} // shards with rows: merged into results.jsonl, a shard's file since removed
+	for _, r := range rows {
+		recorded[r.row.Shard] = true
 	}
 	for k := 1; k <= rep.Shards; k++ {
 		spec := shard.Spec{Index: k, Count: rep.Shards}
 		name := FileFor(spec)
-		rep.PerShard = append(rep.PerShard, ShardTally{Shard: spec.String(), File: name, Ran: ran[name] || ran[spec.String()]})
+		rep.PerShard = append(rep.PerShard, ShardTally{Shard: spec.String(), File: name,
+			Ran: ran[name] || recorded[spec.String()]})
 	}
 	shardOf := func(r Row) *Tally {
 		if rep.Shards == 0 {

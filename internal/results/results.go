@@ -103,6 +103,15 @@ func (r Row) key() string {
 	return "at\x00" + r.Source + "\x00" + strconv.Itoa(r.Line)
 }
 
+// lineKey is, for a row of an item with an id, the key its line's row had while the line could not be read as an
+// item (key's "at" form): the row that this one makes the past once the line is fixed. "" for other rows.
+func (r Row) lineKey() string {
+	if r.ID == "" || r.Line == 0 {
+		return ""
+	}
+	return Row{Source: r.Source, Line: r.Line}.key()
+}
+
 // outputs are the files an "ok" row records: Out, and TimestampsOut when the item has one.
 func (r Row) outputs() []string {
 	if r.TimestampsOut == "" {
@@ -499,9 +508,7 @@ func encodeSettings(s Settings) ([]byte, error) {
 // whether an earlier row was superseded. Callers hold d.mu or own d.
 func (d *Dir) put(r Row, settings []byte, n int) (superseded bool) {
 	k := r.key()
-	if r.ID != "" && r.Line > 0 {
-		// A line that could not be read as an item (its row keyed by input and line) has been fixed: its row is this.
-		at := Row{Source: r.Source, Line: r.Line}.key()
+	if at := r.lineKey(); at != "" { // a line that could not be read as an item has been fixed: its row is this
 		if _, was := d.rows[at]; was {
 			delete(d.rows, at)
 			superseded = true
@@ -717,7 +724,7 @@ func sameInput(a, b string) bool {
 		return false
 	}
 	abs := func(p string) string {
-		if p == "-" || p == "" {
+		if p == "" {
 			return p
 		}
 		if q, err := filepath.Abs(p); err == nil {
