@@ -65,3 +65,16 @@ func TestAuditNamesKept(t *testing.T) {
 		"an M.D. and a B.A. and an M.A. and an M.B.A. too": "an MD and a BA and an MA and an MBA too",
 	})
 }
+
+// TestDegreeEndsSentence: a degree's period ends a sentence before a word that starts one, as "St." and "Dr." after a
+// name do; before other words the sentence goes on.
+func TestDegreeEndsSentence(t *testing.T) {
+	wantRead(t, map[string][]string{
+		"He earned a B.A. He then left.":    []string{"He earned a BA.", "He then left."},
+		"She earned a Ph.D. She then left.": []string{"She earned a PHD.", "She then left."},
+		"She has an M.D. It took years.":    []string{"She has an MD.", "It took years."},
+		"The B.A. program is new.":          []string{"The BA program is new."},
+		"The B.A. Program is new.":          []string{"The BA Program is new."},
+		"Ask M.D. Anderson today.":          []string{"Ask MD Anderson today."},
+	})
+}

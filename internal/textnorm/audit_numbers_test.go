@@ -84,3 +84,35 @@ func TestPhonesVersionsAndAddresses(t *testing.T) {
 		"Add 3/4 cup.":              "Add three quarters cup.",
 	})
 }
+
+// A fraction joined to a word by a hyphen and a mixed number written with a hyphen read as one amount, not as digits
+// around a slash; "a" before a fraction of one takes the place of its "one". Ranges, dates and plain fractions keep
+// their readings.
+func TestFractionsInCompounds(t *testing.T) {
+	wantNormalized(t, map[string]string{
+		"a 1/2-inch pipe":       "a half inch pipe",
+		"Add 2-1/2 cups.":       "Add two and a half cups.",
+		"a 1-1/2-inch pipe":     "a one and a half inch pipe",
+		"Use 3/4-inch plywood.": "Use three quarters inch plywood.",
+		"Add 2-3/4 cups.":       "Add two and three quarters cups.",
+		"Add a 1/2 cup.":        "Add a half cup.",
+		"Read pages 1-2.":       "Read pages one to two.",
+		"It was 1/2/2020.":      "It was January second, twenty twenty.",
+		"Add 1/2 now.":          "Add one half now.",
+		"Add 1 1/2 cups.":       "Add one and a half cups.",
+	})
+}
+
+// ISBNs read digit by digit, group by group, after an ISBN label with its length ("ISBN-13:") and, when their check
+// digit is right, with no label next to them.
+func TestISBNsByGroup(t *testing.T) {
+	wantNormalized(t, map[string]string{
+		"ISBN 978-3-16-148410-0":         "ISBN nine seven eight, three, one six, one four eight four one zero, zero",
+		"ISBN-13: 978-3-16-148410-0":     "ISBN-thirteen: nine seven eight, three, one six, one four eight four one zero, zero",
+		"ISBN-10 0-306-40615-2.":         "ISBN-ten zero, three zero six, four zero six one five, two.",
+		"ISBN-13: 9783161484100":         "ISBN-thirteen: nine seven eight three one six one four eight four one zero zero",
+		"ISBN: 9783161484100":            "ISBN: nine seven eight three one six one four eight four one zero zero",
+		"The ISBN is 978-0-306-40615-7.": "The ISBN is nine seven eight, zero, three zero six, four zero six one five, seven.",
+		"Its ISBN is 0-8044-2957-X.":     "Its ISBN is zero, eight zero four four, two nine five seven, X.",
+	})
+}

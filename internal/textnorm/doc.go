@@ -41,16 +41,17 @@
 //     "$5M", "$3bn", "$1.2 bn"), ranges "$5-10", "$2-3 billion", prices per something "$15/hr",
 //     "$1,200/mo", negative amounts; cents "5¢". "3B" is three billion only with a
 //     currency or a money word near it ("3B dollars", "worth 3B"); elsewhere it is a label ("Flat 3B").
-//   - Percentages "12.5%", fractions "1/2", "3/4", "5/8", mixed numbers "1 1/2", vulgar fractions
-//     "½", idioms "24/7" and "9/11", splits of a hundred "80/20"; ranges "5-10", "1990-1995", "1990-95", "5-10 km".
+//   - Percentages "12.5%", fractions "1/2", "3/4", "5/8", mixed numbers "1 1/2" and "2-1/2", fractions in
+//     compounds "1/2-inch" ("a 1/2-inch pipe": "a half inch pipe"), vulgar fractions "½", idioms "24/7" and "9/11",
+//     splits of a hundred "80/20"; ranges "5-10", "1990-1995", "1990-95", "5-10 km".
 //   - Units after numbers, apart or glued: lengths, masses, volumes (also cooking measures: tbsp., tsp., pt.,
 //     qt., gal.), speeds, data sizes and rates, frequencies, durations, power, temperatures (72°F), feet and
 //     inches (5'11", "3 in."), "sq. ft.", "fl. oz.", "x" (times). tbsp., tsp., oz., lb., qt. and yd. are read out
 //     without a number too ("a tbsp. of oil").
 //   - Phone numbers 555-1234, 555-123-4567, 1-800-555-1234, "(555) 123-4567", "(555)123-4567",
 //     "+1-555-123-4567", "1.800.555.1234", read digit by digit per
-//     group; codes after id words ("Box 2915", "ISBN 978-3-16-148410-0", "call 911") and codes glued to
-//     letters ("C2766") digit by digit.
+//     group; codes after id words ("Box 2915", "ISBN 978-3-16-148410-0", "ISBN-13: 9783161484100", "call 911"),
+//     hyphenated ISBNs with a valid check digit anywhere, and codes glued to letters ("C2766") digit by digit.
 //   - Regnal numerals after monarchs' names ("George III" -> "George the third", "Henry VIII's" -> "Henry
 //     the eighth's") and Roman numerals after numbered nouns ("World War II" -> "World War two", "Chapter
 //     IV", "CHAPTER XL", up to 399 after nouns that divide a text).
@@ -92,7 +93,9 @@
 // sentence. An abbreviation's period ends no sentence before a number, nor before the kind of word the
 // abbreviation expects: any word after a title ("Dr. Smith", "Mt. Everest"), a label after "No.", "Apt." or
 // a month ("Apt. 4B", "Sept. 11"), another company word after "Co." ("Co. Ltd."), an address word after a
-// street ("Ave. NW"). Before other capitalised words these may end a sentence ("... etc. Then"). Text without spaces (Chinese, Japanese) is not split inside.
+// street ("Ave. NW"). Before other capitalised words these may end a sentence ("... etc. Then"). A degree ends one
+// only before a word that usually starts a sentence ("He earned a B.A. He then left", but "a B.A. Program").
+// Text without spaces (Chinese, Japanese) is not split inside.
 // SplitLong never drops text: joining its pieces with spaces gives back the sentence's words.
 //
 // All three functions are linear in the input size (1 MB in well under a second, see

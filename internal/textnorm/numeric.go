@@ -114,7 +114,10 @@ func (n *normalizer) numeric(i int) (string, int, bool) {
 		return w, 1, true
 	}
 	if w, ok := fraction(core); ok {
-		return w, 1, true
+		return n.afterArticle(i, w), 1, true
+	}
+	if w, ok := fractionCompound(core); ok {
+		return n.afterArticle(i, w), 1, true
 	}
 	if strings.Contains(core, "/") {
 		if groups := strings.Split(core, "/"); allDigits(groups) {
@@ -267,6 +270,68 @@ func fraction(core string) (string, bool) {
 	return fractionWords(num, den), true
 }
 
+// fractionCompound reads a fraction joined to a word by a hyphen and a mixed number written with a hyphen:
+// "1/2-inch" -> "one half inch", "2-1/2" -> "two and a half", "2-1/2-inch" -> "two and a half inch". Without this
+// the slash and the hyphens split the digits into separate numbers ("one/ two-inch", "two-one/ two").
+func fractionCompound(core string) (string, bool) {
+	whole, frac := "", core
+	if w, rest, ok := strings.Cut(core, "-"); ok && isASCIIDigits(w) {
+		whole, frac = w, rest // "2-1/2"
+	}
+	frac, word, _ := strings.Cut(frac, "-")
+	if whole == "" && word == "" || word != "" && !unicode.IsLetter(firstRune(word)) {
+		return "", false // a plain fraction is fraction's; "1/2-3" is no compound
+	}
+	var w string
+	if whole == "" {
+		var ok bool
+		if w, ok = fraction(frac); !ok {
+			return "", false
+		}
+	} else {
+		// A mixed number's fraction is proper; "5-10/20" is something else.
+		num, den, ok := strings.Cut(frac, "/")
+		if !ok || !isASCIIDigits(num) || !isASCIIDigits(den) || len(num) > 6 || len(den) > 6 {
+			return "", false
+		}
+		nv, _ := parseDigits(num)
+		dv, _ := parseDigits(den)
+		if nv == 0 || nv >= dv {
+			return "", false
+		}
+		w = mixedNumber(cardinalDigits(whole), num, den)
+	}
+	if word != "" {
+		w += " " + mixed(word) // "one half inch": the hyphen joins the compound in writing only
+	}
+	return w, true
+}
+
+// mixedNumber reads a whole number, already in words, and a fraction: "1 1/2" and "1-1/2" -> "one and a half",
+// "2-3/4" -> "two and three quarters".
+func mixedNumber(whole, num, den string) string {
+	f := fractionWords(num, den)
+	if strings.HasPrefix(f, "one ") && !strings.Contains(f, " over ") {
+		f = "a " + strings.TrimPrefix(f, "one ")
+	}
+	return whole + " and " + f
+}
+
+// afterArticle reads a fraction of one after the article "a" without its "one": "a 1/2 cup" -> "a half cup", "a
+// 1/2-inch pipe" -> "a half inch pipe"; nobody says "a one half".
+func (n *normalizer) afterArticle(i int, w string) string {
+	if !strings.HasPrefix(n.toks[i].core, "1/") || i == 0 || !n.joinable(i-1) {
+		return w
+	}
+	if !strings.EqualFold(n.toks[i-1].core, "a") {
+		return w
+	}
+	if rest, ok := strings.CutPrefix(w, "one "); ok && !strings.Contains(w, " over ") {
+		return rest
+	}
+	return w
+}
+
 func fractionWords(num, den string) string {
 	nv, _ := parseDigits(num)
 	dv, _ := parseDigits(den)
@@ -374,13 +439,26 @@ var callWords = setOf("call", "dial", "called", "dialed", "dialled", "calling", 
 // emergencyNumbers are read digit by digit after a call word.
 var emergencyNumbers = setOf("911", "999", "112", "000")
 
-// hyphenatedCode reads "978-3-16-148410-0" after an id word ("ISBN") group by group, digit by digit.
+// isbnLabels name an ISBN together with its length: "ISBN-13: 978-3-16-148410-0", "ISBN10 0306406152".
+var isbnLabels = setOf("isbn-13", "isbn-10", "isbn13", "isbn10")
+
+// isIDWord reports a word that a code follows: one of idWords, or an ISBN label with its length.
+func isIDWord(word string) bool {
+	lw := strings.ToLower(word)
+	return idWords[lw] || isbnLabels[lw]
+}
+
+// hyphenatedCode reads "978-3-16-148410-0" group by group, digit by digit, after an id word ("ISBN", "ISBN-13:") or
+// when its groups are an ISBN's ("the ISBN is 978-3-16-148410-0").
 func (n *normalizer) hyphenatedCode(i int) (string, bool) {
 	core := n.toks[i].core
-	if i == 0 || !idWords[strings.ToLower(n.toks[i-1].core)] || strings.Count(core, "-") < 2 {
+	if strings.Count(core, "-") < 2 {
 		return "", false
 	}
 	groups := strings.Split(core, "-")
+	if (i == 0 || !isIDWord(n.toks[i-1].core)) && !isISBN(groups) {
+		return "", false
+	}
 	for k, g := range groups {
 		if !isASCIIDigits(g) && !(k == len(groups)-1 && (g == "X" || g == "x")) {
 			return "", false
@@ -393,15 +471,53 @@ func (n *normalizer) hyphenatedCode(i int) (string, bool) {
 	return strings.Join(groups, ", "), true
 }
 
+// isISBN reports the hyphenated groups of an ISBN with a valid check digit: ISBN-13, five groups starting with 978 or
+// 979 ("978-3-16-148410-0"), or ISBN-10, four groups that may end in X ("0-8044-2957-X"). The check digit keeps other
+// hyphenated numbers out, so no id word is needed before it.
+func isISBN(groups []string) bool {
+	if len(groups) < 4 || len(groups) > 5 || len(groups[len(groups)-1]) != 1 {
+		return false
+	}
+	digits := strings.Join(groups, "")
+	check := digits[len(digits)-1]
+	ten := check == 'X' || check == 'x' // an ISBN-10's check digit ten
+	if !isASCIIDigits(digits[:len(digits)-1]) || !isDigit(rune(check)) && !ten {
+		return false
+	}
+	sum := 0
+	switch {
+	case len(groups) == 5 && len(digits) == 13 && (groups[0] == "978" || groups[0] == "979") && !ten:
+		for k := 0; k < 13; k++ {
+			sum += int(digits[k]-'0') * (1 + 2*(k%2)) // weights 1, 3, 1, 3, ...
+		}
+		return sum%10 == 0
+	case len(groups) == 4 && len(digits) == 10:
+		for k := 0; k < 9; k++ {
+			sum += int(digits[k]-'0') * (10 - k) // weights 10, 9, ..., 2
+		}
+		if ten {
+			sum += 10
+		} else {
+			sum += int(check - '0')
+		}
+		return sum%11 == 0
+	}
+	return false
+}
+
 // isCode reports a digit string that is read digit by digit because an id word comes before it.
 func (n *normalizer) isCode(i int, lit numberLit) bool {
 	if lit.plain() && emergencyNumbers[lit.intPart] && callWords[strings.ToLower(n.tok(i-1).core)] {
 		return true // "call 911", but "scored 112 points"
 	}
-	if !lit.plain() || len(lit.intPart) < 4 || i == 0 || n.toks[i-1].trail != "" && n.toks[i-1].trail != "." {
+	if !lit.plain() || len(lit.intPart) < 4 || i == 0 {
 		return false
 	}
-	return idWords[strings.ToLower(n.toks[i-1].core)]
+	prev := n.toks[i-1]
+	if lw := strings.ToLower(prev.core); (isbnLabels[lw] || lw == "isbn" || lw == "issn") && prev.trail == ":" {
+		return true // "ISBN-13: 9783161484100": a colon after an ISBN label introduces the ISBN, never a count
+	}
+	return (prev.trail == "" || prev.trail == ".") && isIDWord(prev.core)
 }
 
 // apartOnly are units read only when written apart: "x" glued on is handled as "times" anyway.
@@ -637,11 +753,7 @@ func (n *normalizer) bareNumber(i int, lit numberLit) (string, int, bool) {
 	}
 	if lit.plain() {
 		if num, den, ok := strings.Cut(next, "/"); ok && isASCIIDigits(num) && isASCIIDigits(den) && len(num) <= 6 && len(den) <= 6 {
-			f := fractionWords(num, den)
-			if strings.HasPrefix(f, "one ") && !strings.Contains(f, " over ") {
-				f = "a " + strings.TrimPrefix(f, "one ")
-			}
-			return lit.words() + " and " + f, 2, true
+			return mixedNumber(lit.words(), num, den), 2, true
 		}
 	}
 	return lit.words(), 1, true

@@ -135,6 +135,10 @@ const (
 	// trailing: words that often end a sentence ("etc.", "a.m.", units after a number): a capitalised word after them
 	// starts a new sentence.
 	trailing
+	// academicDegree: "B.A.", "Ph.D.", "M.D.", which end sentences as often as they come before a name or a noun: like
+	// nameOrStreet, only a word that usually starts a sentence ends one ("He earned a B.A. He then left"), while other
+	// capitalised words continue it ("a B.A. Program", "M.D. Anderson").
+	academicDegree
 )
 
 // abbreviationKinds classifies abbreviations by their lower-case form without the final period. "St" and "Ft"
@@ -150,13 +154,17 @@ var abbreviationKinds = func() map[string]abbreviationKind {
 		"cmdr", "gov", "sen", "rep", "rev", "hon", "pres", "fr", "sr", "jr", "maj", "adm", "brig", "cpl", "pvt", "lieut",
 		"supt", "insp", "det", "messrs", "drs", "mme", "mlle", "sgts", "rt", "mtn", "pt",
 		"vs", "v", "approx", "cf", "e.g", "i.e", "viz", "esp", "incl", "dept", "univ", "assn", "intl", "natl", "govt",
-		"u.s", "u.k", "u.s.a", "u.n", "e.u", "d.c", "ph.d", "b.a", "m.a", "b.sc", "m.sc")
+		"u.s", "u.k", "u.s.a", "u.n", "e.u", "d.c")
 	add(expectsLabel, "no", "nos", "vol", "vols", "ch", "chap", "fig", "figs", "p", "pp", "art", "eq", "apt", "ste",
 		"rm", "bldg", "fl", "est", "ca", "ex", "pg", "pgs", "tel", "ext",
 		"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec")
 	add(company, "co", "corp", "inc", "ltd", "llc", "plc", "llp", "lp", "pty", "bros", "cos")
 	add(street, "ave", "blvd", "rd", "ln", "hwy", "pkwy", "sq", "ct", "pl", "ter", "cres")
 	add(trailing, "etc", "al", "a.m", "p.m", "min", "mins", "max", "sec", "secs", "hr", "hrs", "yr", "yrs")
+	add(academicDegree, "b.a", "m.a", "b.s", "m.s", "m.d", "j.d", "m.b.a", "b.f.a", "m.f.a", "d.d.s", "d.v.m", "r.n")
+	for d := range dottedDegrees {
+		m[d] = academicDegree // "ph.d", "b.sc", "ll.b"
+	}
 	return m
 }()
 
@@ -207,8 +215,8 @@ var sentenceStarters = setOf("the", "a", "an", "this", "that", "these", "those",
 	"at", "from", "to", "for", "with", "by", "during", "what", "where", "why", "how", "which", "some", "many", "most",
 	"all", "each", "every", "both", "is", "was", "are", "were", "do", "does", "did")
 
-// startsSentence reports whether rest begins with a new sentence after "St." or "Dr.": an opening quote or bracket,
-// or one of sentenceStarters that is not an initial ("Dr. A. Smith").
+// startsSentence reports whether rest begins with a new sentence after "St.", "Dr." or a degree: an opening quote or
+// bracket, or one of sentenceStarters that is not an initial ("Dr. A. Smith").
 func startsSentence(rest string) bool {
 	field := firstField(rest)
 	if strings.ContainsRune(openers, firstRune(field)) {
@@ -315,7 +323,7 @@ func endsSentence(token, prev, rest string) bool {
 		return !companyWords[nextWord]
 	case street:
 		return !addressWords[nextWord]
-	case nameOrStreet:
+	case nameOrStreet, academicDegree:
 		return startsSentence(rest)
 	case trailing:
 		return true

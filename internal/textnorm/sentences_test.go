@@ -41,6 +41,8 @@ var sentenceCases = []struct {
 		[]string{"Acme Co. Ltd. and Smith Bros. & Co. won.", "Apple Inc.", "Announced it."}},
 	{"street abbreviations", "Take Fifth Ave. NW to Elm St. Suite 5. Meet at 5th St. The end.",
 		[]string{"Take Fifth Ave. NW to Elm St. Suite 5.", "Meet at 5th St.", "The end."}},
+	{"degrees", "He earned a B.A. He then left. The B.A. Program is new.",
+		[]string{"He earned a B.A.", "He then left.", "The B.A. Program is new."}},
 	{"saint and fort", "St. Louis and Ft. Worth. Mt. St. Helens.", []string{"St. Louis and Ft. Worth.", "Mt. St. Helens."}},
 	{"units after numbers", "He is 5 ft. 3 in. tall. It weighs 5 lb. The box.",
 		[]string{"He is 5 ft. 3 in. tall.", "It weighs 5 lb.", "The box."}},
