@@ -44,10 +44,10 @@ func newBenchCmd(s *settings, streams IO, runF func(*benchOptions) error) *cobra
 and first-audio percentiles and peak memory. Closed loop (--concurrency) or open loop (--rate, for --requests);
 --compare sequential also runs the texts as Piper does (one at a time, batch 1) and reports the speedup of the same
 run. --tune KEY=VALUE changes an engine default (--tune help lists them). --url drives any OpenAI-compatible
-speech server instead (ttsgen serve, Kokoro-FastAPI...), failures counted by HTTP status; the last example is the
-load test used for vLLM-served speech: 80 requests of three sentences, 0.3 s apart. A request whose response has
-not begun within a minute fails. Exit status: 0 every request answered, 1 some failed (the report is printed, and
-says how many by status), 2 usage error.`,
+speech server instead (ttsgen serve, Kokoro-FastAPI...): failures counted by HTTP status, sentences unknown (its
+audio does not say); the last example is the load test used for vLLM-served speech: 80 requests of three sentences,
+0.3 s apart. A request whose response has not begun within a minute fails. Ctrl-C prints the report so far, marked
+partial. Exit status: 0 all answered, 1 some failed (the report says how many, by status), 2 usage, 130 interrupted.`,
 		Example: `  ttsgen bench --texts samples/bench.txt --compare sequential
   ttsgen bench --texts samples/short.txt --concurrency 1 --per-request requests.jsonl --json
   ttsgen bench --texts samples/bench.txt --device webgpu --tune decoder-window=256
@@ -115,22 +115,31 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	} else {
 		report, err = benchOnce(ctx, s, con, o.voice, texts, load, tuned)
 	}
-	if o.perRequest != "" && report.PerRequest != nil { // a run whose requests all failed too: their errors are there
+	// A run whose requests all failed, or that was interrupted, writes its records too: their errors are there.
+	if o.perRequest != "" && report.PerRequest != nil {
 		if werr := writeRequestRecords(o.perRequest, report.PerRequest); werr != nil {
 			return errors.Join(err, werr)
 		}
 	}
-	if err != nil {
+	if err != nil && !report.Interrupted {
+		if ctx.Err() != nil {
+			return errors.New("bench interrupted before any request was measured: no report")
+		}
 		return err
 	}
-	if o.compare == "sequential" {
+	if o.compare == "sequential" && !report.Interrupted {
 		con.Printf("baseline: the same texts one at a time, as Piper runs them...\n")
 		seqLoad := bench.Load{Concurrency: 1, Requests: o.requests, Warmup: o.warmup}
 		baseline, err := benchOnce(ctx, s, con, o.voice, texts, seqLoad, sequentialEngine)
-		if err != nil {
+		switch {
+		case baseline.Interrupted: // compared with the baseline's partial figures, which the report says are
+			report.CompareTo(baseline)
+		case err != nil && ctx.Err() != nil: // interrupted before the baseline measured anything: the run's report alone
+		case err != nil:
 			return fmt.Errorf("baseline: %w", err)
+		default:
+			report.CompareTo(baseline)
 		}
-		report.CompareTo(baseline)
 	}
 	write := report.WriteTable
 	if o.asJSON {
@@ -139,11 +148,31 @@ func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) err
 	if err := write(streams.Out); err != nil {
 		return err
 	}
+	if ctx.Err() != nil { // Execute exits 130 and prints this; the report says what was done, and that it is partial
+		return benchInterrupted(report, o.compare != "")
+	}
 	if report.Errors > 0 { // figures of a run that lost requests are not the ones asked for: said, and exit 1
 		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %d requests failed; first: %s",
 			report.Errors, report.Requests, report.FirstError)}
 	}
 	return nil
+}
+
+// benchInterrupted says how far an interrupted run got: an error that is not context.Canceled, so that Execute
+// prints it (on stderr: with --json, the report on stdout is the JSON object alone).
+func benchInterrupted(report bench.Report, compared bool) error {
+	switch {
+	case report.Interrupted:
+		return fmt.Errorf("bench interrupted after %d of %d requests: the report is of those alone",
+			report.Requests, report.RequestsPlanned)
+	case report.Baseline != nil && report.Baseline.Interrupted:
+		return fmt.Errorf("bench interrupted in its baseline, after %d of %d of its requests: "+
+			"the speedup is over those alone", report.Baseline.Requests, report.Baseline.RequestsPlanned)
+	case compared && report.Baseline == nil:
+		return errors.New("bench interrupted before its baseline measured anything: " +
+			"the report is the run's, with no speedup")
+	}
+	return errors.New("bench interrupted once every request was answered: the report is whole")
 }
 
 // benchServer runs one measured load against the speech server at o.url.
@@ -228,13 +257,13 @@ func benchOnce(ctx context.Context, s *settings, con *console, voice string, tex
 		return out, nil
 	}
 	report, err := bench.Run(ctx, texts, load, synth)
-	if err != nil {
+	if err != nil && !report.Interrupted {
 		return report, err
 	}
-	report.Device = string(rt.engine.Device())
+	report.Device = string(rt.engine.Device()) // an interrupted run's partial report says where it ran too
 	report.Stages = rt.engine.Stats()
 	report.Voice = lv.Voice.Name
-	return report, nil
+	return report, err
 }
 
 // writeRequestRecords writes records to path as JSON lines, through a temporary file like every output.

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,10 @@ type Outcome struct {
 	// ready (a streamed chunk, where the engine streams); 0 means unknown, and
 	// the request's latency is used instead.
 	FirstAudio time.Duration
+	// Uncounted says Sentences and Phonemes are unknown, not zero: a speech
+	// server sends audio, not how it split or phonemized the text. A report
+	// with such requests gives no sentence count rather than a wrong one.
+	Uncounted bool
 }
 
 // SynthFunc synthesises one request (a text) and reports what it produced.
@@ -81,7 +86,7 @@ type Report struct {
 	Device        string  `json:"device"`          // set by the caller, for the record
 	Voice         string  `json:"voice"`           // set by the caller, for the record
 
-	Requests   int    `json:"requests"`    // measured requests, warmup excluded
+	Requests   int    `json:"requests"`    // measured requests, warmup excluded (those completed, if Interrupted)
 	Errors     int    `json:"errors"`      // failed requests
 	FirstError string `json:"first_error"` // error of the lowest-numbered failed request
 
@@ -89,7 +94,15 @@ type Report struct {
 	// without one: refused connections, engine errors).
 	ErrorsByStatus map[string]int `json:"errors_by_status,omitempty"`
 
-	Sentences    int     `json:"sentences"`
+	// Interrupted says the run was stopped (its context ended: Ctrl-C) before all RequestsPlanned were
+	// answered: every figure is that of the Requests that completed before then, and of no other. A request cut
+	// off in flight is in none of them.
+	Interrupted     bool `json:"interrupted,omitempty"`
+	RequestsPlanned int  `json:"requests_planned,omitempty"` // set only when Interrupted
+
+	// Sentences is nil (JSON null) when a request's sentences could not be counted (Outcome.Uncounted: a speech
+	// server driven over HTTP does not say how it split its texts): unknown, which 0 would misstate.
+	Sentences    *int    `json:"sentences"`
 	AudioSeconds float64 `json:"audio_seconds"`
 	WallSeconds  float64 `json:"wall_seconds"` // first send to last completion
 	Speed        float64 `json:"speed"`        // audio seconds per wall second ("x real time")
@@ -105,7 +118,8 @@ type Report struct {
 	// including everything the process did before it; 0 means unknown.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// CPUSeconds is the process's user + system CPU time during the measured
-	// requests: divided by WallSeconds, how many cores the run kept busy.
+	// requests: divided by WallSeconds, how many cores the run kept busy
+	// (not so where Interrupted: it counts the work on the requests cut off).
 	CPUSeconds float64 `json:"cpu_seconds"`
 	// SystemCPUSeconds is the part of CPUSeconds spent in the kernel (page
 	// faults, locks, I/O) on the process's behalf.
@@ -126,8 +140,8 @@ type Report struct {
 type RequestRecord struct {
 	Request      int     `json:"request"` // 0 is the first measured request; warmup requests are not counted
 	Text         string  `json:"text"`
-	Phonemes     int     `json:"phonemes"`
-	Sentences    int     `json:"sentences"`
+	Phonemes     *int    `json:"phonemes"`  // nil (null) when not known: Outcome.Uncounted
+	Sentences    *int    `json:"sentences"` // nil (null) when not known: Outcome.Uncounted
 	AudioSeconds float64 `json:"audio_seconds"`
 	LatencyMS    float64 `json:"latency_ms"`
 	FirstAudioMS float64 `json:"first_audio_ms"`
@@ -147,17 +161,29 @@ func (r *Report) CompareTo(baseline Report) {
 
 // sample is the result of one measured request.
 type sample struct {
+	index      int // the request's number, 0 the first measured
 	text       string
 	latency    time.Duration
 	firstAudio time.Duration
 	out        Outcome
 	err        error
+
+	done  bool      // sent and answered (or dropped), rather than never sent
+	cut   bool      // failed because ctx ended while it was in flight: an interrupted request, not a failed one
+	ended time.Time // when it was answered
 }
+
+// completed says whether s is part of the figures: it was answered, and not only because the run was stopped.
+func (s sample) completed() bool { return s.done && !s.cut }
 
 // Run sends the requests described by load to synth and summarises them.
 // It fails if the load is invalid, a warmup request fails, ctx ends before
 // the run does, or every measured request fails (the report, with every
 // request counted as an error, is still returned then).
+//
+// When ctx ends after the measured requests began, the report of those that
+// completed before then is returned with the error (wrapping ctx.Err()),
+// marked Interrupted; requests cut off in flight or never sent are left out.
 func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Report, error) {
 	if err := validate(texts, load, synth); err != nil {
 		return Report{}, err
@@ -192,8 +218,22 @@ func Run(ctx context.Context, texts []string, load Load, synth SynthFunc) (Repor
 	wall := time.Since(start)
 	cpuAfter, sysAfter := processCPU()
 	rep.CPUSeconds, rep.SystemCPUSeconds = (cpuAfter - cpuBefore).Seconds(), (sysAfter - sysBefore).Seconds()
+	for i := range samples {
+		samples[i].index = i
+	}
 	if err := ctx.Err(); err != nil {
-		return Report{}, fmt.Errorf("bench: run stopped: %w", err)
+		if done := slices.DeleteFunc(samples, func(s sample) bool { return !s.completed() }); len(done) < n {
+			// Stopped part-way: the figures of what was done, over the time it took (first send to last
+			// answer, as in a whole run), and nothing of the requests that were not.
+			rep.Interrupted, rep.RequestsPlanned, rep.Requests = true, n, len(done)
+			wall = 0
+			for _, s := range done {
+				wall = max(wall, s.ended.Sub(start))
+			}
+			summarise(&rep, done, wall)
+			rep.PeakRSSBytes = peakRSS()
+			return rep, fmt.Errorf("bench: interrupted after %d of %d requests: %w", len(done), n, err)
+		}
 	}
 
 	summarise(&rep, samples, wall)
@@ -252,7 +292,7 @@ func runOpen(ctx context.Context, start time.Time, rate float64, maxOutstanding 
 		select {
 		case slots <- struct{}{}:
 		default:
-			samples[i].text = textOf(i)
+			samples[i].text, samples[i].done, samples[i].ended = textOf(i), true, time.Now()
 			samples[i].err = fmt.Errorf("request %d dropped: %d requests already outstanding", i, maxOutstanding)
 			continue
 		}
@@ -283,7 +323,8 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 func measure(ctx context.Context, due time.Time, text string, synth SynthFunc) sample {
 	sent := time.Now()
 	out, err := synth(ctx, text)
-	s := sample{text: text, latency: time.Since(due), out: out, err: err}
+	s := sample{text: text, latency: time.Since(due), out: out, err: err, done: true, ended: time.Now()}
+	s.cut = err != nil && ctx.Err() != nil
 	s.firstAudio = s.latency
 	if out.FirstAudio > 0 {
 		s.firstAudio = sent.Sub(due) + out.FirstAudio
@@ -302,10 +343,17 @@ func statusOf(err error) string {
 
 func summarise(rep *Report, samples []sample, wall time.Duration) {
 	var latencies, firsts []time.Duration
+	var sentences int
+	counted := true
 	rep.PerRequest = make([]RequestRecord, len(samples))
 	for i, s := range samples {
-		rep.PerRequest[i] = RequestRecord{Request: i, Text: s.text, Phonemes: s.out.Phonemes, Sentences: s.out.Sentences,
-			AudioSeconds: s.out.AudioSeconds, LatencyMS: durationMS(s.latency), FirstAudioMS: durationMS(s.firstAudio)}
+		rep.PerRequest[i] = RequestRecord{Request: s.index, Text: s.text, AudioSeconds: s.out.AudioSeconds,
+			LatencyMS: durationMS(s.latency), FirstAudioMS: durationMS(s.firstAudio)}
+		if s.out.Uncounted {
+			counted = false
+		} else {
+			rep.PerRequest[i].Phonemes, rep.PerRequest[i].Sentences = new(s.out.Phonemes), new(s.out.Sentences)
+		}
 		if s.err != nil {
 			rep.PerRequest[i].Error = s.err.Error()
 			if rep.Errors == 0 {
@@ -316,10 +364,13 @@ func summarise(rep *Report, samples []sample, wall time.Duration) {
 			rep.ErrorsByStatus[statusOf(s.err)]++
 			continue
 		}
-		rep.Sentences += s.out.Sentences
+		sentences += s.out.Sentences
 		rep.AudioSeconds += s.out.AudioSeconds
 		latencies = append(latencies, s.latency)
 		firsts = append(firsts, s.firstAudio)
+	}
+	if counted {
+		rep.Sentences = &sentences
 	}
 	rep.WallSeconds = wall.Seconds()
 	if rep.WallSeconds > 0 {

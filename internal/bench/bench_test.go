@@ -60,7 +60,7 @@ func TestRunStatistics(t *testing.T) {
 		name:  "closed loop, two workers",
 		texts: []string{"100", "300", "200", "400"},
 		load:  Load{Concurrency: 2},
-		want: Report{Mode: "closed-loop", Concurrency: 2, Requests: 4, Sentences: 4,
+		want: Report{Mode: "closed-loop", Concurrency: 2, Requests: 4, Sentences: new(4),
 			AudioSeconds: 4, WallSeconds: 0.7, Speed: div(4, 0.7), RTF: div(0.7, 4), QPS: div(4, 0.7),
 			LatencyMS:    Percentiles{P50: 200, P90: 400, P99: 400},
 			FirstAudioMS: Percentiles{P50: 200, P90: 400, P99: 400}},
@@ -68,7 +68,7 @@ func TestRunStatistics(t *testing.T) {
 		name:  "sequential by default, first audio reported by synth",
 		texts: []string{"100/10", "300/30", "200", "400/40"},
 		load:  Load{},
-		want: Report{Mode: "closed-loop", Concurrency: 1, Requests: 4, Sentences: 4,
+		want: Report{Mode: "closed-loop", Concurrency: 1, Requests: 4, Sentences: new(4),
 			AudioSeconds: 4, WallSeconds: 1, Speed: 4, RTF: 0.25, QPS: 4,
 			LatencyMS:    Percentiles{P50: 200, P90: 400, P99: 400},
 			FirstAudioMS: Percentiles{P50: 30, P90: 200, P99: 200}},
@@ -77,7 +77,7 @@ func TestRunStatistics(t *testing.T) {
 		name:  "requests beyond the texts reuse them; warmup excluded",
 		texts: []string{"100", "900"},
 		load:  Load{Concurrency: 1, Requests: 10, Warmup: 3},
-		want: Report{Mode: "closed-loop", Concurrency: 1, Requests: 10, Sentences: 10,
+		want: Report{Mode: "closed-loop", Concurrency: 1, Requests: 10, Sentences: new(10),
 			AudioSeconds: 10, WallSeconds: 5, Speed: 2, RTF: 0.5, QPS: 2,
 			LatencyMS:    Percentiles{P50: 100, P90: 900, P99: 900},
 			FirstAudioMS: Percentiles{P50: 100, P90: 900, P99: 900}},
@@ -86,7 +86,7 @@ func TestRunStatistics(t *testing.T) {
 		texts: []string{"100", "fail", "300", "fail"},
 		load:  Load{Concurrency: 1},
 		want: Report{Mode: "closed-loop", Concurrency: 1, Requests: 4, Errors: 2,
-			FirstError: "voice exploded", ErrorsByStatus: map[string]int{"other": 2}, Sentences: 2, AudioSeconds: 2,
+			FirstError: "voice exploded", ErrorsByStatus: map[string]int{"other": 2}, Sentences: new(2), AudioSeconds: 2,
 			WallSeconds: 0.4, Speed: div(2, 0.4), RTF: div(0.4, 2), QPS: div(2, 0.4),
 			LatencyMS:    Percentiles{P50: 100, P90: 300, P99: 300},
 			FirstAudioMS: Percentiles{P50: 100, P90: 300, P99: 300}},
@@ -95,7 +95,7 @@ func TestRunStatistics(t *testing.T) {
 		name:  "open loop keeps its schedule",
 		texts: []string{"250", "250", "250", "250", "250"},
 		load:  Load{Rate: 10},
-		want: Report{Mode: "open-loop", RatePerSecond: 10, Requests: 5, Sentences: 5,
+		want: Report{Mode: "open-loop", RatePerSecond: 10, Requests: 5, Sentences: new(5),
 			AudioSeconds: 5, WallSeconds: 0.65, Speed: div(5, 0.65), RTF: div(0.65, 5), QPS: div(5, 0.65),
 			LatencyMS:    Percentiles{P50: 250, P90: 250, P99: 250},
 			FirstAudioMS: Percentiles{P50: 250, P90: 250, P99: 250}},
@@ -107,7 +107,7 @@ func TestRunStatistics(t *testing.T) {
 		want: Report{Mode: "open-loop", RatePerSecond: 10, Requests: 5, Errors: 3,
 			FirstError:     "request 2 dropped: 2 requests already outstanding",
 			ErrorsByStatus: map[string]int{"other": 3},
-			Sentences:      2, AudioSeconds: 2, WallSeconds: 1.1, Speed: div(2, 1.1), RTF: div(1.1, 2), QPS: div(2, 1.1),
+			Sentences:      new(2), AudioSeconds: 2, WallSeconds: 1.1, Speed: div(2, 1.1), RTF: div(1.1, 2), QPS: div(2, 1.1),
 			LatencyMS:    Percentiles{P50: 1000, P90: 1000, P99: 1000},
 			FirstAudioMS: Percentiles{P50: 1000, P90: 1000, P99: 1000}},
 	}, {
@@ -168,10 +168,10 @@ func TestPerRequestRecords(t *testing.T) {
 		}
 		// The warmup request is not recorded; the measured ones start again at the first text.
 		want := []RequestRecord{
-			{Request: 0, Text: "100/10", Phonemes: 6, Sentences: 1, AudioSeconds: 1, LatencyMS: 100, FirstAudioMS: 10},
-			{Request: 1, Text: "fail", Error: "voice exploded"},
-			{Request: 2, Text: "300", Phonemes: 3, Sentences: 1, AudioSeconds: 1, LatencyMS: 300, FirstAudioMS: 300},
-			{Request: 3, Text: "100/10", Phonemes: 6, Sentences: 1, AudioSeconds: 1, LatencyMS: 100, FirstAudioMS: 10},
+			{Request: 0, Text: "100/10", Phonemes: new(6), Sentences: new(1), AudioSeconds: 1, LatencyMS: 100, FirstAudioMS: 10},
+			{Request: 1, Text: "fail", Phonemes: new(0), Sentences: new(0), Error: "voice exploded"},
+			{Request: 2, Text: "300", Phonemes: new(3), Sentences: new(1), AudioSeconds: 1, LatencyMS: 300, FirstAudioMS: 300},
+			{Request: 3, Text: "100/10", Phonemes: new(6), Sentences: new(1), AudioSeconds: 1, LatencyMS: 100, FirstAudioMS: 10},
 		}
 		if !reflect.DeepEqual(got.PerRequest, want) {
 			t.Errorf("per-request records\n got %+v\nwant %+v", got.PerRequest, want)
@@ -227,6 +227,74 @@ func TestRunStopsWithContext(t *testing.T) {
 				}
 				if took := time.Since(start); took != 250*ms {
 					t.Errorf("Run returned after %v, want 250ms", took)
+				}
+			})
+		})
+	}
+}
+
+// A run whose context ends part-way (Ctrl-C) reports what completed before then, marked Interrupted: the figures of
+// those requests alone, over the time they took; a request cut off in flight is neither counted nor an error.
+func TestRunInterruptedReportsWhatCompleted(t *testing.T) {
+	tests := []struct {
+		name    string
+		texts   []string
+		load    Load
+		stop    time.Duration
+		want    Report
+		wantErr string
+	}{{
+		// Two workers: 0-3 answered at 100 and 200 ms; 4 and 5 in flight at 250 ms.
+		name:  "closed loop",
+		texts: []string{"100"},
+		load:  Load{Concurrency: 2, Requests: 1000},
+		stop:  250 * ms,
+		want: Report{Mode: "closed-loop", Concurrency: 2, Requests: 4, Interrupted: true, RequestsPlanned: 1000,
+			Sentences: new(4), AudioSeconds: 4, WallSeconds: 0.2, Speed: 20, RTF: 0.05, QPS: 20,
+			LatencyMS: Percentiles{100, 100, 100}, FirstAudioMS: Percentiles{100, 100, 100}},
+		wantErr: "bench: interrupted after 4 of 1000 requests: context deadline exceeded",
+	}, {
+		// Failures answered before the stop are failures; the last answer (request 3's) ends the wall time.
+		name:  "closed loop, failures answered before the stop",
+		texts: []string{"100", "fail"},
+		load:  Load{Concurrency: 1, Requests: 1000},
+		stop:  250 * ms,
+		want: Report{Mode: "closed-loop", Concurrency: 1, Requests: 4, Interrupted: true, RequestsPlanned: 1000,
+			Errors: 2, FirstError: "voice exploded", ErrorsByStatus: map[string]int{"other": 2},
+			Sentences: new(2), AudioSeconds: 2, WallSeconds: 0.2, Speed: 10, RTF: 0.1, QPS: 10,
+			LatencyMS: Percentiles{100, 100, 100}, FirstAudioMS: Percentiles{100, 100, 100}},
+		wantErr: "bench: interrupted after 4 of 1000 requests: context deadline exceeded",
+	}, {
+		// Arrivals every 100 ms taking 250 ms: 0 and 1 answered at 250 and 350 ms, 2 and 3 in flight at 375.
+		name:  "open loop",
+		texts: []string{"250"},
+		load:  Load{Rate: 10, Requests: 1000},
+		stop:  375 * ms,
+		want: Report{Mode: "open-loop", RatePerSecond: 10, Requests: 2, Interrupted: true, RequestsPlanned: 1000,
+			Sentences: new(2), AudioSeconds: 2, WallSeconds: 0.35, Speed: div(2, 0.35), RTF: div(0.35, 2),
+			QPS: div(2, 0.35), LatencyMS: Percentiles{250, 250, 250}, FirstAudioMS: Percentiles{250, 250, 250}},
+		wantErr: "bench: interrupted after 2 of 1000 requests: context deadline exceeded",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), tt.stop)
+				defer cancel()
+				got, err := Run(ctx, tt.texts, tt.load, sleepSynth)
+				if !errors.Is(err, context.DeadlineExceeded) || err.Error() != tt.wantErr {
+					t.Errorf("Run error = %v, want %q", err, tt.wantErr)
+				}
+				if len(got.PerRequest) != tt.want.Requests {
+					t.Fatalf("%d per-request records, want one per completed request: %d", len(got.PerRequest), tt.want.Requests)
+				}
+				for i, r := range got.PerRequest {
+					if r.Request != i {
+						t.Errorf("record %d is of request %d", i, r.Request)
+					}
+				}
+				got.PerRequest, got.PeakRSSBytes, got.CPUSeconds, got.SystemCPUSeconds = nil, 0, 0, 0
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("Run report\n got %+v\nwant %+v", got, tt.want)
 				}
 			})
 		})

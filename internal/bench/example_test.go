@@ -30,6 +30,6 @@ func ExampleRun() {
 	}
 	report.CompareTo(baseline)
 	fmt.Printf("%s: %d requests, %d sentences, %.1f s of audio; baseline %d requests\n",
-		report.Mode, report.Requests, report.Sentences, report.AudioSeconds, report.Baseline.Requests)
+		report.Mode, report.Requests, *report.Sentences, report.AudioSeconds, report.Baseline.Requests)
 	// Output: closed-loop: 40 requests, 40 sentences, 88.0 s of audio; baseline 2 requests
 }

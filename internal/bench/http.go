@@ -47,7 +47,9 @@ func NewSpeechClient(connections int) *http.Client {
 const ResponseTimeout = time.Minute
 
 // Synth is the SynthFunc that sends each text to the endpoint. Its first audio is when the first bytes of
-// samples arrive, after the WAV header.
+// samples arrive, after the WAV header. Its outcomes are Uncounted: the response is audio, and says nothing of the
+// sentences the server split the text into (nor of their phonemes), so a report of them counts requests and
+// seconds of audio, and leaves the sentences unknown.
 func (s Speech) Synth() SynthFunc {
 	url := strings.TrimSuffix(strings.TrimSuffix(s.URL, "/"), "/v1") + "/v1/audio/speech"
 	client := s.Client
@@ -55,30 +57,37 @@ func (s Speech) Synth() SynthFunc {
 		client = http.DefaultClient
 	}
 	return func(ctx context.Context, text string) (Outcome, error) {
-		body, err := json.Marshal(map[string]string{"model": cmpOr(s.Model, "tts-1"), "voice": cmpOr(s.Voice, "alloy"),
-			"input": text, "response_format": "wav"})
-		if err != nil {
-			return Outcome{}, err
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return Outcome{}, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if s.APIKey != "" {
-			req.Header.Set("Authorization", "Bearer "+s.APIKey)
-		}
-		sent := time.Now()
-		resp, err := client.Do(req)
-		if err != nil {
-			return Outcome{}, err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return Outcome{}, statusError(resp)
-		}
-		return readWAVStream(resp.Body, sent)
+		out, err := s.speak(ctx, client, url, text)
+		out.Uncounted = true
+		return out, err
 	}
+}
+
+// speak sends one text to url and reads the audio it answers with.
+func (s Speech) speak(ctx context.Context, client *http.Client, url, text string) (Outcome, error) {
+	body, err := json.Marshal(map[string]string{"model": cmpOr(s.Model, "tts-1"), "voice": cmpOr(s.Voice, "alloy"),
+		"input": text, "response_format": "wav"})
+	if err != nil {
+		return Outcome{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return Outcome{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if s.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+	}
+	sent := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Outcome{}, statusError(resp)
+	}
+	return readWAVStream(resp.Body, sent)
 }
 
 func cmpOr(a, b string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,6 +47,42 @@ func TestSpeechDrivesAnOpenAIEndpoint(t *testing.T) {
 		if r.FirstAudioMS <= 0 || r.FirstAudioMS >= r.LatencyMS { // the first samples come before the end
 			t.Errorf("request %d: first audio at %v ms of %v", r.Request, r.FirstAudioMS, r.LatencyMS)
 		}
+	}
+}
+
+// A server's answer is audio: it does not say how many sentences the server split the text into, so a report of
+// requests sent over HTTP leaves them unknown (nil; null in JSON, "unknown" in the table) instead of counting 0.
+func TestSpeechLeavesSentencesUnknown(t *testing.T) {
+	eng := servertest.NewEngine(64, false)
+	ts := speechServer(t, server.Options{}, eng)
+	texts := []string{"One sentence.", "Two sentences here. And here."}
+	target := bench.Speech{URL: ts.URL, Client: bench.NewSpeechClient(1)}
+	rep, err := bench.Run(context.Background(), texts, bench.Load{Concurrency: 1}, target.Synth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spoken := len(eng.Submitted); rep.Errors != 0 || rep.AudioSeconds <= 0 || spoken != 3 {
+		t.Fatalf("%d errors, %v s of audio, %d sentences spoken; want 2 answered requests of 3 sentences",
+			rep.Errors, rep.AudioSeconds, spoken)
+	}
+	if rep.Sentences != nil {
+		t.Errorf("report counts %d sentences; want unknown (nil)", *rep.Sentences)
+	}
+	for _, r := range rep.PerRequest {
+		if r.Sentences != nil || r.Phonemes != nil {
+			t.Errorf("request %d: sentences %v, phonemes %v; want unknown (nil)", r.Request, r.Sentences, r.Phonemes)
+		}
+	}
+	var js, table strings.Builder
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	unknown := regexp.MustCompile(`(?m)^sentences +unknown`)
+	if !strings.Contains(js.String(), `"sentences": null,`) || !unknown.MatchString(table.String()) {
+		t.Errorf("the sentences are not said to be unknown:\n%s\n%s", js.String(), table.String())
 	}
 }
 

@@ -95,22 +95,34 @@ func (r Report) WriteJSON(w io.Writer) error {
 }
 
 // WriteTable writes r as an aligned two-column table, ratios first because
-// they are what people compare.
+// they are what people compare; the report of an interrupted run says so
+// before any figure.
 func (r Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(tw, "%s\t%s\n", name, fmt.Sprintf(format, args...))
 	}
+	if r.Interrupted {
+		row("partial report", "%s: every figure is of those alone", r.interruption())
+	}
 	row("speed", "%.2fx real time", r.Speed)
-	if r.Baseline != nil {
-		row("speedup", "%.2fx over baseline (%.2fx real time, %s)", r.Speedup, r.Baseline.Speed, r.Baseline.load())
+	if b := r.Baseline; b != nil {
+		partial := ""
+		if b.Interrupted {
+			partial = "; partial: the baseline was " + b.interruption()
+		}
+		row("speedup", "%.2fx over baseline (%.2fx real time, %s%s)", r.Speedup, b.Speed, b.load(), partial)
 	}
 	row("rtf", "%.4f", r.RTF)
 	row("qps", "%.2f requests/s", r.QPS)
 	row("latency", "%s", r.LatencyMS)
 	row("first audio", "%s", r.FirstAudioMS)
 	row("load", "%s", r.load())
-	row("requests", "%d (%d failed)", r.Requests, r.Errors)
+	if r.Interrupted {
+		row("requests", "%d of %d planned (%d failed)", r.Requests, r.RequestsPlanned, r.Errors)
+	} else {
+		row("requests", "%d (%d failed)", r.Requests, r.Errors)
+	}
 	if len(r.ErrorsByStatus) > 0 {
 		var byStatus []string
 		for _, status := range slices.Sorted(maps.Keys(r.ErrorsByStatus)) {
@@ -121,10 +133,17 @@ func (r Report) WriteTable(w io.Writer) error {
 	if r.FirstError != "" {
 		row("first error", "%s", r.FirstError)
 	}
-	row("sentences", "%d", r.Sentences)
+	if r.Sentences != nil {
+		row("sentences", "%d", *r.Sentences)
+	} else {
+		row("sentences", "unknown (a speech server does not say how it split the texts)")
+	}
 	row("audio", "%.2f s", r.AudioSeconds)
 	row("wall", "%.2f s", r.WallSeconds)
-	if r.WallSeconds > 0 {
+	switch {
+	case r.Interrupted: // the CPU time counts the work on the requests cut off, which the wall time does not
+		row("cpu", "%.1f s, %.1f s of it in the kernel (the requests cut off included)", r.CPUSeconds, r.SystemCPUSeconds)
+	case r.WallSeconds > 0:
 		row("cpu", "%.1f s, %.1f s of it in the kernel (%.1f cores busy)", r.CPUSeconds, r.SystemCPUSeconds, r.CPUSeconds/r.WallSeconds)
 	}
 	if r.PeakRSSBytes > 0 {
@@ -146,6 +165,11 @@ func (r Report) WriteTable(w io.Writer) error {
 
 func (p Percentiles) String() string {
 	return fmt.Sprintf("p50 %.1f ms  p90 %.1f ms  p99 %.1f ms", p.P50, p.P90, p.P99)
+}
+
+// interruption says how far an interrupted run got, in words.
+func (r Report) interruption() string {
+	return fmt.Sprintf("interrupted after %d of %d requests", r.Requests, r.RequestsPlanned)
 }
 
 // load describes how the requests were offered, in words.

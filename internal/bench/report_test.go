@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,7 +17,7 @@ import (
 
 func sampleReport() Report {
 	return Report{Mode: "closed-loop", Concurrency: 4, Device: "cpu", Voice: "en_US-test",
-		Requests: 80, Errors: 1, FirstError: "boom", Sentences: 120, AudioSeconds: 400, WallSeconds: 20,
+		Requests: 80, Errors: 1, FirstError: "boom", Sentences: new(120), AudioSeconds: 400, WallSeconds: 20,
 		Speed: 20, RTF: 0.05, QPS: 3.95, LatencyMS: Percentiles{100, 200, 300},
 		FirstAudioMS: Percentiles{10, 20, 30}, PeakRSSBytes: 300 << 20}
 }
@@ -114,6 +115,66 @@ func TestWriteTable(t *testing.T) {
 				if next == len(lines) {
 					t.Fatalf("line %q missing or out of order in:\n%s", want, buf.String())
 				}
+			}
+		})
+	}
+}
+
+// An interrupted run's table says so before any figure, and how far it got; so does a comparison with an
+// interrupted baseline. A report without a sentence count says they are unknown.
+func TestWriteTableOfAnInterruptedRun(t *testing.T) {
+	partial := sampleReport()
+	partial.Interrupted, partial.RequestsPlanned, partial.Requests, partial.Sentences = true, 1000, 80, nil
+	baseline := sampleReport()
+	baseline.Interrupted, baseline.RequestsPlanned, baseline.Requests, baseline.Speed = true, 40, 7, 8
+	compared := sampleReport()
+	compared.CompareTo(baseline)
+	tests := []struct {
+		name      string
+		report    Report
+		wantLines []string // in this order, each a whole line
+	}{
+		{"interrupted", partial, []string{
+			"partial report  interrupted after 80 of 1000 requests: every figure is of those alone",
+			"speed           20.00x real time",
+			"requests        80 of 1000 planned (1 failed)",
+			"sentences       unknown (a speech server does not say how it split the texts)",
+			"cpu             0.0 s, 0.0 s of it in the kernel (the requests cut off included)",
+		}},
+		{"interrupted baseline", compared, []string{
+			"speed        20.00x real time",
+			"speedup      2.50x over baseline (8.00x real time, closed loop, concurrency 4; partial: the baseline was " +
+				"interrupted after 7 of 40 requests)",
+			"requests     80 (1 failed)",
+			"sentences    120",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tt.report.WriteTable(&buf); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(buf.String(), "\n")
+			if lines[0] != tt.wantLines[0] {
+				t.Errorf("first line %q, want %q", lines[0], tt.wantLines[0])
+			}
+			next := 0
+			for _, want := range tt.wantLines {
+				for next < len(lines) && lines[next] != want {
+					next++
+				}
+				if next == len(lines) {
+					t.Fatalf("line %q missing or out of order in:\n%s", want, buf.String())
+				}
+			}
+			var js bytes.Buffer
+			if err := tt.report.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			var back Report
+			if err := json.Unmarshal(js.Bytes(), &back); err != nil || !reflect.DeepEqual(back, tt.report) {
+				t.Errorf("JSON %s does not read back as the report (%v)", js.String(), err)
 			}
 		})
 	}
