@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -30,7 +31,7 @@ type settings struct {
 var settingKeys = []struct{ key, def, help string }{
 	{"ort_lib", "", "ONNX Runtime shared library (default: the copy that make setup puts in the cache, then system paths)"},
 	{"voices_dir", "", "folder of installed voices (default: $XDG_DATA_HOME/ttsgen/voices or ~/.local/share/ttsgen/voices)"},
-	{"device", "auto", "where models run: auto, cpu, webgpu or cuda (auto tries GPUs, falls back to CPU with a warning)"},
+	{"device", "auto", "where models run: auto, cpu, webgpu or cuda (auto: a GPU provider if one starts, else CPU, with a warning only if one is present but fails to start)"},
 	{"espeak_data", "", "folder that contains espeak-ng's espeak-ng-data (default: the library's own)"},
 	{"precision", "fp32", "arithmetic of a voice's flow and decoder on a GPU: fp32 (Piper's own output) or fp16 (faster where the GPU has float16 kernels, slightly less exact; for voices run in decoder windows, as WebGPU runs them)"},
 }
@@ -148,7 +149,8 @@ func settingNames(root *cobra.Command) map[string]bool {
 func settingKey(flag string) string { return strings.ReplaceAll(flag, "-", "_") }
 
 // applyToFlags sets each of cmd's flags that the command line left alone from the environment or the config file,
-// through the flag's own parser, so a wrong type is reported with its key and where it came from.
+// through the flag's own parser, so a wrong type is reported with its key and where it came from. A config file's
+// list gives a repeatable flag each of its items in turn, as that many --flag VALUE would.
 func (s *settings) applyToFlags(cmd *cobra.Command) error {
 	var errs []error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
@@ -156,32 +158,72 @@ func (s *settings) applyToFlags(cmd *cobra.Command) error {
 		if f.Changed || notSettings[key] {
 			return
 		}
-		value, from, ok := s.lookup(key)
-		if !ok {
+		values, from, err := s.lookup(key, f)
+		if err != nil {
+			errs = append(errs, err)
 			return
 		}
-		if err := cmd.Flags().Set(f.Name, value); err != nil {
-			errs = append(errs, usageErrorf("%s: %s: %q is not a valid value for --%s (%s)", from, key, value, f.Name, f.Value.Type()))
+		for _, value := range values {
+			if err := cmd.Flags().Set(f.Name, value); err != nil {
+				errs = append(errs, usageErrorf("%s: %s: %q is not a valid value for --%s (%s)", from, key, value, f.Name, f.Value.Type()))
+				return
+			}
 		}
 	})
 	return errors.Join(errs...)
 }
 
-// lookup finds key in the environment, then in the config file, and says which.
-func (s *settings) lookup(key string) (value, from string, ok bool) {
+// lookup finds key, the setting of flag f, in the environment, then in the config file, and says which. It returns
+// the values to set f to in turn: none if neither holds key, else one, but for a config file's list for a repeatable
+// flag. An environment variable is one value, which the flag parses as it would one on the command line: pflag's
+// stringSlice and map flags split it at commas, a stringArray (serve's --voice) does not, as a path may hold one.
+func (s *settings) lookup(key string, f *pflag.Flag) (values []string, from string, err error) {
 	env := "TTSGEN_" + strings.ToUpper(key)
 	if v := os.Getenv(env); v != "" { // empty counts as unset, as viper has it
-		return v, "environment variable " + env, true
+		return []string{v}, "environment variable " + env, nil
 	}
-	if s.configPath == "" || !s.v.InConfig(key) {
-		return "", "", false
+	if s.configPath == "" || !s.v.InConfig(key) || tableSettings[key] {
+		return nil, "", nil // a table is read by the command that owns it
 	}
+	from = "config file " + s.configPath
 	raw := s.v.Get(key)
-	switch raw.(type) {
-	case map[string]any, []any:
-		return "", "", false // not a flag's scalar; the command that owns the key reads it itself
+	switch reflect.ValueOf(raw).Kind() {
+	case reflect.Map:
+		return nil, "", usageErrorf("%s: %s: a table is not a valid value for --%s (%s)", from, key, f.Name, f.Value.Type())
+	case reflect.Slice, reflect.Array:
+		if !repeatable(f) {
+			return nil, "", usageErrorf("%s: %s: a list is not a valid value for --%s, which takes one value (%s)",
+				from, key, f.Name, f.Value.Type())
+		}
+		list := reflect.ValueOf(raw)
+		for i := range list.Len() {
+			item := list.Index(i).Interface()
+			switch reflect.ValueOf(item).Kind() {
+			case reflect.Map, reflect.Slice, reflect.Array, reflect.Invalid: // reflect.Invalid: null
+				return nil, "", usageErrorf("%s: %s: item %d of the list is not a value for --%s (%s)", from, key, i+1,
+					f.Name, f.Value.Type())
+			}
+			values = append(values, fmt.Sprint(item))
+		}
+		return values, from, nil
 	}
-	return fmt.Sprint(raw), "config file " + s.configPath, true
+	return []string{fmt.Sprint(raw)}, from, nil
+}
+
+// repeatable says whether flag f takes several values, each --flag VALUE adding to the last: pflag's slice and array
+// flags, its map flags (stringToString, ...), and ttsgen's own that say so.
+func repeatable(f *pflag.Flag) bool {
+	switch f.Value.(type) {
+	case pflag.SliceValue, repeatableValue:
+		return true
+	}
+	return strings.HasPrefix(f.Value.Type(), "stringTo")
+}
+
+// repeatableValue is a flag value of ttsgen's own that adds each value it is set to, as pflag's slice flags do.
+type repeatableValue interface {
+	pflag.Value
+	repeatable()
 }
 
 // validate checks the shared settings before any command starts work, so that nothing is started for a run that

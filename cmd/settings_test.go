@@ -1,10 +1,16 @@
 package cmd
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ttsgen/ttsgen/internal/engine"
 )
 
 // writeConfig puts a config.yaml where isolate's XDG_CONFIG_HOME makes ttsgen look for it.
@@ -28,6 +34,9 @@ func TestBadConfigIsAUsageErrorNamingKeyAndFile(t *testing.T) {
 		{"wrong type, shared setting", "threads: many\n", `threads: "many" is not a valid value for --threads (int)`},
 		{"bad device", "device: tpu\n", `unknown --device "tpu"`},
 		{"not YAML", "length_scale: [1\n", "reading config file"},
+		{"list for a one-value key", "length_scale: [1, 2]\n",
+			`length_scale: a list is not a valid value for --length-scale, which takes one value (float32)`},
+		{"table for a flag", "voice: {}\n", `voice: a table is not a valid value for --voice (string)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := isolate(t)
@@ -144,6 +153,92 @@ func TestServeReadsTheOpenAIVoicesTable(t *testing.T) {
 			r := run(t, "", "serve", "--addr", "127.0.0.1:0")
 			if r.code != tt.code || !strings.Contains(r.errOut, tt.want) {
 				t.Errorf("config %q: exit %d, stderr %q; want exit %d and %q", tt.yaml, r.code, r.errOut, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// parseServe runs serve's flags and settings with nothing started, and returns its voices and OpenAI voice map as the
+// flags hold them.
+func parseServe(t *testing.T, argv ...string) (voices []string, openAI map[string]string) {
+	t.Helper()
+	code, errOut := parseWith(t, IO{}, append([]string{"serve"}, argv...), func(s *settings, streams IO) *cobra.Command {
+		c := newServeCmd(s, streams)
+		c.RunE = func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if voices, err = cmd.Flags().GetStringArray("voice"); err != nil {
+				return err
+			}
+			openAI, err = cmd.Flags().GetStringToString("openai-voice")
+			return err
+		}
+		return c
+	})
+	if code != ExitOK {
+		t.Fatalf("serve %q: exit %d, stderr %q", argv, code, errOut)
+	}
+	return voices, openAI
+}
+
+// A config file's list gives a repeatable flag each of its items, as that many --flag VALUE do; the command line
+// replaces the list.
+func TestConfigListGivesARepeatableFlagEachItem(t *testing.T) {
+	for _, yaml := range []string{
+		"voice: [a.onnx, b.onnx]\nopenai_voice: [alloy=a.onnx, onyx=b.onnx]\n",
+		"voice:\n  - a.onnx\n  - b.onnx\nopenai_voice:\n  - alloy=a.onnx\n  - onyx=b.onnx\n",
+	} {
+		dir := isolate(t)
+		writeConfig(t, dir, yaml)
+		voices, openAI := parseServe(t)
+		if !slices.Equal(voices, []string{"a.onnx", "b.onnx"}) || !maps.Equal(openAI, map[string]string{"alloy": "a.onnx", "onyx": "b.onnx"}) {
+			t.Errorf("config %q: --voice %q, --openai-voice %v; want both items of each list", yaml, voices, openAI)
+		}
+		if voices, _ := parseServe(t, "--voice", "c.onnx"); !slices.Equal(voices, []string{"c.onnx"}) {
+			t.Errorf("config %q and --voice c.onnx: --voice %q, want the flag's alone", yaml, voices)
+		}
+	}
+
+	dir := isolate(t)
+	writeConfig(t, dir, "tune: [max-batch=8, decoder-window=16]\n")
+	var tuning *engine.Tuning
+	code, errOut := parseWith(t, IO{}, []string{"bench", "--texts", "t.txt"}, func(s *settings, streams IO) *cobra.Command {
+		return newBenchCmd(s, streams, func(o *benchOptions) error { tuning = &o.tuning; return nil })
+	})
+	if code != ExitOK || tuning == nil || tuning.MaxBatch != 8 || tuning.DecoderWindow != 16 {
+		t.Errorf("config tune: [max-batch=8, decoder-window=16]: exit %d, stderr %q, tuning %+v; want both keys set", code, errOut, tuning)
+	}
+}
+
+// An environment variable is one value, parsed as the flag parses one on the command line: TTSGEN_VOICE=a,b is the
+// one voice "a,b", as --voice a,b is (a path may hold a comma), while a map flag splits its pairs at commas.
+func TestEnvironmentVariableIsOneValueOfARepeatableFlag(t *testing.T) {
+	isolate(t)
+	t.Setenv("TTSGEN_VOICE", "a,b.onnx")
+	t.Setenv("TTSGEN_OPENAI_VOICE", "alloy=a.onnx,onyx=b.onnx")
+	voices, openAI := parseServe(t)
+	if !slices.Equal(voices, []string{"a,b.onnx"}) || !maps.Equal(openAI, map[string]string{"alloy": "a.onnx", "onyx": "b.onnx"}) {
+		t.Errorf("TTSGEN_VOICE=a,b.onnx: --voice %q; TTSGEN_OPENAI_VOICE=alloy=a.onnx,onyx=b.onnx: --openai-voice %v", voices, openAI)
+	}
+}
+
+// A list for a repeatable flag is checked item by item: an item that is not a value, or not one the flag takes, is a
+// usage error naming the key and the file.
+func TestConfigListItemsMustBeValues(t *testing.T) {
+	for _, tt := range []struct{ name, yaml, want string }{
+		{"nested list", "voice: [a.onnx, [b.onnx]]\n", "voice: item 2 of the list is not a value for --voice (stringArray)"},
+		{"bad item", "openai_voice: [alloy=a.onnx, onyx]\n", `openai_voice: "onyx" is not a valid value for --openai-voice (stringToString)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := isolate(t)
+			path := writeConfig(t, dir, tt.yaml)
+			ran := false
+			code, errOut := parseWith(t, IO{}, []string{"serve"}, func(s *settings, streams IO) *cobra.Command {
+				c := newServeCmd(s, streams)
+				c.RunE = func(*cobra.Command, []string) error { ran = true; return nil }
+				return c
+			})
+			if code != ExitUsage || ran || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, path) {
+				t.Errorf("config %q: exit %d, ran %v, stderr %q; want exit 2 naming %s and %q", tt.yaml, code, ran, errOut, path, tt.want)
 			}
 		})
 	}

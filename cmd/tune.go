@@ -132,6 +132,9 @@ type tuneFlag struct {
 func (f tuneFlag) String() string { return "" }
 func (f tuneFlag) Type() string   { return "KEY=VALUE" }
 
+// repeatable marks --tune as a flag that a config file's list gives each item of, as that many --tune would.
+func (tuneFlag) repeatable() {}
+
 func (f tuneFlag) Set(arg string) error {
 	if arg == "help" {
 		*f.help = true
