@@ -45,7 +45,33 @@ func Candidates() []string {
 	if exe, err := os.Executable(); err == nil {
 		c = append(c, filepath.Join(filepath.Dir(exe), FileName))
 	}
-	return append(c, "/usr/local/lib/"+FileName, "/usr/lib/"+FileName, "/usr/lib/"+runtime.GOARCH+"-linux-gnu/"+FileName)
+	c = append(c, "/usr/local/lib/"+FileName, "/usr/lib/"+FileName)
+	if triplet := multiarch(runtime.GOARCH); triplet != "" {
+		c = append(c, "/usr/lib/"+triplet+"/"+FileName)
+	}
+	return c
+}
+
+// multiarch is the Debian/Ubuntu multiarch folder name of the Go architecture goarch (/usr/lib/x86_64-linux-gnu on
+// amd64, not GOARCH's own name), or "" for an architecture without a known one.
+func multiarch(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "x86_64-linux-gnu"
+	case "arm64":
+		return "aarch64-linux-gnu"
+	case "386":
+		return "i386-linux-gnu"
+	case "arm":
+		return "arm-linux-gnueabihf"
+	case "ppc64le":
+		return "powerpc64le-linux-gnu"
+	case "s390x":
+		return "s390x-linux-gnu"
+	case "riscv64":
+		return "riscv64-linux-gnu"
+	}
+	return ""
 }
 
 // ErrNotFound says that no candidate exists; Find's error wraps it with the places it looked in.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -43,5 +45,33 @@ func TestFind(t *testing.T) {
 	}
 	if p, err := Find(""); err != nil || p != InstallPath() {
 		t.Errorf("Find() = %q, %v; want the install path %s", p, err, InstallPath())
+	}
+}
+
+// The system candidate is Debian/Ubuntu's multiarch folder, whose names are not GOARCH's (amd64 is x86_64-linux-gnu).
+func TestMultiarchFolders(t *testing.T) {
+	for _, tt := range []struct{ goarch, want string }{
+		{"amd64", "x86_64-linux-gnu"},
+		{"arm64", "aarch64-linux-gnu"},
+		{"386", "i386-linux-gnu"},
+		{"arm", "arm-linux-gnueabihf"},
+		{"ppc64le", "powerpc64le-linux-gnu"},
+		{"s390x", "s390x-linux-gnu"},
+		{"riscv64", "riscv64-linux-gnu"},
+		{"wasm", ""},
+	} {
+		if got := multiarch(tt.goarch); got != tt.want {
+			t.Errorf("multiarch(%q) = %q, want %q", tt.goarch, got, tt.want)
+		}
+	}
+	want := multiarch(runtime.GOARCH)
+	var system []string
+	for _, c := range Candidates() {
+		if strings.HasPrefix(c, "/usr/lib/") && strings.Contains(c, "-linux-gnu") {
+			system = append(system, c)
+		}
+	}
+	if want == "" && len(system) != 0 || want != "" && !slices.Equal(system, []string{"/usr/lib/" + want + "/" + FileName}) {
+		t.Errorf("Candidates' multiarch folders on %s = %q, want only /usr/lib/%s/", runtime.GOARCH, system, want)
 	}
 }
