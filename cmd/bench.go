@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"runtime"
 	"time"
@@ -60,6 +61,11 @@ partial. Exit status: 0 all answered, 1 some failed (the report says how many, b
 			if o.texts == "" {
 				return usageErrorf("--texts FILE is required")
 			}
+			if o.url != "" {
+				if err := checkServerURL(o.url); err != nil {
+					return err
+				}
+			}
 			if o.url != "" && o.compare != "" {
 				return usageErrorf("--compare runs the engine in this process; it does not go with --url")
 			}
@@ -89,7 +95,7 @@ partial. Exit status: 0 all answered, 1 some failed (the report says how many, b
 	f.IntVar(&o.warmup, "warmup", 2, "requests sent first and left out of the figures")
 	f.StringVar(&o.compare, "compare", "", `also run a baseline: "sequential" (one at a time, batch 1, as Piper does)`)
 	f.BoolVar(&o.asJSON, "json", false, "print exactly one JSON object")
-	f.StringVar(&o.perRequest, "per-request", "", "also write one JSON line per measured request to `FILE`: text, phonemes, latency, first audio")
+	f.StringVar(&o.perRequest, "per-request", "", "also write one JSON line per measured request to `FILE`: text, phoneme id and sentence counts (null with --url), audio seconds, latency, first audio")
 	f.IntVar(&o.queueSize, "queue-size", 0, "sentences the engine holds, queued and running, before a submitter waits (0 = the device's default)")
 	f.Var(tuneFlag{&o.tuning, &o.tuneHelp}, "tune", "engine tuning, repeatable; --tune help lists the keys")
 	return cmd
@@ -175,12 +181,22 @@ func benchInterrupted(report bench.Report, compared bool) error {
 	return errors.New("bench interrupted once every request was answered: the report is whole")
 }
 
+// checkServerURL refuses a --url that is not http(s)://HOST[:PORT][/PATH] as a usage error, before any work: Go's HTTP
+// client would take "localhost:8880" for a URL of the scheme "localhost" and fail every request.
+func checkServerURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return usageErrorf("--url %q: want http://HOST:PORT (or https://), the speech server's address", raw)
+	}
+	return nil
+}
+
 // benchServer runs one measured load against the speech server at o.url.
 func benchServer(ctx context.Context, o *benchOptions, texts []string, load bench.Load) (bench.Report, error) {
 	target := bench.Speech{URL: o.url, Voice: o.voice, APIKey: cmp.Or(os.Getenv("TTSGEN_API_KEY"), os.Getenv("OPENAI_API_KEY")),
 		Client: bench.NewSpeechClient(max(load.Concurrency, 64))}
 	report, err := bench.Run(ctx, texts, load, target.Synth())
-	report.Device = o.url
+	report.Server = o.url
 	report.Voice = cmp.Or(o.voice, "alloy")
 	return report, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -174,4 +175,43 @@ func silentWAV(samples int) []byte {
 	b = le.AppendUint16(le.AppendUint16(b, 2), 16)
 	b = le.AppendUint32(append(b, "data"...), uint32(2*samples))
 	return append(b, make([]byte, 2*samples)...)
+}
+
+// A --url that is not http(s)://HOST[:PORT] is a usage error said before any work (no warmup request to fail on
+// Go's "unsupported protocol scheme"), naming the value and the form wanted.
+func TestBenchURLMustBeHTTP(t *testing.T) {
+	dir := isolate(t)
+	texts := writeFile(t, filepath.Join(dir, "b1.txt"), "Hello there.\n")
+	for _, url := range []string{"localhost:8880", "127.0.0.1:8880", "ftp://127.0.0.1:8880", "http://", "http:///v1", "8880"} {
+		r := run(t, "", "bench", "--url", url, "--texts", texts, "--warmup", "1")
+		if want := fmt.Sprintf("--url %q: want http://HOST:PORT", url); r.code != ExitUsage || !strings.Contains(r.errOut, want) ||
+			strings.Contains(r.errOut, "warmup") {
+			t.Errorf("--url %s: exit %d, stderr %q; want exit %d saying %q", url, r.code, r.errOut, ExitUsage, want)
+		}
+	}
+}
+
+// bench --url measures the server's speed, but the CPU time and peak RSS it can read are its own process's: the
+// table labels them as the client's, and names the server as what was measured, not a device.
+func TestBenchOverHTTPLabelsClientFigures(t *testing.T) {
+	dir := isolate(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write(silentWAV(22050))
+	}))
+	defer srv.Close()
+	texts := writeFile(t, filepath.Join(dir, "b1.txt"), "Hello there.\n")
+	r := run(t, "", "bench", "--url", srv.URL, "--texts", texts, "--requests", "2", "--warmup", "0", "--concurrency", "1")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	for _, want := range []string{`(?m)^cpu \(this client\) +\d`, `(?m)^peak RSS \(this client\) +\S`,
+		`(?m)^server +` + regexp.QuoteMeta(srv.URL) + `$`} {
+		if !regexp.MustCompile(want).MatchString(r.out) {
+			t.Errorf("table has no line %s:\n%s", want, r.out)
+		}
+	}
+	if regexp.MustCompile(`(?m)^(cpu|peak RSS|device) {2}`).MatchString(r.out) {
+		t.Errorf("table gives the client's figures as if they were the server's:\n%s", r.out)
+	}
 }

@@ -85,6 +85,9 @@ type Report struct {
 	RatePerSecond float64 `json:"rate_per_second"` // open-loop arrival rate; 0 in closed loop
 	Device        string  `json:"device"`          // set by the caller, for the record
 	Voice         string  `json:"voice"`           // set by the caller, for the record
+	// Server is the URL of the speech server driven over HTTP (bench --url), set by the caller; "" for an engine in
+	// this process. With a server, CPUSeconds, SystemCPUSeconds and PeakRSSBytes are the client's, not the server's.
+	Server string `json:"server,omitempty"`
 
 	Requests   int    `json:"requests"`    // measured requests, warmup excluded (those completed, if Interrupted)
 	Errors     int    `json:"errors"`      // failed requests

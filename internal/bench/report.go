@@ -140,19 +140,27 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	row("audio", "%.2f s", r.AudioSeconds)
 	row("wall", "%.2f s", r.WallSeconds)
+	// The CPU time and peak RSS are this process's: of a speech server driven over HTTP, the client's alone.
+	cpu, rss := "cpu", "peak RSS"
+	if r.Server != "" {
+		cpu, rss = "cpu (this client)", "peak RSS (this client)"
+	}
 	switch {
 	case r.Interrupted: // the CPU time counts the work on the requests cut off, which the wall time does not
-		row("cpu", "%.1f s, %.1f s of it in the kernel (the requests cut off included)", r.CPUSeconds, r.SystemCPUSeconds)
+		row(cpu, "%.1f s, %.1f s of it in the kernel (the requests cut off included)", r.CPUSeconds, r.SystemCPUSeconds)
 	case r.WallSeconds > 0:
-		row("cpu", "%.1f s, %.1f s of it in the kernel (%.1f cores busy)", r.CPUSeconds, r.SystemCPUSeconds, r.CPUSeconds/r.WallSeconds)
+		row(cpu, "%.1f s, %.1f s of it in the kernel (%.1f cores busy)", r.CPUSeconds, r.SystemCPUSeconds, r.CPUSeconds/r.WallSeconds)
 	}
 	if r.PeakRSSBytes > 0 {
-		row("peak RSS", "%.1f MiB", float64(r.PeakRSSBytes)/(1<<20))
+		row(rss, "%.1f MiB", float64(r.PeakRSSBytes)/(1<<20))
 	} else {
-		row("peak RSS", "unknown")
+		row(rss, "unknown")
 	}
 	if r.Device != "" {
 		row("device", "%s", r.Device)
+	}
+	if r.Server != "" {
+		row("server", "%s", r.Server)
 	}
 	if r.Voice != "" {
 		row("voice", "%s", r.Voice)

@@ -256,3 +256,37 @@ func threadCPU(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// The report of a speech server driven over HTTP (Server is its URL) measured this process's CPU time and memory:
+// the client's, not the server's, and its table says so; the JSON keeps the fields.
+func TestWriteTableOfAServerRun(t *testing.T) {
+	for _, url := range []string{"http://127.0.0.1:8880", "https://tts.example.com/v1"} {
+		r := sampleReport()
+		r.Device, r.Server, r.Sentences, r.CPUSeconds, r.SystemCPUSeconds = "", url, nil, 4, 1
+		var buf bytes.Buffer
+		if err := r.WriteTable(&buf); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(buf.String(), "\n")
+		next := 0
+		for _, want := range []string{
+			"cpu (this client)       4.0 s, 1.0 s of it in the kernel (0.2 cores busy)",
+			"peak RSS (this client)  300.0 MiB",
+			"server                  " + url,
+		} {
+			for next < len(lines) && lines[next] != want {
+				next++
+			}
+			if next == len(lines) {
+				t.Fatalf("line %q missing or out of order in:\n%s", want, buf.String())
+			}
+		}
+		for _, line := range lines {
+			if strings.HasPrefix(line, "cpu ") && !strings.HasPrefix(line, "cpu (this client)") ||
+				strings.HasPrefix(line, "peak RSS ") && !strings.HasPrefix(line, "peak RSS (this client)") ||
+				strings.HasPrefix(line, "device ") {
+				t.Errorf("line %q reads as the server's", line)
+			}
+		}
+	}
+}
