@@ -223,8 +223,14 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 	}
 	defer rt.close()
 	if defaults.Voice != "" { // a wrong --voice is a usage error, better said before any work starts
-		if _, err := rt.findVoice(defaults.Voice); err != nil {
+		v, err := rt.findVoice(defaults.Voice)
+		if err != nil {
 			return usageError{err}
+		}
+		if defaults.Timestamps != "" { // items that name another voice are checked as they come
+			if err := checkTimestampsVoice(v); err != nil {
+				return err
+			}
 		}
 	}
 

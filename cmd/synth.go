@@ -15,6 +15,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/outfile"
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
+	"github.com/ttsgen/ttsgen/internal/vits"
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
@@ -113,6 +114,11 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if err != nil {
 		return err
 	}
+	if tsFormat != "" {
+		if err := checkTimestampsVoice(lv.Voice); err != nil {
+			return err
+		}
+	}
 	cfg := lv.Voice.Config
 	sid, err := cfg.SpeakerID(defaults.Speaker)
 	if err != nil {
@@ -166,6 +172,26 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	return outfile.Write(ctx, o.timestamps, streams.Out, func(w io.Writer) error {
 		return timestamps.Write(w, tsFormat, opt.Timeline.Timeline())
 	})
+}
+
+// checkTimestampsVoice refuses --timestamps, as a usage error, for a voice that gives no phoneme durations (the
+// frames its duration predictor gives each phoneme, which the engine reads from its graph's duration Ceil node, as
+// vits.PrepareGraph finds it): once the voice is loaded, before anything is spoken or any file created, rather than
+// at the first sentence, as an error in writing the audio.
+func checkTimestampsVoice(v *voices.Voice) error {
+	model, err := v.Model()
+	if err != nil {
+		return err
+	}
+	_, graphIO, err := vits.PrepareGraph(model)
+	if err != nil {
+		return fmt.Errorf("voice %s: %w", v.Name, err)
+	}
+	if !graphIO.HasFrames {
+		return usageErrorf("--timestamps: voice %q gives no phoneme durations (its graph has no duration Ceil node), "+
+			"so words cannot be timed: use another voice, or leave out --timestamps", v.Name)
+	}
+	return nil
 }
 
 // synthAudio is what the audio flags ask for, with the output's format settled: --format, else the extension of

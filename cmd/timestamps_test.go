@@ -92,14 +92,26 @@ func TestTimestampsErrors(t *testing.T) {
 	if r := run(t, "", "batch", "x", "-o", dir, "--timestamps", "csv"); r.code != ExitUsage || !strings.Contains(r.errOut, "want json, srt or vtt") {
 		t.Errorf("batch --timestamps csv: exit %d, %s", r.code, r.errOut)
 	}
-	// Piper's test voice has no duration output: no guess, a clear error, and no file.
-	out := filepath.Join(dir, "silent.wav")
-	r := run(t, "", "synth", "hi there", "--voice", "../testdata/piper-test-voice/test_voice.onnx", "-o", out, "--timestamps", filepath.Join(dir, "silent.json"))
-	if r.code != ExitFailure || !strings.Contains(r.errOut, "gives no phoneme durations") {
-		t.Errorf("a voice without durations: exit %d, %s", r.code, r.errOut)
+	// Piper's test voice has no duration output: no guess, a usage error once the voice is loaded that blames the
+	// voice (not the writing of the audio), and no file, not even a temporary one.
+	empty := t.TempDir()
+	out := filepath.Join(empty, "silent.wav")
+	r := run(t, "", "synth", "hi there", "--voice", "../testdata/piper-test-voice/test_voice.onnx", "-o", out, "--timestamps", filepath.Join(empty, "silent.json"))
+	if want := `--timestamps: voice "test_voice" gives no phoneme durations`; r.code != ExitUsage ||
+		!strings.Contains(r.errOut, want) || strings.Contains(r.errOut, "writing") {
+		t.Errorf("a voice without durations: exit %d, %s; want exit %d saying %q", r.code, r.errOut, ExitUsage, want)
 	}
-	if _, err := os.Stat(out); err == nil {
-		t.Error("the audio was written anyway")
+	if left, _ := os.ReadDir(empty); len(left) > 0 {
+		t.Errorf("the refused synth left %v", left)
+	}
+	// batch says so too, for its --voice, before any item is spoken.
+	in := writeFile(t, filepath.Join(dir, "in.txt"), "Hi there.\n")
+	r = run(t, "", "batch", in, "--voice", "../testdata/piper-test-voice/test_voice.onnx", "-o", filepath.Join(dir, "b"), "--timestamps", "json")
+	if want := `--timestamps: voice "test_voice" gives no phoneme durations`; r.code != ExitUsage || !strings.Contains(r.errOut, want) {
+		t.Errorf("batch with a voice without durations: exit %d, %s; want exit %d saying %q", r.code, r.errOut, ExitUsage, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b", "in.wav")); err == nil {
+		t.Errorf("the refused batch spoke in.wav")
 	}
 }
 
