@@ -1,11 +1,12 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ttsgen/ttsgen/internal/plural"
 	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
@@ -81,9 +83,22 @@ func runVoicesDownload(ctx context.Context, o *voicesDownloadOptions) error {
 		want = append(want, v)
 	}
 	catalog := voices.Catalog{Dir: o.dir}
-	var failed []error
+	var failed []string // the voices not installed
+	var firstErr error
+	fail := func(v voices.RemoteVoice, err error) {
+		err = fmt.Errorf("voice %s: %w", v.Key, err)
+		if len(want) > 1 { // said as it happens; the summary names them. A single voice's error is said once, at the end.
+			fmt.Fprintf(o.errOut, "error: %v\n", err)
+		}
+		failed = append(failed, v.Key)
+		firstErr = cmp.Or(firstErr, err)
+	}
 	installed := []voiceInfo{} // --json: [] when none is
 	for _, v := range want {
+		if o.isInstalled(v) { // nothing to download: said before a "downloading" line that would claim otherwise
+			fail(v, fmt.Errorf("already installed in %s (use --replace to download it again)", o.dir))
+			continue
+		}
 		bar := o.startBar(v)
 		got, err := catalog.Download(ctx, o.fetcher, idx, v, o.replace, func(done, total int64) {
 			if bar != nil {
@@ -98,8 +113,7 @@ func runVoicesDownload(ctx context.Context, o *voicesDownloadOptions) error {
 			return ctx.Err()
 		}
 		if err != nil {
-			failed = append(failed, fmt.Errorf("voice %s: %w", v.Key, err))
-			fmt.Fprintf(o.errOut, "error: voice %s: %v\n", v.Key, err)
+			fail(v, err)
 			continue
 		}
 		installed = append(installed, infoOf(got))
@@ -112,10 +126,24 @@ func runVoicesDownload(ctx context.Context, o *voicesDownloadOptions) error {
 			return err
 		}
 	}
-	if len(failed) > 0 {
-		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %d voices not installed: %w", len(failed), len(want), errors.Join(failed...))}
+	switch {
+	case len(want) == 1 && firstErr != nil:
+		return exitError{code: ExitFailure, err: firstErr}
+	case len(failed) > 0: // each error is on stderr already
+		return exitError{code: ExitFailure, err: fmt.Errorf("%d of %s not installed: %s", len(failed),
+			plural.Count(len(want), "voice"), strings.Join(failed, ", "))}
 	}
 	return nil
+}
+
+// isInstalled reports whether v is in the voices folder already, as Catalog.Download finds it (its model file there),
+// and is not to be replaced.
+func (o *voicesDownloadOptions) isInstalled(v voices.RemoteVoice) bool {
+	if o.replace || o.dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(o.dir, v.Key+".onnx"))
+	return err == nil
 }
 
 // startBar is a download's progress bar on a terminal; elsewhere one line says what is coming (nil bar).

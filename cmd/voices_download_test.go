@@ -12,9 +12,18 @@ import (
 	"testing"
 )
 
-// mirror lays the repository's test voices out as Piper's catalogue does, with a voices.json that gets one of
-// them wrong (its MD5), and serves the folder over HTTP on loopback.
+// mirror lays the repository's test voices out as Piper's catalogue does (mirrorFolder), and serves the folder over
+// HTTP on loopback.
 func mirror(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.FileServer(http.Dir(mirrorFolder(t))))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/voices.json"
+}
+
+// mirrorFolder lays the repository's test voices out in a folder as Piper's catalogue does, with a voices.json that
+// gets one of them wrong (its MD5), and returns the folder.
+func mirrorFolder(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	index := map[string]any{}
@@ -42,9 +51,7 @@ func mirror(t *testing.T) string {
 	add("en_US-broken-x_low", "../testdata/piper-test-voice/test_voice", "00000000000000000000000000000000")
 	b, _ := json.Marshal(index)
 	writeFile(t, filepath.Join(root, "voices.json"), string(b))
-	srv := httptest.NewServer(http.FileServer(http.Dir(root)))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/voices.json"
+	return root
 }
 
 func TestVoicesDownloadAndAvailable(t *testing.T) {
@@ -87,5 +94,28 @@ func TestVoicesDownloadAndAvailable(t *testing.T) {
 	}
 	if r := run(t, "", "voices", "download"); r.code != ExitUsage {
 		t.Errorf("no name: exit %d", r.code)
+	}
+}
+
+// Downloading a voice that is installed downloads nothing: no "downloading" line, one error that says so (not the
+// same one twice), and the others named are still downloaded; the summary of several counts in good grammar.
+func TestVoicesDownloadAlreadyInstalled(t *testing.T) {
+	isolate(t)
+	catalog := filepath.Join(mirrorFolder(t), "voices.json") // a catalogue on disk, its files beside it
+	if r := run(t, "", "voices", "download", "en_US-tiny-x_low", "--catalog", catalog); r.code != 0 {
+		t.Fatalf("first download: exit %d %s%s", r.code, r.out, r.errOut)
+	}
+	r := run(t, "", "voices", "download", "en_US-tiny-x_low", "--catalog", catalog)
+	if r.code != ExitFailure || strings.Contains(r.errOut, "downloading") || strings.Count(r.errOut, "already installed") != 1 ||
+		strings.Contains(r.errOut, "1 of 1") || strings.Contains(r.out, "installed ") {
+		t.Errorf("again: exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit %d, no download, the error once", r.code, r.out, r.errOut, ExitFailure)
+	}
+	if want := "--replace"; !strings.Contains(r.errOut, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, r.errOut)
+	}
+	r = run(t, "", "voices", "download", "en_US-tiny-x_low", "en_US-piper-x_low", "--catalog", catalog)
+	if r.code != ExitFailure || strings.Count(r.errOut, "downloading") != 1 || strings.Count(r.errOut, "already installed") != 1 ||
+		!strings.Contains(r.errOut, "1 of 2 voices not installed: en_US-tiny-x_low\n") || !strings.Contains(r.out, "installed en_US-piper-x_low") {
+		t.Errorf("one installed, one not: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
 	}
 }
