@@ -35,7 +35,7 @@ batch read a document as a whole, where a line break inside a paragraph does not
 
 Phonemes written in double brackets, "[[ həlˈoʊ ]]", go to the voice as they are, one phoneme per character, as
 in Piper (also in synth, batch and manifests); the words around them are normalised and phonemized as usual.`,
-		Example: `  ttsgen phonemize "Dr. Smith paid $5 on March 3rd."
+		Example: `  ttsgen phonemize 'Dr. Smith paid $5 on March 3rd.'
   ttsgen phonemize --json --no-normalize --voice en_GB-alan-medium --file text.txt
   ttsgen phonemize "Say [[ həlˈoʊ ]] to them."`,
 		RunE: func(cmd *cobra.Command, args []string) error {

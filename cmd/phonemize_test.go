@@ -3,6 +3,8 @@ package cmd
 import (
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Raw phonemes reach the output as written, and each line is read without its surrounding white space, as Piper's
@@ -25,4 +27,47 @@ func TestPhonemizeRawPhonemes(t *testing.T) {
 			t.Errorf("%v: second line %s", flags, lines[1])
 		}
 	}
+}
+
+// Help examples are pasted into a shell as they are: inside double quotes a shell expands "$5" (an empty positional
+// parameter), so "paid $5." would say "paid ." Every command's examples quote such text with single quotes.
+func TestHelpExamplesKeepDollarAmounts(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for i, line := range strings.Split(c.Example, "\n") {
+			if pos := expandedDollarDigit(line); pos >= 0 {
+				t.Errorf("%s: example line %d has $ and a digit unquoted or inside double quotes, which a shell expands "+
+					"(quote it with single quotes): %s", c.CommandPath(), i+1, line)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	root := NewRootCmd(IO{})
+	walk(root)
+	if expandedDollarDigit(`ttsgen phonemize "paid $5."`) < 0 || expandedDollarDigit(`ttsgen phonemize 'paid $5.' "\$5"`) >= 0 {
+		t.Error("expandedDollarDigit misreads the quotes")
+	}
+}
+
+// expandedDollarDigit is where, in a shell command line, a $ followed by a digit stands inside double quotes (or
+// unquoted), where a shell expands it; -1 if nowhere. Single quotes and a backslash keep the $ as it is.
+func expandedDollarDigit(line string) int {
+	var single, double bool
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case single:
+			single = c != '\''
+		case c == '\\':
+			i++ // the next character is literal
+		case c == '\'' && !double:
+			single = true
+		case c == '"':
+			double = !double
+		case c == '$' && i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9':
+			return i
+		}
+	}
+	return -1
 }

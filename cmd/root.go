@@ -121,7 +121,7 @@ A default English voice is built in, so the first command works with nothing dow
   echo "Read from standard input." | ttsgen synth -o - | aplay
   ttsgen batch book.txt chapters/ prompts.jsonl -o out/
   ttsgen voices add ~/Downloads/en_GB-alan-medium.onnx
-  ttsgen phonemize --json "Dr. Smith paid $5."
+  ttsgen phonemize --json 'Dr. Smith paid $5.'
   ttsgen bench --texts samples/bench.txt --compare sequential
   ttsgen serve --addr 127.0.0.1:8880   # OpenAI's /v1/audio/speech`,
 		SilenceUsage:  true, // runtime errors are not usage errors: don't bury them under the help text
