@@ -42,9 +42,12 @@ shard, a shard that has not written its results file yet included. Items that ha
 when the inputs are given (--inputs, the batch's INPUTs): then every item of theirs without a row is missing, and
 only their items count (another input's rows, or those of lines since removed, are said in a warning). A line that
 once failed to parse and has been fixed counts as the item it now is.
-Nothing is changed or locked: it may run while the batch does.
+Nothing is changed or locked: it may run while the batch does. A folder without any results file is no batch's
+output folder (every batch, and every shard, creates its results file as it starts): nothing to report, a usage
+error as for a folder that is not there.
 
-Exit status: 0 every item ok, 1 some failed or are missing (or a shard has not run), 2 usage error.`,
+Exit status: 0 every item ok, 1 some failed or are missing (or a shard has not run), 2 usage error (DIR not there,
+or without results files).`,
 		Example: `  ttsgen results out/
   ttsgen results out/ --inputs prompts.jsonl --json
   ttsgen results merge out/ --inputs prompts.jsonl`,
@@ -67,14 +70,16 @@ are not rows (a last line cut off when its writer was killed) are never merged: 
 file. results.jsonl is replaced atomically, and merging again changes nothing. Then it reports as "ttsgen results"
 does: per shard, what is ok, failed and (with --inputs) missing.
 
-The merge waits for nothing: it is refused while a batch or a shard runs in DIR, and where DIR holds results files
-of shards of different counts (results.1-of-3.jsonl beside results.1-of-4.jsonl), which split the items differently:
-nothing is written then (exit status 2). The shard files stay: each is its shard's own record, which a shard run
-again appends to (and a shard also reads results.jsonl, so it never redoes what is merged). --remove-shards removes them (and their lock files) after a successful merge; a shard file that
-holds a line that is not a row stays.
+The merge waits for nothing: it is refused while a batch or a shard runs in DIR (exit status 1), and where DIR holds
+results files of shards of different counts (results.1-of-3.jsonl beside results.1-of-4.jsonl), which split the
+items differently, or none at all (exit status 2); a refused merge writes nothing and leaves no lock file behind.
+The shard files stay: each is its shard's own record, which a shard run again appends to (and a shard also reads
+results.jsonl, so it never redoes what is merged). --remove-shards removes them after a successful merge, with their
+lock files and those of shards whose results file is gone (a refused shard's, say), unless a process holds one; a
+shard file that holds a line that is not a row stays.
 
 Exit status: 0 every item ok, 1 some failed or are missing (or a shard has not run), 2 usage error, or DIR holds
-shards of different counts.`,
+shards of different counts (or no results files at all).`,
 		Example: `  ttsgen results merge out/
   ttsgen results merge out/ --inputs prompts.jsonl --remove-shards`,
 		Args: resultsArgs(o),
@@ -143,11 +148,11 @@ func runResults(ctx context.Context, o *resultsOptions) error {
 	var err error
 	if o.merge {
 		rep, err = o.mergeDir(o.dir, results.MergeOptions{Expected: expected, RemoveShards: o.removeShards})
-		if errors.Is(err, results.ErrShardCounts) {
-			return usageError{err}
-		}
 	} else {
 		rep, err = o.summarize(o.dir, expected)
+	}
+	if errors.Is(err, results.ErrShardCounts) || errors.Is(err, results.ErrNoResults) {
+		return usageError{err} // a folder no batch has written to is not an output folder, as one not there
 	}
 	if err != nil {
 		return err

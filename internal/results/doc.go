@@ -45,7 +45,11 @@
 //     (shards of a job run side by side, never beside a batch without
 //     shards or a merge) and its own .ttsgen-lock.K-of-N exclusively. The
 //     files stay; the locks die with the process, so a killed batch leaves
-//     no stale lock.
+//     no stale lock. A refused run (or merge) takes away the lock files it
+//     created, and a merge with RemoveShards those of the shards whose
+//     results file is gone; a lock file is only removed by a process that
+//     holds it exclusively, and one who locked a file since removed opens
+//     the new one again, so no lock a live process holds is ever lost.
 //   - A shard does its share once. Each shard owns the items whose
 //     Row.ShardKey hashes to it (shard.Spec.Owns), takes as done what
 //     results.jsonl records of them (a run without shards, a merge:

@@ -106,8 +106,10 @@ func unreadableLine(err error, cut bool) error {
 // lockDir takes the locks of a run of shard s in the output directory abs (name as the user gave it, for messages):
 // without shards, .ttsgen-lock exclusively, so that nothing else writes there; for a shard, .ttsgen-lock shared
 // (shards of one job run side by side) and .ttsgen-lock.K-of-N exclusively (never two processes of one shard).
-// The lock files stay; the locks die with the process, so a killed run leaves no stale lock.
-func lockDir(abs, name string, s shard.Spec) ([]*os.File, error) {
+// The lock files stay once a run has started (releaseLocks with remove false); the locks die with the process, so a
+// killed run leaves no stale lock. A refused run releases them with remove true, which takes away again the lock
+// files it created, unless another process holds one; a refusal here does so itself.
+func lockDir(abs, name string, s shard.Spec) ([]*heldLock, error) {
 	common, err := lockAt(filepath.Join(abs, lockName), s.Enabled())
 	if errors.Is(err, errLocked) {
 		if s.Enabled() {
@@ -119,32 +121,140 @@ func lockDir(abs, name string, s shard.Spec) ([]*os.File, error) {
 		return nil, fmt.Errorf("locking output directory %s: %w", name, err)
 	}
 	if !s.Enabled() {
-		return []*os.File{common}, nil
+		return []*heldLock{common}, nil
 	}
 	own, err := lockAt(filepath.Join(abs, shardLockName(s)), false)
 	if err != nil {
-		common.Close()
+		common.release(true)
 		if errors.Is(err, errLocked) {
 			return nil, fmt.Errorf("shard %s of output directory %s is in use by another ttsgen batch (of the same shard)", s, name)
 		}
 		return nil, fmt.Errorf("locking shard %s of output directory %s: %w", s, name, err)
 	}
-	return []*os.File{common, own}, nil
+	return []*heldLock{common, own}, nil
 }
 
 func shardLockName(s shard.Spec) string { return lockName + "." + s.FileTag() }
 
+// shardOfLock reads a lock file's name: the shard whose own lock it is (shardLockName), and whether it is one.
+func shardOfLock(name string) (shard.Spec, bool) {
+	tag, ok := strings.CutPrefix(name, lockName+".")
+	if !ok {
+		return shard.Spec{}, false
+	}
+	s, err := shard.Parse(tag)
+	if err != nil || s.FileTag() != tag {
+		return shard.Spec{}, false
+	}
+	return s, true
+}
+
+// heldLock is a lock file this process holds locked.
+type heldLock struct {
+	f       *os.File
+	path    string
+	created bool // this process created the file: a refused run takes it away again
+}
+
 // lockAt opens (creating) the lock file at path and locks it, shared or exclusively, without waiting.
-func lockAt(path string, shared bool) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+func lockAt(path string, shared bool) (*heldLock, error) {
+	return openLocked(path, func(f *os.File) error { return lockFile(f, shared) })
+}
+
+// waitLockAt opens (creating) the lock file at path and locks it exclusively, waiting for it.
+func waitLockAt(path string) (*heldLock, error) { return openLocked(path, waitLockFile) }
+
+// openLocked opens (creating) the lock file at path and locks it with lock. A lock file is only ever removed by a
+// process that holds it exclusively (removeLockFile); one that was opened before and locked after it was removed
+// is no longer the file at path, and locking it would lock nothing: then the file at path is opened again.
+func openLocked(path string, lock func(*os.File) error) (*heldLock, error) {
+	for range 100 {
+		created := true
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			created = false
+			f, err = os.OpenFile(path, os.O_RDWR, 0)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed in between: create it
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := lock(f); err != nil {
+			f.Close() // one created here is another process's now: it locked the file first
+			return nil, err
+		}
+		if same, err := isFileAt(f, path); err != nil || !same {
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return &heldLock{f: f, path: path, created: created}, nil
+	}
+	return nil, fmt.Errorf("locking %s: it keeps being removed and created again", path)
+}
+
+// isFileAt reports whether f, opened at path, is still the file there.
+func isFileAt(f *os.File, path string) (bool, error) {
+	held, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	if err := lockFile(f, shared); err != nil {
-		f.Close()
-		return nil, err
+	now, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
 	}
-	return f, nil
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(held, now), nil
+}
+
+// release unlocks the lock file; with remove, a lock file this process created is taken away first, unless
+// another process holds it too (a shard beside this one holding .ttsgen-lock shared): what a refused run does, so
+// that it leaves the folder as it found it.
+func (l *heldLock) release(remove bool) error {
+	if remove && l.created {
+		removeHeld(l.f, l.path)
+	}
+	return l.f.Close() // releases the flock
+}
+
+// releaseLocks releases each lock (see heldLock.release), the last taken first.
+func releaseLocks(locks []*heldLock, remove bool) error {
+	var errs []error
+	for i := len(locks) - 1; i >= 0; i-- {
+		errs = append(errs, locks[i].release(remove))
+	}
+	return errors.Join(errs...)
+}
+
+// removeHeld removes the lock file f, open at path, if it can lock it exclusively (a lock this process holds
+// exclusively already, or shared where no other process holds it): never a lock file another process holds. A lock
+// held shared is lost where it cannot be made exclusive, so f is to be closed next. Best effort: where the file
+// stays, it is a lock file as any other.
+func removeHeld(f *os.File, path string) bool {
+	if lockFile(f, false) != nil {
+		return false
+	}
+	if same, err := isFileAt(f, path); err != nil || !same {
+		return false
+	}
+	return os.Remove(path) == nil
+}
+
+// removeLockFile removes the lock file at path unless a process holds it (locked, shared or exclusively), and
+// reports whether it did; one that is not there is not removed.
+func removeLockFile(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return removeHeld(f, path)
 }
 
 // ErrShardCounts marks a folder that holds, or would hold, results files of shards of different counts: the

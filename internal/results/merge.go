@@ -111,7 +111,7 @@ func readFolder(dir string, merging bool) (*folder, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s has no results files (%s, or results.K-of-N.jsonl of shards)", dir, FileName)
+		return nil, noResultsError{dir}
 	}
 	f := &folder{name: dir, abs: abs, merging: merging, files: files, rows: map[string]latestRow{}, unmergeable: map[string]int{}}
 	for _, file := range files {
@@ -262,6 +262,19 @@ func (f *folder) report(rows []latestRow, expected []Row) Report {
 	return rep
 }
 
+// ErrNoResults marks a folder without results files (results.jsonl, or results.K-of-N.jsonl of shards): no batch
+// has started there (each creates its results file first), so there is nothing to report or merge.
+var ErrNoResults = errors.New("no results files")
+
+type noResultsError struct{ dir string }
+
+func (e noResultsError) Error() string {
+	return fmt.Sprintf("%s is not a batch's output folder: it has no results files (%s, or results.K-of-N.jsonl of "+
+		"shards)", e.dir, FileName)
+}
+
+func (e noResultsError) Is(target error) bool { return target == ErrNoResults }
+
 // Summarize reads dir's results files (results.jsonl and every shard's results.K-of-N.jsonl), without locking or
 // changing anything, and counts its items by their latest rows: in all and per shard. expected are the inputs'
 // items (their ID, Source and Line, as a batch records them), to count those without a row as missing; nil when the
@@ -277,8 +290,9 @@ func Summarize(dir string, expected []Row) (Report, error) {
 // MergeOptions are what Merge needs besides the folder.
 type MergeOptions struct {
 	Expected []Row // as Summarize has them
-	// RemoveShards removes the shard files (and their locks) once results.jsonl holds their rows; a shard file with
-	// lines that are not rows stays.
+	// RemoveShards removes the shard files (and their lock files) once results.jsonl holds their rows, and the lock
+	// files of shards whose results file is gone (a refused shard's, say); a shard file with lines that are not rows
+	// stays, and so does its lock file.
 	RemoveShards bool
 }
 
@@ -288,7 +302,8 @@ type MergeOptions struct {
 // shard files that are not rows (a last line cut off by a killed writer among them) are never merged: they are
 // reported and stay in their file. results.jsonl is replaced atomically, and merging again changes nothing. It
 // holds the folder's lock as a batch without shards does, so it is refused while a batch or a shard runs there. The
-// shard files stay (a shard run again appends to its own file) unless opt.RemoveShards.
+// shard files stay (a shard run again appends to its own file) unless opt.RemoveShards. A merge that is refused or
+// fails leaves no lock file it created (a folder without results files: ErrNoResults).
 func Merge(dir string, opt MergeOptions) (Report, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -298,11 +313,8 @@ func Merge(dir string, opt MergeOptions) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	defer func() {
-		for _, l := range locks {
-			l.Close()
-		}
-	}()
+	merged := false
+	defer func() { releaseLocks(locks, !merged) }() // refused, or failed: no lock file of its own stays
 	f, err := readFolder(dir, true)
 	if err != nil {
 		return Report{}, err
@@ -329,15 +341,21 @@ func Merge(dir string, opt MergeOptions) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("merging results: %w", err)
 	}
+	merged = true // results.jsonl is written: the folder's lock file stays, as a batch's does
 	rep := f.report(rows, opt.Expected)
 	if opt.RemoveShards {
-		rep.Removed, err = f.removeShards(&rep.Warnings)
+		removed, rerr := f.removeShards(&rep.Warnings)
+		rep.Removed = removed
+		f.removeStaleShardLocks()
+		if rerr != nil {
+			return rep, rerr
+		}
 	}
-	return rep, err
+	return rep, nil
 }
 
-// removeShards deletes the shard files whose every line is merged, and their lock files (no shard runs: the caller
-// holds the folder's lock exclusively, which a shard needs shared before its own).
+// removeShards deletes the shard files whose every line is merged (no shard runs: the caller holds the folder's
+// lock exclusively, which a shard needs shared before its own); removeStaleShardLocks then takes their lock files.
 func (f *folder) removeShards(warnings *[]string) ([]string, error) {
 	var removed []string
 	for _, file := range f.files {
@@ -352,10 +370,33 @@ func (f *folder) removeShards(warnings *[]string) ([]string, error) {
 		if err := os.Remove(filepath.Join(f.abs, file.name)); err != nil {
 			return removed, fmt.Errorf("removing merged shard file: %w", err)
 		}
-		if err := os.Remove(filepath.Join(f.abs, shardLockName(file.spec))); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return removed, fmt.Errorf("removing merged shard's lock: %w", err)
-		}
 		removed = append(removed, file.name)
 	}
 	return removed, nil
+}
+
+// removeStaleShardLocks removes the lock files of the shards whose results file is not in the folder (any more):
+// those of the shard files removeShards removed, and those a refused or older run left. A shard's lock file beside
+// its results file stays, and so does any a process holds (none should: the caller holds the folder's lock
+// exclusively, and a shard takes it shared before its own). With no shard file left, the lock a start-over waits
+// on (--force) goes too. Best effort: a lock file that stays is harmless.
+func (f *folder) removeStaleShardLocks() {
+	entries, err := os.ReadDir(f.abs)
+	if err != nil {
+		return
+	}
+	present := map[string]bool{}
+	shards := false
+	for _, e := range entries {
+		present[e.Name()] = true
+		if s, ok := shardOfFile(e.Name()); ok && s.Enabled() {
+			shards = true
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if s, ok := shardOfLock(name); (ok && !present[FileFor(s)]) || (name == startOverLockName && !shards) {
+			removeLockFile(filepath.Join(f.abs, name))
+		}
+	}
 }

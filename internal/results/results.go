@@ -164,7 +164,7 @@ type Dir struct {
 	real     string // abs with symlinks resolved: the boundary Resolve enforces
 	spec     shard.Spec
 	fileName string // the results file's name in abs: FileFor(spec)
-	locks    []*os.File
+	locks    []*heldLock
 	force    bool
 	now      func() time.Time
 
@@ -245,19 +245,11 @@ func OpenShard(dir string, s shard.Spec, force bool) (*Dir, error) {
 	}
 	for _, step := range []func() error{d.claimShardCount, d.removeStaleTemps, d.readPrior, d.openResults} {
 		if err := step(); err != nil {
-			d.unlock()
+			releaseLocks(d.locks, true) // refused: the lock files it created go too
 			return nil, err
 		}
 	}
 	return d, nil
-}
-
-func (d *Dir) unlock() error {
-	var errs []error
-	for _, f := range d.locks {
-		errs = append(errs, f.Close()) // releases the flock
-	}
-	return errors.Join(errs...)
 }
 
 // claimShardCount keeps the folder to shards of one count. A shard is refused where the results files of shards of
@@ -291,14 +283,11 @@ func (d *Dir) claimShardCount() (err error) {
 		// The shards of a new count start together (a Job, an array): one at a time starts over, the others then
 		// find nothing left to remove. Without this, a shard holding the old locks while it removes the old files
 		// would look to its siblings like an old shard that still runs.
-		startOver, err := os.OpenFile(filepath.Join(d.abs, startOverLockName), os.O_RDWR|os.O_CREATE, 0o666)
+		startOver, err := waitLockAt(filepath.Join(d.abs, startOverLockName))
 		if err != nil {
 			return fmt.Errorf("starting over (--force) in output directory %s: %w", d.name, err)
 		}
-		defer startOver.Close()
-		if err := waitLockFile(startOver); err != nil {
-			return fmt.Errorf("starting over (--force) in output directory %s: %w", d.name, err)
-		}
+		defer startOver.release(false)
 		if files, err = resultsFiles(d.abs); err != nil {
 			return err
 		}
@@ -322,7 +311,7 @@ func (d *Dir) claimShardCount() (err error) {
 		if err != nil {
 			return fmt.Errorf("locking shard %s of output directory %s: %w", f.spec, d.name, err)
 		}
-		defer lock.Close()
+		defer lock.release(false)
 	}
 	var removed []string
 	for _, f := range other {
@@ -824,7 +813,7 @@ func (d *Dir) Close() error {
 		os.Remove(tmp)
 	}
 	d.tempMu.Unlock()
-	if err := d.unlock(); err != nil {
+	if err := releaseLocks(d.locks, false); err != nil {
 		errs = append(errs, fmt.Errorf("unlocking output directory: %w", err))
 	}
 	return errors.Join(errs...)
