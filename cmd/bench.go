@@ -102,6 +102,9 @@ partial. Exit status: 0 all answered, 1 some failed (the report says how many, b
 }
 
 func runBench(ctx context.Context, s *settings, streams IO, o *benchOptions) error {
+	if err := checkInputFile("--texts", o.texts, "a file of texts, one per line"); err != nil {
+		return err // before the engine starts or a request goes out
+	}
 	texts, err := bench.ReadTexts(o.texts)
 	if err != nil {
 		return err

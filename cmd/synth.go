@@ -253,9 +253,10 @@ type synthText struct {
 	close  func()
 }
 
-// openSynthText opens the text to speak: the arguments, else the file, else standard input. A cancelled ctx (the
-// first Ctrl-C) ends a wait for input at once, for a writer of a FIFO or for more of a pipe or a terminal, as a
-// batch's inputs do (manifest.OpenInput).
+// openSynthText opens the text to speak: the arguments, else the file, else standard input. A --file that is not
+// there, or is a folder, is a usage error (checkInputFile); an error in reading one that is, a failure. A cancelled
+// ctx (the first Ctrl-C) ends a wait for input at once, for a writer of a FIFO or for more of a pipe or a terminal,
+// as a batch's inputs do (manifest.OpenInput).
 func openSynthText(ctx context.Context, streams IO, file string, args []string) (synthText, error) {
 	if len(args) > 0 {
 		return synthText{text: strings.Join(args, " "), close: func() {}}, nil
@@ -263,6 +264,11 @@ func openSynthText(ctx context.Context, streams IO, file string, args []string) 
 	what := "text from standard input"
 	name := "-"
 	if file != "" {
+		if file != "-" { // --file - is standard input
+			if err := checkInputFile("--file", file, "a text file"); err != nil {
+				return synthText{}, err
+			}
+		}
 		what, name = "text", file
 	} else if streams.InTTY {
 		fmt.Fprintln(streams.ErrOut, "reading text from standard input (end with Ctrl-D)...")
