@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -64,7 +66,12 @@ catalogue works. The built-in default voice is always there; others live in the 
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in voice and the installed ones (--available: Piper's catalogue)",
-		Args:  cobra.NoArgs,
+		Example: `  ttsgen voices list
+  ttsgen voices list --json | jq -r '.[].name'
+  ttsgen voices list --voices-dir /srv/ttsgen/voices
+  ttsgen voices list --available
+  ttsgen voices list --available --catalog ~/mirror/piper-voices/voices.json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lo.asJSON, lo.dir = asJSON, s.voicesDir()
 			if runners.list != nil {
@@ -81,7 +88,10 @@ catalogue works. The built-in default voice is always there; others live in the 
 	cmd.AddCommand(&cobra.Command{
 		Use:   "info NAME|PATH",
 		Short: "Show one voice's details",
-		Args:  cobra.ExactArgs(1),
+		Example: `  ttsgen voices info en_US-ttsgen-medium
+  ttsgen voices info en_GB-alan-medium --json
+  ttsgen voices info ~/Downloads/en_GB-alan-medium.onnx   # a voice not installed, by either of its files`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			infoOpts.name, infoOpts.asJSON, infoOpts.dir = args[0], asJSON, s.voicesDir()
 			if runners.info != nil {
@@ -104,12 +114,23 @@ The config must be a valid Piper voice config, and the model a whole ONNX model 
 (input, input_lengths, scales, and sid for a voice of several speakers) and output (output): a truncated download
 or another kind of file is refused. The check reads the model's graph description only, not its weights. The name
 "default" (and the built-in voice's) always means the built-in voice, so a voice of that name is refused: rename
-its two files. Ctrl-C stops the copy and leaves nothing behind.`,
+its two files. Ctrl-C stops the copy and leaves nothing behind.
+
+A PATH that is not there, or is a folder, or a voice whose other file is not beside it, is a usage error (exit
+status 2), said before anything is read or copied; a voice whose files are there but are not a Piper voice's is
+refused with exit status 1.`,
+		Example: `  ttsgen voices add ~/Downloads/en_GB-alan-medium.onnx        # its .onnx.json beside it
+  ttsgen voices add ~/Downloads/en_GB-alan-medium.onnx.json   # either file will do
+  ttsgen voices add --replace ~/Downloads/en_GB-alan-medium.onnx
+  ttsgen voices add --voices-dir /srv/ttsgen/voices --json ~/Downloads/en_GB-alan-medium.onnx`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ao.path, ao.asJSON, ao.dir = args[0], asJSON, s.voicesDir()
 			if runners.add != nil {
 				return runners.add(&ao)
+			}
+			if err := checkVoiceFiles(ao.path); err != nil {
+				return err
 			}
 			v, err := voices.Catalog{Dir: ao.dir}.Add(cmd.Context(), ao.path, ao.replace)
 			if err != nil {
@@ -124,6 +145,37 @@ its two files. Ctrl-C stops the copy and leaves nothing behind.`,
 	add.Flags().BoolVar(&ao.replace, "replace", false, "replace an installed voice of the same name")
 	cmd.AddCommand(add)
 	return cmd
+}
+
+// checkVoiceFiles refuses, as a usage error (exit status 2) before anything is read or copied, a PATH given to
+// `voices add` that is not a voice's two files: neither X.onnx nor X.onnx.json, or either file not there (or a
+// folder). A voice whose files are there but wrong (a truncated model, a config that is not Piper's) is refused
+// later, as a failure.
+func checkVoiceFiles(path string) error {
+	const want = "want a Piper voice's X.onnx, with its X.onnx.json beside it"
+	info, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return usageErrorf("voices add %s: %v", path, statProblem(err))
+	case info.IsDir():
+		return usageErrorf("voices add %s is a folder: %s", path, want)
+	}
+	model, isConfig := strings.CutSuffix(path, ".json")
+	if !strings.HasSuffix(model, ".onnx") {
+		return usageErrorf("voices add %s: %s", path, want)
+	}
+	other, what := model+".json", "config"
+	if isConfig {
+		other, what = model, "model"
+	}
+	info, err = os.Stat(other)
+	switch {
+	case err != nil:
+		return usageErrorf("voices add %s: its %s %s: %v (%s)", path, what, other, statProblem(err), want)
+	case info.IsDir():
+		return usageErrorf("voices add %s: its %s %s is a folder (%s)", path, what, other, want)
+	}
+	return nil
 }
 
 // runVoicesList prints the installed voices, or with --available the catalogue's.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -112,9 +113,21 @@ func (c Catalog) Find(nameOrPath string) (*Voice, error) {
 	for _, v := range list {
 		names = append(names, v.Name)
 	}
-	return nil, fmt.Errorf("%w: %q (known voices: %s; add one with `ttsgen voices add PATH/TO/VOICE.onnx`)",
-		ErrNotFound, nameOrPath, strings.Join(names, ", "))
+	hint := "add one with `ttsgen voices add PATH/TO/VOICE.onnx`"
+	if looksLikeCatalogKey(nameOrPath) {
+		hint = fmt.Sprintf("download it from Piper's catalogue with `ttsgen voices download %s`, or %s", nameOrPath, hint)
+	}
+	return nil, fmt.Errorf("%w: %q (known voices: %s; %s)", ErrNotFound, nameOrPath, strings.Join(names, ", "), hint)
 }
+
+// catalogKey is the form of the keys of Piper's voice catalogue: language_REGION-name-quality, as in
+// en_GB-alan-medium, zh_CN-huayan-x_low or en_US-libritts_r-medium.
+var catalogKey = regexp.MustCompile(`^[a-z]{2,3}_[A-Z]{2}-[A-Za-z0-9_]+-(x_low|low|medium|high)$`)
+
+// looksLikeCatalogKey reports whether name has the form of a key of Piper's voice catalogue
+// (lang_REGION-name-quality, the quality one of x_low, low, medium and high), which `ttsgen voices download` may
+// install. It says nothing of whether the catalogue has such a voice.
+func looksLikeCatalogKey(name string) bool { return catalogKey.MatchString(name) }
 
 // IsPath reports whether a voice given as s is a path to its files rather than a name: it contains a path separator
 // or ends in .onnx or .onnx.json.
