@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/pipeline"
 	"github.com/ttsgen/ttsgen/internal/server"
 	"github.com/ttsgen/ttsgen/internal/server/openai"
+	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
 type serveOptions struct {
@@ -69,7 +72,8 @@ ttsgen synth -o - (wav) or its samples (pcm), streamed or not. Errors are OpenAI
 
 On SIGINT/SIGTERM the server drains: new requests get 503 while those admitted finish, for up to --grace; those
 still running are then cut off; it exits 0. A second signal quits at once. It binds to loopback unless --addr says
-otherwise.`,
+otherwise. A voice that is not there at all is refused before it listens (exit status 2); one that is there but
+fails to load ends the server, which has admitted no request, with exit status 1.`,
 		Example: `  ttsgen serve
   ttsgen serve --addr 0.0.0.0:8880 --voice en_GB-alan-medium --voice default --api-key "$KEY"
   ttsgen serve --openai-voice alloy=en_US-libritts-high:p225 --openai-voice onyx=en_GB-alan-medium
@@ -160,6 +164,9 @@ func runServe(ctx context.Context, s *settings, streams IO, o *serveOptions) err
 		level = slog.LevelError
 	}
 	log := slog.New(slog.NewTextHandler(streams.ErrOut, &slog.HandlerOptions{Level: level}))
+	if err := findServed(voices.Catalog{Dir: s.voicesDir()}, o); err != nil {
+		return err // before listening: a server that cannot have its voices never opens its port
+	}
 	silence := o.sentenceSilence
 	srv := server.New(server.Options{APIKey: o.apiKey, MaxInput: o.maxInput, MaxQueue: o.maxQueue, Grace: o.grace,
 		RequestTimeout: o.requestTimeout, SentenceSilence: &silence, Logger: log})
@@ -183,6 +190,7 @@ func runServe(ctx context.Context, s *settings, streams IO, o *serveOptions) err
 		err = loadServed(rt, o, table, srv)
 	}
 	if err != nil {
+		// The server never became ready, so it admitted no request: Serve closes the listener without a drain.
 		stopServing()
 		return errors.Join(err, <-served)
 	}
@@ -192,6 +200,49 @@ func runServe(ctx context.Context, s *settings, streams IO, o *serveOptions) err
 	}
 	if ctx.Err() != nil {
 		return errDrained
+	}
+	return nil
+}
+
+// findServed finds the voices serve is to load (those named, and those the OpenAI table maps to) before it listens,
+// reading only their configs: a voice that is not there at all (no voice of that name, no file at that path) is a
+// usage error, as batch has a wrong --voice, and so is a speaker that an --openai-voice's voice does not have. A
+// voice found but broken is an error too. Loading the models is left for loadServed, once the listener is open.
+func findServed(catalog voices.Catalog, o *serveOptions) error {
+	find := func(name string) (*voices.Voice, error) {
+		v, err := catalog.Find(name)
+		if errors.Is(err, voices.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			return nil, usageError{err}
+		}
+		return v, err
+	}
+	names := o.voices
+	if len(names) == 0 {
+		names = []string{""}
+	}
+	var served []*voices.Voice
+	for _, name := range names {
+		v, err := find(name)
+		if err != nil {
+			return err
+		}
+		served = append(served, v)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.openAIVoices)) {
+		target := o.openAIVoices[name]
+		voice, speaker := splitVoiceTarget(target)
+		var v *voices.Voice
+		if i := slices.IndexFunc(served, func(v *voices.Voice) bool { return v.Name == voice }); i >= 0 {
+			v = served[i] // a served voice, by the name it is served under (as loadServed finds it)
+		} else {
+			var err error
+			if v, err = find(voice); err != nil {
+				return fmt.Errorf("--openai-voice %s: %w", name, err)
+			}
+		}
+		if _, err := v.Config.SpeakerID(speaker); err != nil {
+			return usageErrorf("--openai-voice %s=%s: %v", name, target, err)
+		}
 	}
 	return nil
 }
@@ -219,14 +270,17 @@ func loadServed(rt *synthRuntime, o *serveOptions, table openai.Voices, srv *ser
 	}
 	for _, name := range names {
 		if _, err := load(name); err != nil {
-			return err
+			if name == "" {
+				name = voices.DefaultName
+			}
+			return fmt.Errorf("voice %s failed to load, so nothing is served: %w", name, err)
 		}
 	}
 	for name, target := range o.openAIVoices {
 		voice, speaker := splitVoiceTarget(target)
 		lv, err := load(voice)
 		if err != nil {
-			return fmt.Errorf("--openai-voice %s: %w", name, err)
+			return fmt.Errorf("--openai-voice %s: voice %s failed to load, so nothing is served: %w", name, voice, err)
 		}
 		if _, err := lv.Voice.Config.SpeakerID(speaker); err != nil {
 			return usageErrorf("--openai-voice %s=%s: %v", name, target, err)

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -225,5 +227,70 @@ func TestBenchExitsOneWhenRequestsFail(t *testing.T) {
 	if r.code != ExitFailure || !strings.Contains(r.errOut, "2 of 4 requests failed; first: HTTP 500: overloaded") ||
 		!strings.Contains(r.out, "x real time") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want the report and exit 1", r.code, r.out, r.errOut)
+	}
+}
+
+// A voice that is not there at all is a usage error said before the server listens, as batch says a wrong --voice:
+// no "listening" line, no drain, exit 2, one line that names the voice.
+func TestServeUnknownVoiceIsAUsageErrorBeforeListening(t *testing.T) {
+	for _, tt := range []struct {
+		name, config string
+		args         []string
+		want         string
+	}{
+		{"config file", "voice: nonexistent\n", nil, `voice not found: "nonexistent"`},
+		{"flag", "", []string{"--voice", "nonexistent"}, `voice not found: "nonexistent"`},
+		{"path", "", []string{"--voice", "/nowhere/x.onnx"}, "stat /nowhere/x.onnx: no such file"},
+		{"openai", "", []string{"--openai-voice", "alloy=nonexistent"}, `--openai-voice alloy: voice not found: "nonexistent"`},
+		{"openai speaker", "", []string{"--openai-voice", "alloy=default:7"}, "--openai-voice alloy=default:7: speaker 7"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := isolate(t)
+			if tt.config != "" {
+				writeConfig(t, dir, tt.config)
+			}
+			r := run(t, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, tt.args...)...)
+			if r.code != ExitUsage || strings.Count(r.errOut, "\n") != 1 || !strings.HasPrefix(r.errOut, "ttsgen: ") ||
+				!strings.Contains(r.errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", r.code, r.errOut, tt.want)
+			}
+		})
+	}
+}
+
+// A voice that is there but does not load fails the server after it listens (its /health said 503 meanwhile): one
+// line says which voice and why, exit 1, and nothing claims a drain of requests that a server without its voices
+// never admitted.
+func TestServeVoiceThatFailsToLoadSaysSoWithoutADrain(t *testing.T) {
+	dir := isolate(t)
+	needORT(t)
+	voicesDir := filepath.Join(dir, "voices")
+	cfg, err := os.ReadFile(strings.TrimSuffix(tinyVoice, ".onnx") + ".onnx.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := os.ReadFile(tinyVoice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(voicesDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"broken.onnx.json": cfg, "broken.onnx": model[:len(model)/2]} {
+		if err := os.WriteFile(filepath.Join(voicesDir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, "", "serve", "--addr", "127.0.0.1:0", "--voice", "broken")
+	var errLines []string
+	for _, line := range strings.Split(strings.TrimSpace(r.errOut), "\n") {
+		if strings.HasPrefix(line, "ttsgen: ") {
+			errLines = append(errLines, line)
+		}
+	}
+	if r.code != ExitFailure || !strings.Contains(r.errOut, "msg=\"listening") || strings.Contains(r.errOut, "drain") ||
+		len(errLines) != 1 || !strings.Contains(errLines[0], "voice broken failed to load") ||
+		!strings.Contains(errLines[0], "not a whole ONNX model") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1, no drain, and one line that voice broken failed to load and why", r.code, r.errOut)
 	}
 }

@@ -156,7 +156,9 @@ var errGraceOver = errors.New("server: the drain's grace period is over")
 // Serve answers on l until ctx ends, then drains: speech requests (and /health) get 503 while those admitted
 // finish, for up to the grace period; those still running then are cancelled (their clients see the stream cut
 // short). The listener stays open during the drain, so that every client gets an answer rather than a refused
-// connection. Serve returns nil after a drain, or the error that stopped the listener.
+// connection. A server that never became ready (Ready was not called: its voices failed to load, or it was stopped
+// while loading) admitted no speech request: it closes without a drain, and logs none. Serve returns nil after a
+// drain or such a close, or the error that stopped the listener.
 func (s *Server) Serve(ctx context.Context, l net.Listener, h http.Handler) error {
 	work, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelWork(nil)
@@ -175,16 +177,19 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, h http.Handler) erro
 	case <-ctx.Done():
 	}
 
-	log := s.opts.Logger
-	log.Info("draining: new requests get 503", "grace", s.opts.Grace)
-	grace := time.NewTimer(s.opts.Grace)
-	defer grace.Stop()
-	select {
-	case <-s.admission.drain():
-		log.Info("drained: every admitted request is answered")
-	case <-grace.C:
-		log.Warn("grace period over: cancelling the requests still being spoken")
-		cancelWork(errGraceOver)
+	idle := s.admission.drain() // from here on no request is admitted, even if Ready comes now
+	if s.backend.Load() != nil {
+		log := s.opts.Logger
+		log.Info("draining: new requests get 503", "grace", s.opts.Grace)
+		grace := time.NewTimer(s.opts.Grace)
+		defer grace.Stop()
+		select {
+		case <-idle:
+			log.Info("drained: every admitted request is answered")
+		case <-grace.C:
+			log.Warn("grace period over: cancelling the requests still being spoken")
+			cancelWork(errGraceOver)
+		}
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

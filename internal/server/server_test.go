@@ -543,3 +543,36 @@ func TestDrainCancelsWhatOutlastsTheGrace(t *testing.T) {
 	}
 	checkError(t, <-inFlight, 503, "shutting_down", nil, "shutting down")
 }
+
+// A server stopped before it was ready (its voices failed to load) admitted nothing: it closes without a drain and
+// says nothing of one.
+func TestServeOfAServerNeverReadyClosesWithoutADrain(t *testing.T) {
+	events := make(logEvents, 100)
+	s := server.New(server.Options{Logger: slog.New(events), Grace: time.Minute})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, l, s.Handler()) }()
+	resp, err := http.Get("http://" + l.Addr().String() + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkError(t, resp, 503, "not_ready", nil, "loading")
+	stop()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+	for len(events) > 0 {
+		if msg := <-events; strings.Contains(msg, "drain") {
+			t.Errorf("a server that never became ready logged %q", msg)
+		}
+	}
+}
