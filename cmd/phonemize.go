@@ -26,8 +26,8 @@ func newPhonemizeCmd(s *settings, streams IO, runF func(*phonemizeOptions) error
 		Use:   "phonemize [TEXT...]",
 		Short: "Show the phonemes and model ids a voice gets for a text",
 		Long: `Print what the voice's model receives, one line per sentence: the phonemes (as Piper makes them with
-espeak-ng), or with --json one object per line: {"text": <the sentence after normalisation>, "phonemes": <phoneme
-string>, "ids": [<model input ids>]}. Needs only the voice's .onnx.json, not ONNX Runtime.
+espeak-ng), or with --json one object per line: {"text": <the sentence, normalised unless --no-normalize>,
+"phonemes": <phoneme string>, "ids": [<model input ids>]}. Needs only the voice's .onnx.json, not ONNX Runtime.
 
 Each line of the input, without the white space around it, is phonemized on its own, as Piper's command line
 reads its input, so a file of one sentence per line gives exactly Piper's ids with --no-normalize. (synth and

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,4 +72,39 @@ func expandedDollarDigit(line string) int {
 		}
 	}
 	return -1
+}
+
+// Each JSON line's text is its own sentence's, with or without normalisation: without it espeak-ng finds the
+// sentences of the line ("Dr." ends one), and each line named the whole input.
+func TestPhonemizeJSONTextIsEachSentences(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		flags []string
+		input string
+		want  []string
+	}{
+		{[]string{"--no-normalize"}, "Dr. Smith paid $5.", []string{"Dr.", "Smith paid $5."}},
+		{[]string{"--no-normalize"}, "Hello there. How are you?", []string{"Hello there.", "How are you?"}},
+		{nil, "Dr. Smith paid $5. He left at once!", []string{"Doctor Smith paid five dollars.", "He left at once!"}},
+		{nil, "Hello there. How are you?", []string{"Hello there.", "How are you?"}},
+	} {
+		input := tc.input
+		r := run(t, "", append(append([]string{"phonemize", "--json"}, tc.flags...), input)...)
+		if r.code != 0 {
+			t.Fatalf("%v %q: exit %d: %s", tc.flags, input, r.code, r.errOut)
+		}
+		var texts []string
+		for _, line := range strings.Split(strings.TrimSpace(r.out), "\n") {
+			var s struct {
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal([]byte(line), &s); err != nil {
+				t.Fatalf("%v %q: line %q: %v", tc.flags, input, line, err)
+			}
+			texts = append(texts, s.Text)
+		}
+		if !slices.Equal(texts, tc.want) {
+			t.Errorf("phonemize --json %v %q: texts %q, want %q", tc.flags, input, texts, tc.want)
+		}
+	}
 }

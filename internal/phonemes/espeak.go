@@ -74,6 +74,22 @@ var languageFlag = regexp.MustCompile(`\([^)]+\)`)
 // dropped. Invalid UTF-8, U+FFFD and control characters other than white space are replaced by
 // spaces first, and a text ending in exactly two dots gets a space appended (see cleanText).
 func (e *Espeak) Phonemize(text, voice string) ([]string, error) {
+	sentences, err := e.Sentences(text, voice)
+	if err != nil {
+		return nil, err
+	}
+	var phonemes []string
+	for _, s := range sentences {
+		phonemes = append(phonemes, s.Phonemes)
+	}
+	return phonemes, nil
+}
+
+// Sentences is Phonemize with each sentence's text: the characters espeak-ng read for the sentence's clauses, as
+// cleanText left them, without the white space around them. Every character of the text belongs to one sentence;
+// a sentence without phonemes (the lone closing quote after `"Hi."`) is dropped as Phonemize drops it, and its
+// text joins the sentence before it (or, at the start, the one after it).
+func (e *Espeak) Sentences(text, voice string) ([]Sentence, error) {
 	text = cleanText(text)
 
 	espeakMu.Lock()
@@ -123,10 +139,13 @@ func currentVoiceLanguage() string {
 // nulPadding is how many NULs follow the text handed to libespeak-ng.
 const nulPadding = 8
 
-// clause is one piece of text espeak-ng phonemized at once, with the terminator it ended with.
+// clause is one piece of text espeak-ng phonemized at once, with the terminator it ended with, and its text: from
+// where the clause before it ended to the character it read too many and pushed back (which the next clause reads
+// first), or to the end of the text.
 type clause struct {
 	phonemes   string
 	terminator clauseType
+	text       string
 }
 
 // textToClauses runs espeak_TextToPhonemes over text clause by clause and recomputes each clause's
@@ -141,6 +160,7 @@ func textToClauses(text string) ([]clause, error) {
 
 	var clauses []clause
 	var pushedBack []rune // the look-ahead character ReadClause pushed back, read again next clause
+	owned := 0            // where the next clause's text starts: the bytes before it are earlier clauses'
 	textPtr := unsafe.Pointer(cText)
 	for textPtr != nil {
 		start := int(uintptr(textPtr) - base)
@@ -163,26 +183,36 @@ func textToClauses(text string) ([]clause, error) {
 			}
 		}
 		read := append(pushedBack, []rune(text[start:end])...)
-		clauses = append(clauses, clause{phonemes: phonemes, terminator: clauseEnd(read, reachedEOF, espeakRules)})
-
 		pushedBack = nil
+		ownEnd := end
 		if !reachedEOF && end > start {
 			// ReadClause always stops having read one character too many, which it pushes back.
-			last, _ := utf8.DecodeLastRuneInString(text[start:end])
+			last, size := utf8.DecodeLastRuneInString(text[start:end])
 			pushedBack = []rune{last}
+			ownEnd = end - size
 		}
+		clauses = append(clauses, clause{phonemes: phonemes, terminator: clauseEnd(read, reachedEOF, espeakRules),
+			text: text[owned:ownEnd]})
+		owned = ownEnd
 	}
 	return clauses, nil
 }
 
 // joinSentences applies Piper's rules to espeak-ng's clauses: remove language-switch flags, append
-// the terminator's mark, decompose (NFD), and start a new sentence after a sentence terminator.
-func joinSentences(clauses []clause) []string {
-	var sentences []string
-	var sentence strings.Builder
+// the terminator's mark, decompose (NFD), and start a new sentence after a sentence terminator. Each
+// sentence's text is that of its clauses; the text of a sentence without phonemes, which is dropped,
+// joins the sentence before it (or the first one).
+func joinSentences(clauses []clause) []Sentence {
+	var sentences []Sentence
+	var sentence, text strings.Builder
 	flush := func() {
-		if sentence.Len() > 0 {
-			sentences = append(sentences, norm.NFD.String(sentence.String()))
+		switch {
+		case sentence.Len() > 0:
+			sentences = append(sentences, Sentence{Text: text.String(), Phonemes: norm.NFD.String(sentence.String())})
+			text.Reset()
+		case len(sentences) > 0:
+			sentences[len(sentences)-1].Text += text.String()
+			text.Reset()
 		}
 		sentence.Reset()
 	}
@@ -190,12 +220,37 @@ func joinSentences(clauses []clause) []string {
 		mark, endsSentence := piperMark(c.terminator)
 		sentence.WriteString(languageFlag.ReplaceAllString(c.phonemes, ""))
 		sentence.WriteString(mark)
+		text.WriteString(c.text)
 		if endsSentence {
 			flush()
 		}
 	}
 	flush()
+	for i := len(sentences) - 1; i > 0; i-- {
+		// The quote that closes a sentence is the character ReadClause read too many after its mark: it goes back
+		// to the sentence it closes.
+		if n := closingRun(sentences[i].Text); n > 0 {
+			sentences[i-1].Text += sentences[i].Text[:n]
+			sentences[i].Text = sentences[i].Text[n:]
+		}
+	}
+	for i := range sentences {
+		sentences[i].Text = strings.TrimSpace(sentences[i].Text)
+	}
 	return sentences
+}
+
+// closingRun is how many bytes at the start of text are quotes or brackets followed by white space or the end:
+// those that close the sentence before text.
+func closingRun(text string) int {
+	end := strings.IndexFunc(text, func(r rune) bool { return !isBracket(r) })
+	if end < 0 {
+		return len(text)
+	}
+	if r, _ := utf8.DecodeRuneInString(text[end:]); end > 0 && isSpace(r) {
+		return end
+	}
+	return 0
 }
 
 // cleanText makes text safe to hand to libespeak-ng (see Phonemize).

@@ -233,3 +233,45 @@ func TestLongWords(t *testing.T) {
 		t.Errorf("a text of ordinary words changed")
 	}
 }
+
+// Sentences says which text each sentence is: the characters espeak-ng read for it, without the white space around
+// them; a quote that closes a sentence stays with it, and the text of a sentence without phonemes joins the one
+// before it. The phonemes are Phonemize's.
+func TestSentencesSayEachSentencesText(t *testing.T) {
+	e := newTestEspeak(t)
+	for _, tt := range []struct {
+		text string
+		want []string
+	}{
+		{"Dr. Smith paid $5.", []string{"Dr.", "Smith paid $5."}},
+		{"  Hello there.  How are you?\n", []string{"Hello there.", "How are you?"}},
+		{"One, two; three: four. five", []string{"One, two; three: four. five"}}, // a lower-case word goes on
+		{`"Hi." "There." he said. (Aside.) Next!`, []string{`"Hi."`, `"There."`, "he said.", "(Aside.)", "Next!"}},
+		{`He said "hi." Then left.`, []string{`He said "hi."`, "Then left."}},
+		{`Hi. "`, []string{`Hi. "`}},
+		{"Wait... what?", []string{"Wait... what?"}},
+		{"No mark at the end", []string{"No mark at the end"}},
+		{"", nil},
+	} {
+		got, err := e.Sentences(tt.text, "en-us")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, s := range got {
+			texts = append(texts, s.Text)
+		}
+		if !reflect.DeepEqual(texts, tt.want) {
+			t.Errorf("Sentences(%q): texts %q, want %q", tt.text, texts, tt.want)
+		}
+		phonemes, err := e.Phonemize(tt.text, "en-us")
+		if err != nil || len(phonemes) != len(got) {
+			t.Fatalf("Phonemize(%q) = %q, %v; Sentences gave %d", tt.text, phonemes, err, len(got))
+		}
+		for i := range got {
+			if got[i].Phonemes != phonemes[i] {
+				t.Errorf("Sentences(%q)[%d].Phonemes = %q, Phonemize's %q", tt.text, i, got[i].Phonemes, phonemes[i])
+			}
+		}
+	}
+}

@@ -20,6 +20,20 @@ type Phonemizer interface {
 	Phonemize(text, voice string) ([]string, error)
 }
 
+// Sentence is one sentence of a text as espeak-ng reads it: the sentence's text and its phonemes (one string of
+// Phonemize's).
+type Sentence struct {
+	Text     string `json:"text"`
+	Phonemes string `json:"phonemes"`
+}
+
+// SentencePhonemizer is a Phonemizer that also says which part of the text each sentence is: espeak-ng, not the
+// caller, finds where a text's sentences end. *Espeak and *Isolated are both.
+type SentencePhonemizer interface {
+	Phonemizer
+	Sentences(text, voice string) ([]Sentence, error)
+}
+
 // Environment of the child process. childEnv makes a binary serve phonemization requests instead of
 // doing its normal work (ServeChildIfAsked); childDataEnv carries the espeak-ng data path.
 const (
@@ -47,8 +61,8 @@ type request struct {
 }
 
 type response struct {
-	Sentences []string `json:"sentences"`
-	Error     string   `json:"error,omitempty"`
+	Sentences []Sentence `json:"sentences"`
+	Error     string     `json:"error,omitempty"`
 }
 
 // Isolated phonemizes with libespeak-ng in a child process (this executable, re-run with childEnv
@@ -110,6 +124,19 @@ func NewIsolated(dataPath string, timeout time.Duration) (*Isolated, error) {
 // succeeds. A second crash, or a text that takes longer than the timeout, is an error that says so;
 // the child is then killed and the next call starts a new one.
 func (iso *Isolated) Phonemize(text, voice string) ([]string, error) {
+	sentences, err := iso.Sentences(text, voice)
+	if err != nil {
+		return nil, err
+	}
+	var phonemes []string
+	for _, s := range sentences {
+		phonemes = append(phonemes, s.Phonemes)
+	}
+	return phonemes, nil
+}
+
+// Sentences is Espeak.Sentences run in the child, as Phonemize is.
+func (iso *Isolated) Sentences(text, voice string) ([]Sentence, error) {
 	line, err := json.Marshal(request{Text: text, Voice: voice})
 	if err != nil {
 		return nil, fmt.Errorf("phonemes: encode request: %w", err)
@@ -132,7 +159,7 @@ func (iso *Isolated) Phonemize(text, voice string) ([]string, error) {
 // attempt sends one request line to the child, starting one if needed. crashed reports that the
 // child died while working on it (or before: a child killed from outside between requests); err then
 // says how. The caller holds mu.
-func (iso *Isolated) attempt(line []byte) (sentences []string, crashed bool, err error) {
+func (iso *Isolated) attempt(line []byte) (sentences []Sentence, crashed bool, err error) {
 	if iso.child == nil {
 		if err := iso.start(); err != nil {
 			return nil, false, err
@@ -368,7 +395,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 			runTestHook(req.Text, served)
 		}
 		served++
-		sentences, err := esp.Phonemize(req.Text, req.Voice)
+		sentences, err := esp.Sentences(req.Text, req.Voice)
 		resp := response{Sentences: sentences}
 		if err != nil {
 			resp.Error = err.Error()

@@ -65,6 +65,12 @@ func TestIsolatedMatchesInProcess(t *testing.T) {
 		if err != nil || wantErr != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("Phonemize(%q, %q) = %q, %v; in process %q, %v", tt.text, tt.voice, got, err, want, wantErr)
 		}
+		wantSentences, wantErr := esp.Sentences(tt.text, tt.voice)
+		gotSentences, err := iso.Sentences(tt.text, tt.voice)
+		if err != nil || wantErr != nil || !reflect.DeepEqual(gotSentences, wantSentences) {
+			t.Errorf("Sentences(%q, %q) = %q, %v; in process %q, %v", tt.text, tt.voice, gotSentences, err,
+				wantSentences, wantErr)
+		}
 	}
 }
 

@@ -29,7 +29,11 @@ func (r referenceRecord) piperSentences() []string {
 	for i, c := range r.Clauses {
 		clauses[i] = clause{phonemes: c.Phonemes, terminator: c.Terminator}
 	}
-	return joinSentences(clauses)
+	var phonemes []string
+	for _, s := range joinSentences(clauses) {
+		phonemes = append(phonemes, s.Phonemes)
+	}
+	return phonemes
 }
 
 // TestPhonemizeMatchesReference checks Phonemize against the true terminators for every text in

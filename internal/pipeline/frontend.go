@@ -27,7 +27,7 @@ type Sentence struct {
 	Phonemes string  `json:"phonemes"`
 	IDs      []int64 `json:"ids"`
 	// Source is the sentence of the input this one was made from, as written (before normalisation): what word
-	// timestamps name. Without normalisation it is the whole text that went to espeak-ng.
+	// timestamps name. Without normalisation it is Text (with the blocks of raw phonemes it joins).
 	Source string `json:"-"`
 }
 
@@ -110,23 +110,32 @@ func (f *Frontend) Stream(text Text, cfg *voices.Config) iter.Seq2[Sentence, err
 				pending.Phonemes += rawPhonemes(piece)
 				hasPending, joinNext, spaceAfter = true, true, piece.SpaceAfter
 			} else {
-				sentences, err := f.phonemize(piece.Text, cfg)
+				sentences, err := f.sentences(piece.Text, cfg)
 				if err != nil {
 					yield(Sentence{}, err)
 					return
 				}
 				for _, ph := range sentences {
+					// A piece that espeak-ng reads as several sentences gives each its own text (and, where the
+					// piece is its own source, its own source): not the whole piece's.
+					own, source := piece.Text, text.sources[i]
+					if len(sentences) > 1 && ph.Text != "" {
+						if source == own {
+							source = ph.Text
+						}
+						own = ph.Text
+					}
 					if joinNext {
-						pending.Source = joinText(pending.Source, text.sources[i], spaceAfter)
-						pending.Text = joinText(pending.Text, piece.Text, spaceAfter)
-						pending.Phonemes += ph
+						pending.Source = joinText(pending.Source, source, spaceAfter)
+						pending.Text = joinText(pending.Text, own, spaceAfter)
+						pending.Phonemes += ph.Phonemes
 						joinNext = false
 						continue
 					}
 					if !emit() {
 						return
 					}
-					pending, hasPending = Sentence{Text: piece.Text, Phonemes: ph, Source: text.sources[i]}, true
+					pending, hasPending = Sentence{Text: own, Phonemes: ph.Phonemes, Source: source}, true
 				}
 			}
 			if nextRaw := i+1 < len(text.pieces) && text.pieces[i+1].Raw; !nextRaw && !joinNext && !emit() {
@@ -233,6 +242,24 @@ func (f *Frontend) phonemize(text string, cfg *voices.Config) ([]string, error) 
 		return nil, fmt.Errorf("phonemizing with espeak-ng voice %q: %w", cfg.Espeak.Voice, err)
 	}
 	return sents, nil
+}
+
+// sentences is phonemize with each sentence's text, where espeak-ng says it ("" where not: for a voice of
+// phoneme_type "text", or a phonemizer that is no phonemes.SentencePhonemizer).
+func (f *Frontend) sentences(text string, cfg *voices.Config) ([]phonemes.Sentence, error) {
+	if sp, ok := f.Espeak.(phonemes.SentencePhonemizer); ok && cfg.PhonemeType != voices.PhonemeTypeText {
+		sents, err := sp.Sentences(text, cfg.Espeak.Voice)
+		if err != nil {
+			return nil, fmt.Errorf("phonemizing with espeak-ng voice %q: %w", cfg.Espeak.Voice, err)
+		}
+		return sents, nil
+	}
+	ph, err := f.phonemize(text, cfg)
+	sents := make([]phonemes.Sentence, len(ph))
+	for i, p := range ph {
+		sents[i].Phonemes = p
+	}
+	return sents, err
 }
 
 func (f *Frontend) maxPhonemes() int {

@@ -150,3 +150,25 @@ func TestFrontendStreamPhonemizesAsItIsConsumed(t *testing.T) {
 		t.Errorf("Sentences gave %d sentences, Stream %d; want the same 3", len(all), len(streamed))
 	}
 }
+
+// Without normalisation espeak-ng finds the sentences of the text it gets whole; each sentence has its own text
+// (and, as its own source, that text), not the whole text's, also where a block of raw phonemes joins two of them.
+func TestFrontendWithoutNormalisationGivesEachSentenceItsText(t *testing.T) {
+	f, cfg, _ := testFrontend(t, false)
+	got, err := f.Sentences("Dr. Smith paid $5. How are you? [[ bˈiː ]] Then 2. Done", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Dr.", "Smith paid $5.", "How are you? [[ bˈiː ]] Then 2.", "Done"}
+	var texts, sources []string
+	for _, s := range got {
+		texts, sources = append(texts, s.Text), append(sources, s.Source)
+	}
+	if !reflect.DeepEqual(texts, want) || !reflect.DeepEqual(sources, want) {
+		t.Errorf("texts %q\nsources %q\nwant both %q", texts, sources, want)
+	}
+	// One sentence keeps the text as it went to espeak-ng.
+	if got, err := f.Sentences("Hello there.", cfg); err != nil || len(got) != 1 || got[0].Text != "Hello there." {
+		t.Errorf("one sentence: %+v, %v", got, err)
+	}
+}
