@@ -15,6 +15,7 @@ import (
 	"github.com/ttsgen/ttsgen/internal/results"
 	"github.com/ttsgen/ttsgen/internal/shard"
 	"github.com/ttsgen/ttsgen/internal/timestamps"
+	"github.com/ttsgen/ttsgen/internal/voices"
 )
 
 type batchOptions struct {
@@ -39,21 +40,23 @@ func newBatchCmd(s *settings, streams IO, runF func(*batchOptions, []string) err
 with --format) and DIR/results.jsonl.
 
 An INPUT is:
-  - a JSONL manifest (.jsonl): one JSON object per line,
+  - a JSONL manifest (.jsonl, .json or .ndjson): one JSON object per line,
       {"id": "intro", "text": "Welcome!", "out": "part1/intro.wav", "format": "wav", "voice": "en_US-ttsgen-medium",
        "speaker": 0, "length_scale": 1.0, "noise_scale": 0.667, "noise_w": 0.8}
-    where only "text" is required: "id" defaults to the manifest's name and the line number ("prompts-3" for line
-    3 of prompts.jsonl), "out" to <id>.wav inside DIR (<id>.flac etc. in
-    another format; an item's format is its "format", else its "out"'s extension, else --format), and a relative "voice" path is taken from the manifest's
-    folder;
+    where only "text" is required: "id" defaults to the manifest's file name without its extension and the line
+    number ("prompts-3" for line 3 of prompts.jsonl), "out" to <id>.wav inside DIR (<id>.flac etc. in another
+    format; an item's format is its "format", else its "out"'s extension, else --format), and a relative "voice"
+    path is taken from the manifest's folder;
   - - (standard input), a FIFO or <(...): a JSONL manifest read as it comes (generate | ttsgen batch - -o out/);
-    default ids start with "stdin" for standard input;
+    default ids start with "stdin" for standard input, else with the path's file name: "63-1" for line 1 of
+    <(...) read as /dev/fd/63, a number the shell may change, so give such items their own "id";
   - a .txt file: one WAV for the whole document, named after the file;
   - a folder: each .txt file in it (not in subfolders).
 
 results.jsonl gets one row per item: {"id", "line", "source", "out", "status": "ok"|"error", "error",
 "retry_error", "sentences", "audio_seconds", "settings", "format", "bytes", "timestamps_out", "shard", "finished"}
-(bytes: the encoded size; timestamps_out: the --timestamps file beside out). A bad line (invalid JSON, missing
+(bytes: the encoded size; timestamps_out: the --timestamps file beside out; settings.text_sha256: the first 128
+bits of the SHA-256 of the item's text, in hex, not a whole SHA-256). A bad line (invalid JSON, missing
 text, unknown voice, an "out" outside DIR, an audio file that an earlier item of the run writes, ...) gets an
 error row naming its line, is reported on stderr as an error (even with -q), and every good item is still spoken;
 the exit status is then 1.
@@ -83,10 +86,11 @@ Many machines on one corpus: --shard K/N makes only the items whose id hashes to
 lands in the same shard, whatever the order of the inputs; an item without an id by its input and line), and the
 others are passed over before any work. Without --shard, the shard comes from the scheduler: a Kubernetes Indexed
 Job's JOB_COMPLETION_INDEX (0-based) with --shard-count N (or TTSGEN_SHARD_COUNT), or a Slurm job array's
-SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT and SLURM_ARRAY_TASK_MIN. The shards of a job write into one DIR side by
-side, each into DIR/results.K-of-N.jsonl (rows record "shard": "K/N"), and each resumes on its own; items that DIR's
-results.jsonl records as done are not done again. "ttsgen results merge DIR" then folds the shards' rows into
-results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU parallel script. A DIR holds the shards of
+SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, _MIN, _MAX and _STEP (an evenly spaced --array=A-B or A-B:S). The
+shards of a job write into one DIR side by side, each into DIR/results.K-of-N.jsonl (rows record "shard": "K/N"),
+and each resumes on its own; items that DIR's results.jsonl records as done are not done again. "ttsgen results
+merge DIR" then folds the shards' rows into results.jsonl; deploy/ has a Kubernetes Job, a Slurm script and a GNU
+parallel script. A DIR holds the shards of
 one count: a shard is refused (exit status 2) where results files of shards of another count are, since the counts
 split the items differently; merge those first (ttsgen results merge DIR --remove-shards), write into another
 folder, or give --force to start over (it removes the other count's results files, once none of their shards runs).
@@ -128,7 +132,7 @@ folder, or give --force to start over (it removes the other count's results file
 		"JOB_COMPLETION_INDEX (the Job's completions)")
 	o.voice.add(cmd.Flags())
 	o.audio.add(cmd.Flags(), "wav, or what an item's \"format\" or \"out\" says")
-	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times beside its audio file, named after it (a.wav: a.json): `json`, srt or vtt; "+
+	cmd.Flags().StringVar(&o.timestamps, "timestamps", "", "also write each item's word times in `FORMAT` (json, srt or vtt) beside its audio file, named after it (a.wav: a.json); "+
 		"two items whose audio files differ only by their extension are refused before any work (exit status 2), "+
 		"and an item whose timestamps file DIR records for another item is refused as one whose \"out\" is (exit status 1)")
 	return cmd
@@ -205,6 +209,20 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		}
 		planned = &n
 	}
+	if defaults.Voice != "" { // a wrong --voice is a usage error, said before the output folder is touched
+		v, err := voices.Catalog{Dir: s.voicesDir()}.Find(defaults.Voice)
+		if err == nil {
+			err = v.Check()
+		}
+		if err != nil {
+			return usageError{err}
+		}
+		if defaults.Timestamps != "" { // items that name another voice are checked as they come
+			if err := checkTimestampsVoice(v); err != nil {
+				return err
+			}
+		}
+	}
 	con := newConsole(streams, s.quiet())
 	out, err := results.OpenShard(o.outDir, spec, o.force)
 	if errors.Is(err, results.ErrShardCounts) {
@@ -222,17 +240,6 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		return err
 	}
 	defer rt.close()
-	if defaults.Voice != "" { // a wrong --voice is a usage error, better said before any work starts
-		v, err := rt.findVoice(defaults.Voice)
-		if err != nil {
-			return usageError{err}
-		}
-		if defaults.Timestamps != "" { // items that name another voice are checked as they come
-			if err := checkTimestampsVoice(v); err != nil {
-				return err
-			}
-		}
-	}
 
 	label := shardLabel(spec, from)
 	prog := con.startLabelledProgress(label)

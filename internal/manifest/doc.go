@@ -12,6 +12,9 @@
 //   - A .txt file: one item holding the whole document; its id is the file
 //     name without the extension.
 //   - "-": standard input, as a JSONL manifest (default ids "stdin-3").
+//   - A FIFO or device, whatever its name (so <(...), which the shell gives
+//     as /dev/fd/63): a JSONL manifest read as a stream; default ids come
+//     from its file name as above ("63-1" for line 1 of /dev/fd/63).
 //   - A directory: each of its .txt files, sorted by name, as above. It is not
 //     searched recursively; sub-folders and other files are ignored.
 //

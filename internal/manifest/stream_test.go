@@ -153,3 +153,37 @@ func TestScanOfAStreamEndsWhenCancelled(t *testing.T) {
 		})
 	}
 }
+
+// <(...) reaches ttsgen as /dev/fd/N, a stream whose items are named after that path ("63-1" for the first line of
+// /dev/fd/63), as a FIFO's are; and .json and .ndjson files are manifests as .jsonl files are.
+func TestDefaultIDsOfProcessSubstitutionAndOtherManifestExtensions(t *testing.T) {
+	dir := t.TempDir()
+	j := writeFile(t, dir, "a.json", "{\"text\":\"one\"}\n")
+	nd := writeFile(t, dir, "b.ndjson", "{\"text\":\"two\"}\n{\"text\":\"three\"}\n")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fd := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	if _, err := os.Stat(fd); err != nil {
+		w.Close()
+		t.Skipf("no %s: %v", fd, err)
+	}
+	go func() {
+		fmt.Fprintln(w, `{"text":"four"}`)
+		w.Close()
+	}()
+	var got []string
+	err = Scan(context.Background(), []string{j, nd, fd}, nil, func(it Item) error {
+		got = append(got, it.ID+"="+it.Text)
+		return it.Err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a-1=one", "b-1=two", "b-2=three", fmt.Sprintf("%d-1=four", r.Fd())}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("items %q, want %q", got, want)
+	}
+}

@@ -349,7 +349,7 @@ func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOption
 		volume = 1
 	}
 	s := results.Settings{
-		"text_sha256":      textDigest(it.Text),
+		"text_sha256":      textDigest(it.Text), // the first 128 bits of the text's SHA-256, in hex (textDigest)
 		"voice":            v.Name,
 		"voice_files":      v.Identity(),
 		"speaker":          strconv.FormatInt(opt.Speaker, 10),
@@ -372,6 +372,11 @@ func (b *Batch) audioSettings(it manifest.Item, v *voices.Voice, opt SpeakOption
 	return s
 }
 
+// textDigest is a row's "text_sha256" setting: the first 128 bits (16 bytes) of the SHA-256 of the item's text, in
+// lower-case hex (32 characters); the text's UTF-8 bytes as the item has it (a manifest line's "text" as JSON
+// decodes it, a .txt file's contents without a leading byte-order mark), before normalisation. It is a truncated
+// SHA-256, not a full one: `printf %s "$TEXT" | sha256sum | cut -c1-32` gives it. The name stays, so that rows
+// written before this was said still compare.
 func textDigest(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:16])

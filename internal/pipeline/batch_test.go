@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,5 +146,32 @@ func TestBatchProgressTotalWhileABookIsSpoken(t *testing.T) {
 	if planned, spoken := prog.counts(); planned != spoken || spoken != sum.Sentences || spoken < closer {
 		t.Errorf("progress total %d, %d sentences reported, %d in the summary; want all equal (>= %d)", planned, spoken,
 			sum.Sentences, closer)
+	}
+}
+
+// A row's "text_sha256" is the first 128 bits of the SHA-256 of the item's text, in hex: of a manifest line's "text"
+// as JSON decodes it, and of a .txt file's contents without a leading byte-order mark. (A full SHA-256 would be 64
+// characters; the name stays so that rows written before still compare.)
+func TestBatchRowTextSHA256IsTheFirst128BitsOfTheTextsSHA256(t *testing.T) {
+	r := newRig(t)
+	const said = "Dr. Smith paid $5. Café \"quoted\"."
+	m := r.write("m.jsonl", `{"id": "line", "text": "Dr. Smith paid $5. Caf\u00e9 \"quoted\"."}`+"\n")
+	doc := r.write("doc.txt", "\uFEFF"+said+"\n")
+	r.run(false, nil, m, doc)
+	rows := r.rows()
+	truncated := func(text string) string {
+		sum := sha256.Sum256([]byte(text))
+		return hex.EncodeToString(sum[:])[:32]
+	}
+	for id, text := range map[string]string{"line": said, "doc": said + "\n"} {
+		got := rows[id].Settings["text_sha256"]
+		if got != truncated(text) || len(got) != 32 {
+			t.Errorf("item %s: text_sha256 %q; want %q, the first 32 hex characters of the SHA-256 of %q", id, got,
+				truncated(text), text)
+		}
+	}
+	// printf %s 'Dr. Smith paid $5.' | sha256sum: 967ed267027a5543a6058a16c75963f7d724960922eb394576af4513ab0564a6
+	if got := textDigest("Dr. Smith paid $5."); got != "967ed267027a5543a6058a16c75963f7" {
+		t.Errorf("textDigest(%q) = %q", "Dr. Smith paid $5.", got)
 	}
 }
