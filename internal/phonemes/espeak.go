@@ -74,15 +74,7 @@ var languageFlag = regexp.MustCompile(`\([^)]+\)`)
 // dropped. Invalid UTF-8, U+FFFD and control characters other than white space are replaced by
 // spaces first, and a text ending in exactly two dots gets a space appended (see cleanText).
 func (e *Espeak) Phonemize(text, voice string) ([]string, error) {
-	sentences, err := e.Sentences(text, voice)
-	if err != nil {
-		return nil, err
-	}
-	var phonemes []string
-	for _, s := range sentences {
-		phonemes = append(phonemes, s.Phonemes)
-	}
-	return phonemes, nil
+	return phonemesOf(e.Sentences(text, voice))
 }
 
 // Sentences is Phonemize with each sentence's text: the characters espeak-ng read for the sentence's clauses, as

@@ -34,6 +34,18 @@ type SentencePhonemizer interface {
 	Sentences(text, voice string) ([]Sentence, error)
 }
 
+// phonemesOf is Phonemize's answer from Sentences': the sentences' phonemes alone.
+func phonemesOf(sentences []Sentence, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	var phonemes []string
+	for _, s := range sentences {
+		phonemes = append(phonemes, s.Phonemes)
+	}
+	return phonemes, nil
+}
+
 // Environment of the child process. childEnv makes a binary serve phonemization requests instead of
 // doing its normal work (ServeChildIfAsked); childDataEnv carries the espeak-ng data path.
 const (
@@ -124,15 +136,7 @@ func NewIsolated(dataPath string, timeout time.Duration) (*Isolated, error) {
 // succeeds. A second crash, or a text that takes longer than the timeout, is an error that says so;
 // the child is then killed and the next call starts a new one.
 func (iso *Isolated) Phonemize(text, voice string) ([]string, error) {
-	sentences, err := iso.Sentences(text, voice)
-	if err != nil {
-		return nil, err
-	}
-	var phonemes []string
-	for _, s := range sentences {
-		phonemes = append(phonemes, s.Phonemes)
-	}
-	return phonemes, nil
+	return phonemesOf(iso.Sentences(text, voice))
 }
 
 // Sentences is Espeak.Sentences run in the child, as Phonemize is.
