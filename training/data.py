@@ -59,7 +59,9 @@ def start_festival(items, wav_dir, workers):
         share = items[w::workers]
         if not share:
             continue
-        script = os.path.join(wav_dir, f"_worker{w}.scm")
+        # named by process too: two runs sharing wav_dir must not overwrite each other's scripts (each file of
+        # audio is named by its sentence, so theirs can be shared)
+        script = os.path.join(wav_dir, f"_worker{os.getpid()}-{w}.scm")
         with open(script, "w", encoding="utf-8") as f:
             for uid, _, text in share:
                 out = os.path.join(wav_dir, uid + ".wav")
