@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -46,14 +45,7 @@ func TestBenchOverHTTPLeavesSentencesUnknown(t *testing.T) {
 	if got := string(report["sentences"]); got != "null" {
 		t.Errorf(`"sentences": %s; want null (unknown: the server does not say)`, got)
 	}
-	data, err := os.ReadFile(records)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d per-request lines, want 3:\n%s", len(lines), data)
-	}
+	lines := readLines(t, records, 3)
 	for i, line := range lines {
 		var rec map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {

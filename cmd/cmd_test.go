@@ -320,14 +320,7 @@ func TestBenchPerRequestRecords(t *testing.T) {
 	if report.Requests != 3 || report.Sentences != 1+2+1 {
 		t.Errorf("report: %d requests, %d sentences; want 3 and 4", report.Requests, report.Sentences)
 	}
-	data, err := os.ReadFile(records)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d per-request lines, want 3:\n%s", len(lines), data)
-	}
+	lines := readLines(t, records, 3)
 	for i, line := range lines {
 		var rec struct {
 			Request, Phonemes, Sentences int
@@ -397,4 +390,18 @@ func TestTuneHelpListsTheKeys(t *testing.T) {
 	if help := run(t, "", "bench", "--help"); strings.Count(help.out, "\n") > 45 {
 		t.Errorf("bench --help is %d lines, more than a screen", strings.Count(help.out, "\n"))
 	}
+}
+
+// readLines reads the lines of a JSON-lines file, which must be n.
+func readLines(t *testing.T, path string, n int) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != n {
+		t.Fatalf("%s: %d lines, want %d:\n%s", path, len(lines), n, data)
+	}
+	return lines
 }
