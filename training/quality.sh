@@ -31,15 +31,38 @@ if [ ! -d "$vq/node_modules" ]; then  # the shared folder is read-only: install 
   vq=/tmp/ttsgen-vq
 fi
 
+# Pocketsphinx scores the same audio worse the louder it is (ttsgen's speech level, -20 dBFS, about 4 points worse
+# than the model's own -25 dBFS on the shipped voice), so beside the WER of the audio as made, the table gives the WER
+# of each sentence brought to an RMS of -26 dBFS, where DNSMOS measures too: the level-free figure to compare systems by.
+at_level() {  # DIR -> a copy of DIR's wavs, each at an RMS of -26 dBFS
+  local copy=$1.at-26dBFS
+  mkdir -p "$copy"
+  /usr/bin/python3 - "$1" "$copy" <<'PY'
+import os, sys
+import numpy as np
+from scipy.io import wavfile
+src, dst = sys.argv[1:3]
+for name in os.listdir(src):
+    if name.endswith(".wav"):
+        rate, x = wavfile.read(os.path.join(src, name))
+        x = x.astype(np.float64) / 32768.0
+        rms = np.sqrt(np.mean(x ** 2)) or 1.0
+        y = np.clip(x * 10 ** (-26 / 20) / rms, -1, 32767 / 32768)
+        wavfile.write(os.path.join(dst, name), rate, np.round(y * 32768).astype(np.int16))
+PY
+  echo "$copy"
+}
+
 measure() {  # DIR LABEL -> one table row; also appends "WER P808 OVRL TONE" to $out/measures
-  local dir=$1 label=$2 wer mos tone
+  local dir=$1 label=$2 wer wer26 mos tone
   wer=$("$vq/wer_dir.sh" "$texts" "$dir" | sed -n 's/^WER=\([0-9.]*\)%.*/\1/p')
+  wer26=$("$vq/wer_dir.sh" "$texts" "$(at_level "$dir")" | sed -n 's/^WER=\([0-9.]*\)%.*/\1/p')
   # three decimals: verdict.py's P.808 differences are often a few thousandths, which 0.01 steps would make ties
   mos=$(node "$vq/dnsmos.js" --summary-only --rms-db -26 "$dir" 2>/dev/null | tail -1 |
     python3 -c "import json, sys; d = json.load(sys.stdin); print('%.3f %.3f' % (d['P808_MOS'], d['OVRL']))")
   tone=$(/usr/bin/python3 "$vq/tone.py" "$dir" | sed 's/^tone=//')
   echo "$wer $mos ${tone%% *}" >> "$out/measures"
-  printf '| %s | %s%% | P.808 %s, OVRL %s | %s |\n' "$label" "$wer" ${mos% *} ${mos#* } "$tone"
+  printf '| %s | %s%% (%s%% at -26 dBFS) | P.808 %s, OVRL %s | %s |\n' "$label" "$wer" "$wer26" ${mos% *} ${mos#* } "$tone"
 }
 
 mkdir -p "$out"
