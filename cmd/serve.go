@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -164,7 +165,8 @@ func runServe(ctx context.Context, s *settings, streams IO, o *serveOptions) err
 		level = slog.LevelError
 	}
 	log := slog.New(slog.NewTextHandler(streams.ErrOut, &slog.HandlerOptions{Level: level}))
-	if err := findServed(voices.Catalog{Dir: s.voicesDir()}, o); err != nil {
+	plan, err := findServed(voices.Catalog{Dir: s.voicesDir()}, o)
+	if err != nil {
 		return err // before listening: a server that cannot have its voices never opens its port
 	}
 	silence := o.sentenceSilence
@@ -187,7 +189,7 @@ func runServe(ctx context.Context, s *settings, streams IO, o *serveOptions) err
 	rt, err := s.newRuntime(con, true)
 	if err == nil {
 		defer rt.close()
-		err = loadServed(rt, o, table, srv)
+		err = loadServed(rt, plan, table, srv)
 	}
 	if err != nil {
 		// The server never became ready, so it admitted no request: Serve closes the listener without a drain.
@@ -204,88 +206,90 @@ func runServe(ctx context.Context, s *settings, streams IO, o *serveOptions) err
 	return nil
 }
 
+// servePlan is what serve loads, found and checked before it listens: each voice as asked for, and the OpenAI
+// table's targets as voices of that list with a speaker.
+type servePlan struct {
+	voices  []servedVoice
+	targets map[string]plannedTarget // by OpenAI voice name
+}
+
+// servedVoice is one voice to load, by the name or path it was asked for by ("" for the default voice).
+type servedVoice struct {
+	name  string
+	label string // what asked for it, for its errors: "" for a --voice, "--openai-voice NAME: " for a target's own
+}
+
+// plannedTarget is an OpenAI voice's target: servePlan.voices[voice], speaking as speaker.
+type plannedTarget struct {
+	voice   int
+	speaker string
+}
+
 // findServed finds the voices serve is to load (those named, and those the OpenAI table maps to) before it listens,
 // reading only their configs: a voice that is not there at all (no voice of that name, no file at that path) is a
 // usage error, as batch has a wrong --voice, and so is a speaker that an --openai-voice's voice does not have. A
 // voice found but broken is an error too. Loading the models is left for loadServed, once the listener is open.
-func findServed(catalog voices.Catalog, o *serveOptions) error {
-	find := func(name string) (*voices.Voice, error) {
+func findServed(catalog voices.Catalog, o *serveOptions) (servePlan, error) {
+	plan := servePlan{targets: map[string]plannedTarget{}}
+	var found []*voices.Voice // found[i] is plan.voices[i]
+	add := func(name, label string) error {
 		v, err := catalog.Find(name)
 		if errors.Is(err, voices.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			return nil, usageError{err}
+			err = usageError{err}
 		}
-		return v, err
+		if err != nil {
+			return err
+		}
+		found = append(found, v)
+		plan.voices = append(plan.voices, servedVoice{name: name, label: label})
+		return nil
 	}
 	names := o.voices
 	if len(names) == 0 {
 		names = []string{""}
 	}
-	var served []*voices.Voice
 	for _, name := range names {
-		v, err := find(name)
-		if err != nil {
-			return err
+		if err := add(name, ""); err != nil {
+			return servePlan{}, err
 		}
-		served = append(served, v)
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.openAIVoices)) {
 		target := o.openAIVoices[name]
 		voice, speaker := splitVoiceTarget(target)
-		var v *voices.Voice
-		if i := slices.IndexFunc(served, func(v *voices.Voice) bool { return v.Name == voice }); i >= 0 {
-			v = served[i] // a served voice, by the name it is served under (as loadServed finds it)
-		} else {
-			var err error
-			if v, err = find(voice); err != nil {
-				return fmt.Errorf("--openai-voice %s: %w", name, err)
+		// A voice already in the plan is found by the name it is served under, else as the target names it.
+		i := slices.IndexFunc(found, func(v *voices.Voice) bool { return v.Name == voice })
+		if i < 0 {
+			label := fmt.Sprintf("--openai-voice %s: ", name)
+			if err := add(voice, label); err != nil {
+				return servePlan{}, fmt.Errorf("%s%w", label, err)
 			}
+			i = len(found) - 1
 		}
-		if _, err := v.Config.SpeakerID(speaker); err != nil {
-			return usageErrorf("--openai-voice %s=%s: %v", name, target, err)
+		if _, err := found[i].Config.SpeakerID(speaker); err != nil {
+			return servePlan{}, usageErrorf("--openai-voice %s=%s: %v", name, target, err)
 		}
+		plan.targets[name] = plannedTarget{voice: i, speaker: speaker}
 	}
-	return nil
+	return plan, nil
 }
 
-// loadServed loads the voices to serve (those named, and those the OpenAI table maps to), fills the table with
-// their loaded names, and makes srv ready.
-func loadServed(rt *synthRuntime, o *serveOptions, table openai.Voices, srv *server.Server) error {
-	names := o.voices
-	if len(names) == 0 {
-		names = []string{""}
-	}
-	var loaded []*pipeline.LoadedVoice
-	load := func(name string) (*pipeline.LoadedVoice, error) {
-		if i := slices.IndexFunc(loaded, func(v *pipeline.LoadedVoice) bool { return v.Voice.Name == name }); i >= 0 {
-			return loaded[i], nil // a served voice, by the name it is served under
-		}
-		lv, err := rt.loadVoice(name)
+// loadServed loads plan's voices, fills the table with their loaded names, and makes srv ready.
+func loadServed(rt *synthRuntime, plan servePlan, table openai.Voices, srv *server.Server) error {
+	planned := make([]*pipeline.LoadedVoice, len(plan.voices))
+	var loaded []*pipeline.LoadedVoice // each voice once, for the backend
+	for i, sv := range plan.voices {
+		lv, err := rt.loadVoice(sv.name)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("%svoice %s failed to load, so nothing is served: %w", sv.label,
+				cmp.Or(sv.name, voices.DefaultName), err)
 		}
+		planned[i] = lv
 		if !slices.ContainsFunc(loaded, func(v *pipeline.LoadedVoice) bool { return v.Voice.Name == lv.Voice.Name }) {
 			loaded = append(loaded, lv)
 		}
-		return lv, nil
 	}
-	for _, name := range names {
-		if _, err := load(name); err != nil {
-			if name == "" {
-				name = voices.DefaultName
-			}
-			return fmt.Errorf("voice %s failed to load, so nothing is served: %w", name, err)
-		}
-	}
-	for name, target := range o.openAIVoices {
-		voice, speaker := splitVoiceTarget(target)
-		lv, err := load(voice)
-		if err != nil {
-			return fmt.Errorf("--openai-voice %s: voice %s failed to load, so nothing is served: %w", name, voice, err)
-		}
-		if _, err := lv.Voice.Config.SpeakerID(speaker); err != nil {
-			return usageErrorf("--openai-voice %s=%s: %v", name, target, err)
-		}
-		table[name] = openai.Target{Voice: lv.Voice.Name, Speaker: speaker}
+	for name, t := range plan.targets {
+		table[name] = openai.Target{Voice: planned[t.voice].Voice.Name, Speaker: t.speaker}
 	}
 	return srv.Ready(server.Backend{Engine: rt.engine, Frontend: rt.frontend, Voices: loaded})
 }
