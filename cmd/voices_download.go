@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -95,7 +94,7 @@ func runVoicesDownload(ctx context.Context, o *voicesDownloadOptions) error {
 	}
 	installed := []voiceInfo{} // --json: [] when none is
 	for _, v := range want {
-		if o.isInstalled(v) { // nothing to download: said before a "downloading" line that would claim otherwise
+		if !o.replace && catalog.Installed(v.Key) { // said before a "downloading" line that would claim otherwise
 			fail(v, fmt.Errorf("already installed in %s (use --replace to download it again)", o.dir))
 			continue
 		}
@@ -134,16 +133,6 @@ func runVoicesDownload(ctx context.Context, o *voicesDownloadOptions) error {
 			plural.Count(len(want), "voice"), strings.Join(failed, ", "))}
 	}
 	return nil
-}
-
-// isInstalled reports whether v is in the voices folder already, as Catalog.Download finds it (its model file there),
-// and is not to be replaced.
-func (o *voicesDownloadOptions) isInstalled(v voices.RemoteVoice) bool {
-	if o.replace || o.dir == "" {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(o.dir, v.Key+".onnx"))
-	return err == nil
 }
 
 // startBar is a download's progress bar on a terminal; elsewhere one line says what is coming (nil bar).

@@ -181,6 +181,16 @@ func (idx *Index) Find(name string) (RemoteVoice, error) {
 // ErrCorrupt is the error for a download whose size or MD5 is not what the catalogue says.
 var ErrCorrupt = errors.New("download does not match the catalogue")
 
+// Installed reports whether the catalogue voice key is in the voices folder: its model file is there, which
+// Download refuses to replace unless asked to.
+func (c Catalog) Installed(key string) bool {
+	if c.Dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(c.Dir, key+modelSuffix))
+	return err == nil
+}
+
 // Download installs catalogue voice v into the voices folder: both files are fetched, their sizes and MD5s checked
 // against the catalogue and the config parsed before anything is in place, then the model and the config are
 // renamed in (the config last: a voice counts as installed once its config is there). A download that fails,
@@ -198,7 +208,7 @@ func (c Catalog) Download(ctx context.Context, f Fetcher, idx *Index, v RemoteVo
 		return nil, err
 	}
 	dstModel := filepath.Join(c.Dir, v.Key+modelSuffix)
-	if _, err := os.Stat(dstModel); err == nil && !replace {
+	if !replace && c.Installed(v.Key) {
 		return nil, fmt.Errorf("voice %q already exists in %s (use --replace to download it again)", v.Key, c.Dir)
 	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
