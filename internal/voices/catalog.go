@@ -240,7 +240,7 @@ func (c Catalog) Add(ctx context.Context, path string, replace bool) (*Voice, er
 		return nil, fmt.Errorf("cleaning the voices folder: %w", err)
 	}
 	dstModel := filepath.Join(c.Dir, src.Name+modelSuffix)
-	if _, err := os.Stat(dstModel); err == nil && !replace {
+	if !replace && c.Installed(src.Name) {
 		return nil, fmt.Errorf("voice %q already exists in %s (use --replace to overwrite it)", src.Name, c.Dir)
 	}
 	// Config last: a voice counts as present only once its config is there, so an interrupted add leaves no

@@ -181,13 +181,13 @@ func (idx *Index) Find(name string) (RemoteVoice, error) {
 // ErrCorrupt is the error for a download whose size or MD5 is not what the catalogue says.
 var ErrCorrupt = errors.New("download does not match the catalogue")
 
-// Installed reports whether the catalogue voice key is in the voices folder: its model file is there, which
-// Download refuses to replace unless asked to.
-func (c Catalog) Installed(key string) bool {
+// Installed reports whether the voice named name is in the voices folder: its model file is there, which Add and
+// Download refuse to replace unless asked to.
+func (c Catalog) Installed(name string) bool {
 	if c.Dir == "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(c.Dir, key+modelSuffix))
+	_, err := os.Stat(filepath.Join(c.Dir, name+modelSuffix))
 	return err == nil
 }
 
