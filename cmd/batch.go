@@ -210,10 +210,7 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		planned = &n
 	}
 	if defaults.Voice != "" { // a wrong --voice is a usage error, said before the output folder is touched
-		v, err := voices.Catalog{Dir: s.voicesDir()}.Find(defaults.Voice)
-		if err == nil {
-			err = v.Check()
-		}
+		v, err := findChecked(voices.Catalog{Dir: s.voicesDir()}, defaults.Voice)
 		if err != nil {
 			return usageError{err}
 		}

@@ -89,15 +89,21 @@ func (r *synthRuntime) findLocked(name string) (*voices.Voice, error) {
 	if v, ok := r.found[name]; ok {
 		return v, nil
 	}
-	v, err := r.catalog.Find(name)
-	if err == nil {
-		err = v.Check()
-	}
+	v, err := findChecked(r.catalog, name)
 	if err != nil {
 		return nil, err
 	}
 	r.found[name] = v
 	return v, nil
+}
+
+// findChecked finds a voice in catalog and checks its model without reading it whole (voices.Voice.Check).
+func findChecked(catalog voices.Catalog, name string) (*voices.Voice, error) {
+	v, err := catalog.Find(name)
+	if err != nil {
+		return nil, err
+	}
+	return v, v.Check()
 }
 
 // loadVoice finds a voice and loads its model into the engine, once per name.
