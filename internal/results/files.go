@@ -33,8 +33,13 @@ func shardOfFile(name string) (shard.Spec, bool) {
 	if tag, ok = strings.CutSuffix(tag, ".jsonl"); !ok {
 		return shard.Spec{}, false
 	}
+	return parseFileTag(tag) // only the name FileFor gives
+}
+
+// parseFileTag reads a shard's part of a file name, as Spec.FileTag writes it ("2-of-4"), and no other spelling.
+func parseFileTag(tag string) (shard.Spec, bool) {
 	s, err := shard.Parse(tag)
-	if err != nil || s.FileTag() != tag { // only the name FileFor gives
+	if err != nil || s.FileTag() != tag {
 		return shard.Spec{}, false
 	}
 	return s, true
@@ -142,11 +147,7 @@ func shardOfLock(name string) (shard.Spec, bool) {
 	if !ok {
 		return shard.Spec{}, false
 	}
-	s, err := shard.Parse(tag)
-	if err != nil || s.FileTag() != tag {
-		return shard.Spec{}, false
-	}
-	return s, true
+	return parseFileTag(tag)
 }
 
 // heldLock is a lock file this process holds locked.
