@@ -8,6 +8,7 @@ require (
 	github.com/openai/openai-go/v3 v3.103.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/mewkiz/flac v1.0.14
+	github.com/rs/cors v1.11.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/rs/cors"
 )
 
 // Handler serves the routes: the native ones, and what each of mount adds to the same mux (the OpenAI layer), all
-// behind the API key check (every route but /health) and the request metrics.
+// behind the API key check (every route but /health) and the request metrics, and, when the server allows other
+// origins, CORS in front of those.
 func (s *Server) Handler(mount ...func(*http.ServeMux)) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", s.health)
@@ -22,7 +26,45 @@ func (s *Server) Handler(mount ...func(*http.ServeMux)) http.Handler {
 		m(mux)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { answerNoRoute(mux, w, r) })
-	return s.instrument(mux, s.authenticate(mux))
+	return s.allowOrigins(s.instrument(mux, s.authenticate(mux)))
+}
+
+// allowOrigins lets web pages of Options.AllowOrigins call the server from a browser, when there are any. It is the
+// outermost layer because a browser's preflight (OPTIONS, before a request with a key or JSON) carries no API key
+// and asks nothing of a route: answered here, it needs no key, is admitted to nothing and counts as no route's
+// request.
+func (s *Server) allowOrigins(next http.Handler) http.Handler {
+	if len(s.opts.AllowOrigins) == 0 {
+		return next // not even Vary: Origin, so that a server that allows no origin answers as it always has
+	}
+	return cors.New(cors.Options{
+		AllowedOrigins: s.opts.AllowOrigins,
+		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost},
+		// Any header: OpenAI's JavaScript client adds X-Stainless-* headers of its own, more with its releases, and a
+		// list would refuse its preflights whenever it grows one. The origin is the check; the key still guards.
+		AllowedHeaders: []string{"*"},
+		// Those of the server's own headers a page's script needs: the rate of raw pcm, and when to retry a 429 or 503.
+		ExposedHeaders: []string{"X-Sample-Rate", "Retry-After"},
+		// A page that sends a request per sentence would otherwise pay a preflight before each (browsers cache one
+		// for 5 s unless told).
+		MaxAge: 600,
+	}).Handler(next)
+}
+
+// CheckOrigin says why origin cannot be one of Options.AllowOrigins, or nil if it can: it must be "*" or an origin
+// as a browser sends it in its Origin header, SCHEME://HOST[:PORT]. Anything after (a path, even "/") would never
+// match one, and a "*" inside would be taken for a pattern.
+func CheckOrigin(origin string) error {
+	if origin == "*" {
+		return nil
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme == "" || u.Hostname() == "" || strings.HasSuffix(u.Host, ":") ||
+		strings.Contains(origin, "*") || !strings.EqualFold(origin, u.Scheme+"://"+u.Host) {
+		return errors.New("want * (any origin) or SCHEME://HOST[:PORT] as a browser sends it, without a path " +
+			"(not even /), such as https://app.example.com or http://localhost:3000")
+	}
+	return nil
 }
 
 // answerNoRoute answers a request no route takes: 405, with the Allow header HTTP asks for, where the path has a

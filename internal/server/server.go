@@ -60,6 +60,9 @@ type Options struct {
 	RequestTimeout    time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
+	// AllowOrigins are the origins whose web pages may call the server from a browser (CORS): each "*" (any
+	// origin) or SCHEME://HOST[:PORT], as CheckOrigin has it. None: no CORS headers at all.
+	AllowOrigins []string
 	// SentenceSilence is the seconds of silence between sentences for requests that do not say (nil =
 	// DefaultSentenceSilence).
 	SentenceSilence *float64
