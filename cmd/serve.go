@@ -27,6 +27,7 @@ type serveOptions struct {
 	voices          []string          // the first is the default; none = the built-in voice
 	openAIVoices    map[string]string // OpenAI's voice name -> VOICE[:SPEAKER]
 	apiKey          string
+	allowOrigins    []string // origins whose web pages may call the server from a browser (CORS)
 	maxInput        int
 	maxQueue        int
 	grace           time.Duration
@@ -74,10 +75,15 @@ ttsgen synth -o - (wav) or its samples (pcm), streamed or not. Errors are OpenAI
 On SIGINT/SIGTERM the server drains: new requests get 503 while those admitted finish, for up to --grace; those
 still running are then cut off; it exits 0. A second signal quits at once. It binds to loopback unless --addr says
 otherwise. A voice that is not there at all is refused before it listens (exit status 2); one that is there but
-fails to load ends the server, which has admitted no request, with exit status 1.`,
+fails to load ends the server, which has admitted no request, with exit status 1.
+
+A web page may call the server from a browser only if --allow-origin names the page's origin (or is *): its
+browser's preflights (OPTIONS) are then answered without the API key, which the requests themselves still need, and
+its script may read X-Sample-Rate and Retry-After. Without --allow-origin, no CORS headers are sent.`,
 		Example: `  ttsgen serve
   ttsgen serve --addr 0.0.0.0:8880 --voice en_GB-alan-medium --voice default --api-key "$KEY"
   ttsgen serve --openai-voice alloy=en_US-libritts-high:p225 --openai-voice onyx=en_GB-alan-medium
+  ttsgen serve --allow-origin https://app.example.com --allow-origin http://localhost:3000 --api-key "$KEY"
 
   curl -s localhost:8880/v1/audio/speech -d '{"input": "Hello there.", "voice": "alloy", "response_format": "wav"}' -o hello.wav
   curl -sN localhost:8880/v1/audio/speech -d '{"input": "Streamed.", "voice": "alloy", "response_format": "pcm"}' | aplay -r 22050 -f S16_LE
@@ -111,6 +117,7 @@ fails to load ends the server, which has admitted no request, with exit status 1
 	f.StringArrayVar(&o.voices, "voice", nil, "voice `NAME|PATH` to serve (repeatable; the first is the default; default: the built-in voice)")
 	f.StringToStringVar(&o.openAIVoices, "openai-voice", nil, "map one of OpenAI's voice names to a voice: `NAME=VOICE[:SPEAKER]` (repeatable; also openai_voices in the config file; unmapped names speak with the default voice)")
 	f.String("api-key", "", "require \"Authorization: Bearer KEY\" on every route but /health"+envHint("api_key"))
+	f.StringArrayVar(&o.allowOrigins, "allow-origin", nil, "let web pages from `ORIGIN` (SCHEME://HOST[:PORT], or '*' for any) call the server from a browser (CORS) (repeatable; default: none)")
 	f.IntVar(&o.maxInput, "max-input", server.DefaultMaxInput, "most characters of text in one request")
 	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "most speech requests admitted at once, spoken or waiting; past it a request gets 429")
 	f.DurationVar(&o.grace, "grace", server.DefaultGrace, "on SIGINT/SIGTERM, how long admitted requests may take to finish")
@@ -146,6 +153,11 @@ func (o *serveOptions) validate() error {
 			return usageErrorf("--openai-voice %s=%s: want NAME=VOICE or NAME=VOICE:SPEAKER", name, target)
 		}
 	}
+	for _, origin := range o.allowOrigins {
+		if err := server.CheckOrigin(origin); err != nil {
+			return usageErrorf("--allow-origin %q: %v", origin, err)
+		}
+	}
 	return nil
 }
 
@@ -170,8 +182,8 @@ func runServe(ctx context.Context, s *settings, streams IO, o *serveOptions) err
 		return err // before listening: a server that cannot have its voices never opens its port
 	}
 	silence := o.sentenceSilence
-	srv := server.New(server.Options{APIKey: o.apiKey, MaxInput: o.maxInput, MaxQueue: o.maxQueue, Grace: o.grace,
-		RequestTimeout: o.requestTimeout, SentenceSilence: &silence, Logger: log})
+	srv := server.New(server.Options{APIKey: o.apiKey, AllowOrigins: o.allowOrigins, MaxInput: o.maxInput,
+		MaxQueue: o.maxQueue, Grace: o.grace, RequestTimeout: o.requestTimeout, SentenceSilence: &silence, Logger: log})
 	l, err := o.listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.addr, err)

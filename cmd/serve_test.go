@@ -294,3 +294,73 @@ func TestServeVoiceThatFailsToLoadSaysSoWithoutADrain(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1, no drain, and one line that voice broken failed to load and why", r.code, r.errOut)
 	}
 }
+
+// A bad --allow-origin, from the command line or an item of the config file's list, is a usage error said before the
+// server listens: exit 2, one line naming the flag and the value. (The voice is not there either, so that a serve
+// that let the origin through would stop on the voice, saying something else, rather than serve.)
+func TestServeBadAllowOriginIsAUsageErrorBeforeListening(t *testing.T) {
+	for _, tt := range []struct {
+		name, config string
+		args         []string
+		want         string
+	}{
+		{"no scheme", "", []string{"--allow-origin", "example.com"}, `--allow-origin "example.com": want * (any origin) or SCHEME://HOST[:PORT]`},
+		{"path", "", []string{"--allow-origin", "https://app.example.com", "--allow-origin", "http://x.com/path"}, `--allow-origin "http://x.com/path"`},
+		{"config list", "allow_origin: [https://app.example.com, https://app.example.com/]\n", nil, `--allow-origin "https://app.example.com/"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := isolate(t)
+			if tt.config != "" {
+				writeConfig(t, dir, tt.config)
+			}
+			r := run(t, "", append([]string{"serve", "--addr", "127.0.0.1:0", "--voice", "/nowhere/x.onnx"}, tt.args...)...)
+			if r.code != ExitUsage || strings.Count(r.errOut, "\n") != 1 || !strings.HasPrefix(r.errOut, "ttsgen: ") ||
+				!strings.Contains(r.errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", r.code, r.errOut, tt.want)
+			}
+		})
+	}
+}
+
+// The config file's allow_origin list lets each of its origins' pages call the server from a browser: their
+// preflights need no API key, their requests do, and a page of another origin is told nothing.
+func TestServeAllowsTheConfigFilesOrigins(t *testing.T) {
+	dir := isolate(t)
+	needORT(t)
+	writeConfig(t, dir, "allow_origin:\n  - https://app.example.com\n  - http://localhost:3000\n")
+	srv := startServe(t, "--voice", tinyVoice, "--api-key", "sesame")
+	ask := func(method, origin, key string) *http.Response {
+		req, err := http.NewRequest(method, srv.url+"/v1/models", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", origin)
+		if method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", "GET")
+			req.Header.Set("Access-Control-Request-Headers", "authorization")
+		}
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		servertest.ReadBody(t, resp, err)
+		return resp
+	}
+	for _, origin := range []string{"https://app.example.com", "http://localhost:3000"} {
+		if resp := ask(http.MethodOptions, origin, ""); resp.StatusCode/100 != 2 || resp.Header.Get("Access-Control-Allow-Origin") != origin {
+			t.Errorf("preflight from %s: status %d, headers %v; want 2xx allowing it", origin, resp.StatusCode, resp.Header)
+		}
+		if resp := ask(http.MethodGet, origin, "sesame"); resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != origin {
+			t.Errorf("GET from %s: status %d, headers %v; want 200 allowing it", origin, resp.StatusCode, resp.Header)
+		}
+	}
+	if resp := ask(http.MethodGet, "http://localhost:3000", ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET without the key: status %d; want 401", resp.StatusCode)
+	}
+	if resp := ask(http.MethodGet, "https://elsewhere.example", "sesame"); resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("GET from another origin: headers %v; want no Access-Control-Allow-Origin", resp.Header)
+	}
+	if code := srv.stop(); code != ExitOK {
+		t.Errorf("exit %d after SIGINT; want %d", code, ExitOK)
+	}
+}
