@@ -38,7 +38,8 @@ extension of -o (.flac, .opus, .mp3, .aac, .pcm) says otherwise. FLAC and PCM ar
 little-endian mono, Piper's --output-raw); opus, mp3 and aac take --bitrate.
 
 The text comes from the arguments, from --file, or else from standard input; the first Ctrl-C ends a wait for
-it (exit status 130). Standard input (or a FIFO) is read as it comes: each sentence is spoken once it is whole
+it (exit status 130). A file or standard input is read as UTF-8 (a byte-order mark is skipped), or as UTF-16 where
+it starts with a byte-order mark (Windows Notepad's "Unicode"). Standard input (or a FIFO) is read as it comes: each sentence is spoken once it is whole
 (the next has begun, or a line ends after its full stop, or a blank line follows), so that a program writing
 into the pipe is heard as it goes (llm | ttsgen synth -o - | aplay). The text is normalised (numbers, dates,
 money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
@@ -273,14 +274,15 @@ func openSynthText(ctx context.Context, streams IO, file string, args []string) 
 	} else if streams.InTTY {
 		fmt.Fprintln(streams.ErrOut, "reading text from standard input (end with Ctrl-D)...")
 	}
-	r, err := manifest.OpenInput(ctx, name, streams.In)
+	f, err := manifest.OpenInput(ctx, name, streams.In)
 	if err != nil {
 		return synthText{}, fmt.Errorf("reading %s: %w", what, err)
 	}
+	r := manifest.NewTextReader(f) // a byte-order mark: UTF-8's dropped, UTF-16 decoded
 	if manifest.IsStream(name) {
-		return synthText{stream: readError{r, what}, close: func() { r.Close() }}, nil
+		return synthText{stream: readError{r, what}, close: func() { f.Close() }}, nil
 	}
-	defer r.Close()
+	defer f.Close()
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return synthText{}, fmt.Errorf("reading %s: %w", what, err)

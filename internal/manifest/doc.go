@@ -18,6 +18,9 @@
 //   - A directory: each of its .txt files, sorted by name, as above. It is not
 //     searched recursively; sub-folders and other files are ignored.
 //
+// Every input is read as text (NewTextReader): UTF-8, whose byte-order mark, if any, is dropped, or UTF-16 with a
+// byte-order mark (Windows Notepad's "Unicode"), decoded to UTF-8.
+//
 // Guarantees, which the batch pipeline and the results package rely on:
 //
 //   - Every line of a manifest yields exactly one Item, in order, with its

@@ -67,8 +67,12 @@ func checkScan(t *testing.T, data []byte, limit int) {
 	if err != nil {
 		t.Fatalf("scanManifest returned %v", err)
 	}
-	lines := bytes.Count(data, []byte("\n"))
-	if len(data) > 0 && data[len(data)-1] != '\n' {
+	text, err := io.ReadAll(NewTextReader(bytes.NewReader(data))) // lines are the decoded text's (UTF-16 with a BOM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(text, []byte("\n"))
+	if len(text) > 0 && text[len(text)-1] != '\n' {
 		lines++
 	}
 	if len(items) != lines {

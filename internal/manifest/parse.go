@@ -64,8 +64,6 @@ type problems []string
 
 func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
-var utf8BOM = []byte("\uFEFF")
-
 type field struct {
 	key string
 	val json.RawMessage
@@ -81,9 +79,6 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 	}
 	if tooLong {
 		return fail("line is longer than %d bytes", s.maxLine)
-	}
-	if n == 1 {
-		raw = bytes.TrimPrefix(raw, utf8BOM)
 	}
 	raw = bytes.TrimSuffix(raw, []byte("\r"))
 	if len(bytes.TrimSpace(raw)) == 0 {

@@ -150,7 +150,7 @@ func (s *runState) scanManifestFile(ctx context.Context, name string, stdin io.R
 // scanManifest yields one item per line of r, which is read as the manifest
 // called name.
 func (s *runState) scanManifest(ctx context.Context, name string, r io.Reader, yield func(Item) error) error {
-	lines := newLineReader(r, s.maxLine)
+	lines := newLineReader(NewTextReader(r), s.maxLine)
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -226,7 +226,7 @@ func readDocument(ctx context.Context, name string) ([]byte, error) {
 		return nil, fmt.Errorf("opening text file: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	data, err := io.ReadAll(io.LimitReader(NewTextReader(f), MaxDocumentBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
@@ -248,7 +248,7 @@ func (s *runState) parseDocument(name string, data []byte, readErr error) Item {
 		at := invalidUTF8Offset(data)
 		bad.add("invalid UTF-8 on line %d (byte offset %d)", bytes.Count(data[:at], []byte("\n"))+1, at)
 	default:
-		it.Text = strings.TrimPrefix(string(data), "\uFEFF")
+		it.Text = string(data)
 		if strings.TrimSpace(it.Text) == "" {
 			bad.add("document is empty")
 		}
