@@ -53,7 +53,8 @@ An INPUT is:
   - a .txt file: one WAV for the whole document, named after the file;
   - a folder: each .txt file in it (not in subfolders).
 Manifests and .txt files are read as UTF-8 (a byte-order mark is skipped), or as UTF-16 where they start with a
-byte-order mark (Windows Notepad's "Unicode").
+byte-order mark (Windows Notepad's "Unicode"); a .txt file that is neither (Windows-1252, a binary file) gets an
+error row naming its line.
 
 results.jsonl gets one row per item: {"id", "line", "source", "out", "status": "ok"|"error", "error",
 "retry_error", "sentences", "audio_seconds", "settings", "format", "bytes", "timestamps_out", "shard", "finished"}

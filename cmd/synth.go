@@ -39,7 +39,8 @@ little-endian mono, Piper's --output-raw); opus, mp3 and aac take --bitrate.
 
 The text comes from the arguments, from --file, or else from standard input; the first Ctrl-C ends a wait for
 it (exit status 130). A file or standard input is read as UTF-8 (a byte-order mark is skipped), or as UTF-16 where
-it starts with a byte-order mark (Windows Notepad's "Unicode"). Standard input (or a FIFO) is read as it comes: each sentence is spoken once it is whole
+it starts with a byte-order mark (Windows Notepad's "Unicode"); text that is neither (a file saved as Windows-1252,
+a binary file given by mistake) is an error naming its line, and nothing is spoken of a file. Standard input (or a FIFO) is read as it comes: each sentence is spoken once it is whole
 (the next has begun, or a line ends after its full stop, or a blank line follows), so that a program writing
 into the pipe is heard as it goes (llm | ttsgen synth -o - | aplay). The text is normalised (numbers, dates,
 money, abbreviations become words), split into sentences, phonemized with espeak-ng as Piper does, and spoken
@@ -260,7 +261,11 @@ type synthText struct {
 // as a batch's inputs do (manifest.OpenInput).
 func openSynthText(ctx context.Context, streams IO, file string, args []string) (synthText, error) {
 	if len(args) > 0 {
-		return synthText{text: strings.Join(args, " "), close: func() {}}, nil
+		text := strings.Join(args, " ")
+		if err := manifest.CheckText([]byte(text)); err != nil {
+			return synthText{}, fmt.Errorf("the text given as arguments: %w", err)
+		}
+		return synthText{text: text, close: func() {}}, nil
 	}
 	what := "text from standard input"
 	name := "-"
@@ -269,8 +274,9 @@ func openSynthText(ctx context.Context, streams IO, file string, args []string) 
 			if err := checkInputFile("--file", file, "a text file"); err != nil {
 				return synthText{}, err
 			}
+			what = "text file " + file
 		}
-		what, name = "text", file
+		name = file
 	} else if streams.InTTY {
 		fmt.Fprintln(streams.ErrOut, "reading text from standard input (end with Ctrl-D)...")
 	}
@@ -278,7 +284,9 @@ func openSynthText(ctx context.Context, streams IO, file string, args []string) 
 	if err != nil {
 		return synthText{}, fmt.Errorf("reading %s: %w", what, err)
 	}
-	r := manifest.NewTextReader(f) // a byte-order mark: UTF-8's dropped, UTF-16 decoded
+	// A byte-order mark: UTF-8's dropped, UTF-16 decoded; then anything that is not text (a byte that is not UTF-8, a
+	// NUL of a binary file) is an error naming its line, never dropped or read aloud as garbage.
+	r := manifest.CheckedText(manifest.NewTextReader(f))
 	if manifest.IsStream(name) {
 		return synthText{stream: readError{r, what}, close: func() { f.Close() }}, nil
 	}

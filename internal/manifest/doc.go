@@ -19,7 +19,9 @@
 //     searched recursively; sub-folders and other files are ignored.
 //
 // Every input is read as text (NewTextReader): UTF-8, whose byte-order mark, if any, is dropped, or UTF-16 with a
-// byte-order mark (Windows Notepad's "Unicode"), decoded to UTF-8.
+// byte-order mark (Windows Notepad's "Unicode"), decoded to UTF-8. A .txt document that is not UTF-8 text (a NUL
+// byte of a binary file, a byte of Windows-1252) is an error item naming the line (CheckText); a manifest's line,
+// an error item of its own.
 //
 // Guarantees, which the batch pipeline and the results package rely on:
 //

@@ -270,7 +270,7 @@ func TestScanInputs(t *testing.T) {
 		{doc, 0, "", "Chapter one.\n", fmt.Sprintf(`duplicate id "intro" (first used in %s line 1)`, m)},
 		{filepath.Join(corpus, "a.TXT"), 0, "a", "Ay.", ""},
 		{filepath.Join(corpus, "b.txt"), 0, "b", "Bee.", ""},
-		{filepath.Join(corpus, "bad.txt"), 0, "bad", "", "invalid UTF-8 on line 3 (byte offset 20)"},
+		{filepath.Join(corpus, "bad.txt"), 0, "bad", "", "invalid UTF-8 on line 3, column 4 (byte 0xE9): save the text as UTF-8 (from Windows-1252 or Latin-1: iconv -f WINDOWS-1252 -t UTF-8)"},
 		{filepath.Join(corpus, "empty.txt"), 0, "empty", " \n", "document is empty"},
 		{empty, 0, "", "", fmt.Sprintf("directory %s has no .txt files", empty)},
 	}

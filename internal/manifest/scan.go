@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"unicode/utf8"
 )
 
 const (
@@ -239,14 +237,17 @@ func (s *runState) parseDocument(name string, data []byte, readErr error) Item {
 	it := Item{Source: name}
 	var bad problems
 	id := stem(name)
+	var notText error
+	if readErr == nil && len(data) <= MaxDocumentBytes {
+		notText = CheckText(data) // a NUL (a binary file) or a byte that is not UTF-8, by line
+	}
 	switch {
 	case readErr != nil:
 		bad.add("%v", readErr)
 	case len(data) > MaxDocumentBytes:
 		bad.add("document is larger than %d MiB", MaxDocumentBytes>>20)
-	case !utf8.Valid(data):
-		at := invalidUTF8Offset(data)
-		bad.add("invalid UTF-8 on line %d (byte offset %d)", bytes.Count(data[:at], []byte("\n"))+1, at)
+	case notText != nil:
+		bad.add("%v", notText)
 	default:
 		it.Text = string(data)
 		if strings.TrimSpace(it.Text) == "" {

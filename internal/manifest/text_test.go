@@ -3,9 +3,11 @@ package manifest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"unicode/utf16"
 )
 
@@ -75,6 +77,87 @@ func TestTextReaderDecodesStreams(t *testing.T) {
 		got, err := io.ReadAll(NewTextReader(strings.NewReader(in)))
 		if err != nil || string(got) != in {
 			t.Errorf("NewTextReader(%q) = %q, %v", in, got, err)
+		}
+	}
+}
+
+func TestCheckText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // "" = text
+	}{
+		{"", ""},
+		{"Hello there.\r\nGrüße, 日本語, “quotes” — and 🍕.\n", ""},
+		{"Caf\xe9 crème", "invalid UTF-8 on line 1, column 4 (byte 0xE9)"},
+		{"one\r\ntwo\rthree\n\x93quoted\x94", "invalid UTF-8 on line 4, column 1 (byte 0x93)"},
+		{"日本\xe9", "invalid UTF-8 on line 1, column 3 (byte 0xE9)"},
+		{"cut at the end \xe6\x97", "invalid UTF-8 on line 1, column 16 (byte 0xE6)"},
+		{"ok\nH\x00e\x00", "NUL byte on line 2, column 2: this is binary data"},
+		// A binary file is called binary even where a byte that is not UTF-8 comes before its first NUL.
+		{"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "NUL byte on line 3, column 1: this is binary data"},
+		{"RIFF\x24\x08\x00\x00WAVEfmt ", "NUL byte on line 1, column 7: this is binary data"},
+	} {
+		err := CheckText([]byte(tc.in))
+		var te *TextError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("CheckText(%q) = %v, want nil", tc.in, err)
+		case tc.want != "" && (!errors.As(err, &te) || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("CheckText(%q) = %v, want %s...", tc.in, err, tc.want)
+		}
+	}
+}
+
+// A stream is checked as it is read, whatever its reads cut: the text before the first byte that is not text comes
+// through, then the error, which names its line.
+func TestCheckedTextStreams(t *testing.T) {
+	const good = "Grüße, café.\r\nZweite Zeile — “ok” 🍕\n"
+	for name, wrap := range map[string]func(io.Reader) io.Reader{
+		"whole":    func(r io.Reader) io.Reader { return r },
+		"byte":     iotest.OneByteReader,
+		"half":     iotest.HalfReader,
+		"data+EOF": iotest.DataErrReader,
+	} {
+		got, err := io.ReadAll(CheckedText(wrap(strings.NewReader(good))))
+		if err != nil || string(got) != good {
+			t.Errorf("%s: read %q, %v; want the text whole", name, got, err)
+		}
+		got, err = io.ReadAll(CheckedText(wrap(strings.NewReader(good + "third \x93line\x94\n"))))
+		var te *TextError
+		if string(got) != good+"third " || !errors.As(err, &te) || te.Line != 3 || te.Column != 7 || te.Byte != 0x93 {
+			t.Errorf("%s: read %q, %v; want the text up to line 3, column 7, then its error", name, got, err)
+		}
+		got, err = io.ReadAll(CheckedText(wrap(strings.NewReader(good + "\xe6\x97"))))
+		if string(got) != good || !errors.As(err, &te) || te.Line != 3 || te.Column != 1 {
+			t.Errorf("%s: a character cut by the end: read %q, %v", name, got, err)
+		}
+	}
+}
+
+// A .txt file that is no text (a binary file renamed, UTF-16 without a byte-order mark, Windows-1252) is an error
+// item naming the line; the other files of the folder are read.
+func TestScanRefusesDocumentsThatAreNotText(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a-fine.txt", "Fine.\n")
+	writeFile(t, dir, "b-sound.txt", "RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00")
+	writeFile(t, dir, "c-utf16.txt", "H\x00i\x00.\x00\n\x00")
+	writeFile(t, dir, "d-cp1252.txt", "Fine.\n\x93Quoted.\x94\n")
+	items, err := scanAll(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"",
+		"NUL byte on line 1, column 7: this is binary data, not text",
+		"NUL byte on line 1, column 2: this is binary data, not text",
+		"invalid UTF-8 on line 2, column 1 (byte 0x93)",
+	}
+	if len(items) != len(want) {
+		t.Fatalf("%d items: %+v", len(items), items)
+	}
+	for i, w := range want {
+		if got := errText(items[i]); w == "" && got != "" || !strings.HasPrefix(got, w) || w != "" && items[i].Text != "" {
+			t.Errorf("%s: error %q, text %q; want %q...", items[i].Source, got, items[i].Text, w)
 		}
 	}
 }
