@@ -7,8 +7,9 @@
 //     {"id","text","out","voice","speaker","length_scale","noise_scale","noise_w"},
 //     of which only "text" is required; "id" defaults to the file's name
 //     without extension and the line number ("prompts-3"). It is read line
-//     by line with a fixed line limit (MaxLineBytes), so a manifest of any
-//     length is streamed in bounded memory.
+//     by line (a line ends at "\n", "\r\n" or a lone "\r") with a fixed
+//     line limit (MaxLineBytes), so a manifest of any length is streamed in
+//     bounded memory.
 //   - A .txt file: one item holding the whole document; its id is the file
 //     name without the extension.
 //   - "-": standard input, as a JSONL manifest (default ids "stdin-3").

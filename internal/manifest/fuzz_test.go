@@ -21,6 +21,7 @@ func FuzzScanManifest(f *testing.F) {
 	f.Add([]byte("{\"text\":\"a\"}\n\n{\"id\":\"1\",\"text\":\"b\"}\r\n[1]\n{\"id\":\"x\",\"text\":\"c\",\"out\":\"1.wav\"}"))
 	f.Add([]byte("\n\n\n"))
 	f.Add([]byte("\xff\xfe{\"text\":\"x\"}\n"))
+	f.Add([]byte("{\"text\":\"a\"}\r{\"text\":\"b\"}\r\n\n\r{\"text\":\"c\"}\r"))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, limit := range []int{MaxLineBytes, 24} {
@@ -71,6 +72,8 @@ func checkScan(t *testing.T, data []byte, limit int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A line ends at "\n", "\r\n" or a lone "\r".
+	text = bytes.ReplaceAll(bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
 	lines := bytes.Count(text, []byte("\n"))
 	if len(text) > 0 && text[len(text)-1] != '\n' {
 		lines++

@@ -2,39 +2,60 @@ package manifest
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
 
 // lineReader splits a stream into lines in bounded memory. Unlike
 // bufio.Scanner, an over-long line is reported and skipped instead of ending
-// the whole scan.
+// the whole scan. A line ends at "\n", "\r\n" or a lone "\r" (a file of old
+// Mac OS, or of a tool that writes its line breaks so): a JSON line holds no
+// raw "\r", which a string must escape.
 type lineReader struct {
 	r   *bufio.Reader
-	max int // longest line kept, in bytes, not counting the "\n"
+	max int // longest line kept, in bytes, not counting its line break
 	buf []byte
+	// afterCR says that the last line ended at "\r": a "\n" that comes next
+	// belongs to that line break. It is looked for at the next call, so that
+	// a stream's line is returned without waiting for the byte after it.
+	afterCR bool
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// next returns the next line without its "\n" (a trailing "\r" is kept; the
-// caller decides). A line longer than max is returned as tooLong with no
-// content; its bytes are read and dropped so that the following line is
-// intact. The returned slice is valid until the next call. At the end of the
-// input next returns io.EOF; a final line without "\n" is still a line.
+// next returns the next line without its line break. A line longer than max
+// is returned as tooLong with no content; its bytes are read and dropped so
+// that the following line is intact. The returned slice is valid until the
+// next call. At the end of the input next returns io.EOF; a final line
+// without a line break is still a line.
 func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 	lr.buf = lr.buf[:0]
 	seen := false
 	for {
-		frag, err := lr.r.ReadSlice('\n')
-		if len(frag) > 0 {
-			seen = true
+		if _, err := lr.r.Peek(1); err != nil { // waits for a byte, or the end
+			switch {
+			case !errors.Is(err, io.EOF):
+				return nil, false, err
+			case !seen:
+				return nil, false, io.EOF
+			}
+			return lr.buf, tooLong, nil
 		}
-		ended := err == nil // frag ends with '\n'
-		if ended {
-			frag = frag[:len(frag)-1]
+		avail, _ := lr.r.Peek(lr.r.Buffered())
+		if lr.afterCR {
+			lr.afterCR = false
+			if avail[0] == '\n' {
+				lr.r.Discard(1)
+				continue
+			}
+		}
+		seen = true
+		frag, ended := avail, false
+		if i := bytes.IndexAny(avail, "\r\n"); i >= 0 {
+			frag, ended, lr.afterCR = avail[:i], true, avail[i] == '\r'
 		}
 		if !tooLong {
 			if len(lr.buf)+len(frag) > lr.max {
@@ -44,18 +65,13 @@ func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 				lr.buf = append(lr.buf, frag...)
 			}
 		}
-		switch {
-		case ended:
+		n := len(frag)
+		if ended {
+			n++ // the line break
+		}
+		lr.r.Discard(n)
+		if ended {
 			return lr.buf, tooLong, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF):
-			if !seen {
-				return nil, false, io.EOF
-			}
-			return lr.buf, tooLong, nil
-		default:
-			return nil, false, err
 		}
 	}
 }

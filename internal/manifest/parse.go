@@ -80,7 +80,6 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 	if tooLong {
 		return fail("line is longer than %d bytes", s.maxLine)
 	}
-	raw = bytes.TrimSuffix(raw, []byte("\r"))
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fail("empty line")
 	}

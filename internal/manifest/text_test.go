@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 	"unicode/utf16"
 )
 
@@ -160,4 +161,37 @@ func TestScanRefusesDocumentsThatAreNotText(t *testing.T) {
 			t.Errorf("%s: error %q, text %q; want %q...", items[i].Source, got, items[i].Text, w)
 		}
 	}
+}
+
+// A manifest's lines end at "\n", "\r\n" or a lone "\r" (old Mac OS files), numbered as an editor numbers them; a
+// manifest of lone "\r" was one line, one error for all its items.
+func TestScanManifestLineBreaks(t *testing.T) {
+	items := scanText(t, "{\"text\":\"a\"}\r{\"text\":\"b\"}\r\n{\"text\":\"c\"}\n\r{\"text\":\"d\"}\r")
+	want := []struct {
+		line      int
+		text, err string
+	}{{1, "a", ""}, {2, "b", ""}, {3, "c", ""}, {4, "", "line 4: empty line"}, {5, "d", ""}}
+	if len(items) != len(want) {
+		t.Fatalf("%d items: %+v", len(items), items)
+	}
+	for i, w := range want {
+		if it := items[i]; it.Line != w.line || it.Text != w.text || errText(it) != w.err {
+			t.Errorf("item %d = {%d %q %q}, want %+v", i, it.Line, it.Text, errText(it), w)
+		}
+	}
+
+	// A stream's line that ends at "\r" is read without waiting for what comes after it.
+	pr, pw := io.Pipe()
+	got := make(chan Item)
+	go newRunState().scanManifest(context.Background(), "m.jsonl", pr, func(it Item) error { got <- it; return nil })
+	go pw.Write([]byte("{\"text\":\"first\"}\r"))
+	select {
+	case it := <-got:
+		if it.Text != "first" || it.Err != nil {
+			t.Errorf("first item %+v", it)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a line ended by \\r waits for the next byte")
+	}
+	pw.Close()
 }
