@@ -204,6 +204,7 @@ var normalizeCases = []struct{ in, want string }{
 	{"日本 2 日本", "日本 two 日本"},
 	{"Привет, мир.", "Привет, мир."},
 	{"\x00bad\xffbyte 5", "badbyte five"},
+	{"end.\fNext\vline\u0085here", "end. Next line here"},
 	{"tab\there", "tab here"},
 	{"  spaced   out  ", "spaced out"},
 	{"", ""},

@@ -23,7 +23,8 @@ func Sentences(doc string) []string {
 }
 
 // clean drops invalid UTF-8 and control characters, keeping whitespace controls
-// (tab, newline, carriage return) so that paragraph breaks survive.
+// (tab, newline, carriage return; form feed, vertical tab and NEL become newlines) so that
+// paragraph breaks survive and no two words are glued together.
 func clean(s string) string {
 	if isCleanASCII(s) {
 		return s
@@ -38,7 +39,9 @@ func clean(s string) string {
 			// Invalid byte: dropped rather than replaced, so it cannot be read aloud.
 		case r == '\t' || r == '\n' || r == '\r':
 			b.WriteRune(r)
-		case r == '\u2028':
+		case r == '\v' || r == '\f' || r == '\u0085' || r == '\u2028':
+			// Line breaks: a form feed between pages (a page may break a sentence), a vertical tab, NEL. Dropped,
+			// they glued the words on either side into one ("end.\fNext" read "end dot next").
 			b.WriteByte('\n')
 		case r == '\u2029':
 			b.WriteString("\n\n")

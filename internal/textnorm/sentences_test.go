@@ -64,6 +64,9 @@ var sentenceCases = []struct {
 	{"empty", "", nil},
 	{"only whitespace", " \n\n\t ", nil},
 	{"control characters dropped", "Bell\a here.\x00 Next.", []string{"Bell here.", "Next."}},
+	{"page, vertical tab and NEL break lines", "End of a page.\fNext page\fgoes on.\vA line\u0085and the next.",
+		[]string{"End of a page.", "Next page goes on.", "A line and the next."}},
+	{"form feed between paragraphs", "Chapter 1\n\f\nIt began.", []string{"Chapter 1", "It began."}},
 	{"invalid utf-8 dropped", "Bad \xff\xfe byte. Good.", []string{"Bad byte.", "Good."}},
 	{"other scripts pass", "Привет. 日本語です。 Ok.", []string{"Привет.", "日本語です。", "Ok."}},
 }
