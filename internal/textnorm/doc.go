@@ -77,12 +77,17 @@
 // Digits glued to letters are read as numbers ("MP3" -> "MP three"); any ASCII digit that no rule
 // claimed is read digit by digit, so the output never contains an ASCII digit.
 //
+// Compatibility forms of Latin letters and digits are read as those letters and digits first (fold):
+// full-width "３" and "ＡＢＣ" (and a full-width sign next to them: "＄５", "１２：３０"), ligatures "ﬃ",
+// mathematical letters "𝐛𝐨𝐥𝐝", circled numbers "①", Roman numeral characters "Ⅻ", "㎞", the long s "ſ".
+// Superscripts (km²), letterlike symbols (™, №, ℃) and Chinese punctuation between Chinese characters stay.
+//
 // # What is not normalised
 //
 // Roman numerals other than the ones above ("Sargon I", "Rocky II"); non-English number formats
 // ("3,5" is read as the list "three, five"); currency codes before amounts ("USD 5"); house numbers
-// and postcodes; chemical formulas; mathematical expressions beyond single symbols; non-ASCII
-// digits; words in other scripts (passed through untouched). Adjectival amounts are read as plain
+// and postcodes; chemical formulas; mathematical expressions beyond single symbols; digits of
+// other scripts ("١٢٣"); words in other scripts (passed through untouched). Adjectival amounts are read as plain
 // amounts ("a $5 bill" -> "a five dollars bill"). Disambiguation is by local context only, so
 // "1984 people" is a count, "5 May" is a date and "Rocky II" stays as written.
 //

@@ -24,7 +24,8 @@ func Sentences(doc string) []string {
 
 // clean drops invalid UTF-8 and control characters, keeping whitespace controls
 // (tab, newline, carriage return; form feed, vertical tab and NEL become newlines) so that
-// paragraph breaks survive and no two words are glued together.
+// paragraph breaks survive and no two words are glued together. It folds the compatibility
+// forms of Latin letters and digits to them (fold).
 func clean(s string) string {
 	if isCleanASCII(s) {
 		return s
@@ -47,11 +48,22 @@ func clean(s string) string {
 			b.WriteString("\n\n")
 		case unicode.IsControl(r), r == '\uFEFF':
 			// Dropped: controls and byte-order marks have no sound.
-		default:
+		case r < utf8.RuneSelf:
 			b.WriteRune(r)
+		default:
+			if f, ok := fold(r, func() rune { return lastRune(&b) }, s[i:]); ok {
+				b.WriteString(f)
+			} else {
+				b.WriteRune(r)
+			}
 		}
 	}
 	return b.String()
+}
+
+func lastRune(b *strings.Builder) rune {
+	r, _ := utf8.DecodeLastRuneInString(b.String())
+	return r
 }
 
 // isCleanASCII reports whether s is printable ASCII plus tab/newline/CR, the common case
