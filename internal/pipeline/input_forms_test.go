@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +32,31 @@ func TestFrontendReadsCompatibilityFormsAsTheirText(t *testing.T) {
 				t.Errorf("%q: %s (ids %v)\nwant %s (ids %v)", in, got[i].Phonemes, got[i].IDs, want[i].Phonemes, want[i].IDs)
 			}
 		}
+	}
+}
+
+// A Project Gutenberg book's separators are not read as "asterisk asterisk asterisk", and a document of marks alone
+// has nothing to say; every word around them is read.
+func TestFrontendSkipsSeparators(t *testing.T) {
+	f, cfg, _ := testFrontend(t, true)
+	doc := "*** START OF THE PROJECT GUTENBERG EBOOK ***\n\nChapter I.\n\n" +
+		"It is a truth universally acknowledged.\n\n                 * * *\n\nThe end.\n"
+	got, err := f.Sentences(doc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, s := range got {
+		texts = append(texts, s.Text)
+		if strings.Contains(s.Phonemes, "ɹˌɪsk") {
+			t.Errorf("%q is read with an asterisk: %s", s.Text, s.Phonemes)
+		}
+	}
+	want := []string{"start of the PROJECT GUTENBERG EBOOK", "Chapter one.", "It is a truth universally acknowledged.", "The end."}
+	if !reflect.DeepEqual(texts, want) {
+		t.Errorf("sentences %q, want %q", texts, want)
+	}
+	if got, err := f.Sentences("* * *\n\n!!!\n\n~~~~~\n", cfg); err != nil || len(got) != 0 {
+		t.Errorf("marks alone: %+v, %v; want nothing to say", got, err)
 	}
 }

@@ -82,6 +82,10 @@
 // mathematical letters "𝐛𝐨𝐥𝐝", circled numbers "①", Roman numeral characters "Ⅻ", "㎞", the long s "ſ".
 // Superscripts (km²), letterlike symbols (™, №, ℃) and Chinese punctuation between Chinese characters stay.
 //
+// Separators are not read: a mark repeated three times or more ("***", "=====", "~~~"), and a
+// sentence of marks alone ("* * *", "!!!"), which Normalize makes "": espeak-ng reads them by name
+// ("asterisk asterisk asterisk", "exclamation").
+//
 // # What is not normalised
 //
 // Roman numerals other than the ones above ("Sargon I", "Rocky II"); non-English number formats

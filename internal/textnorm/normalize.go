@@ -19,9 +19,15 @@ import (
 // (. , ? ! ; :) because the phonemizer uses it for prosody. Never panics; never loses words.
 //
 // Whitespace collapses to single spaces, invalid UTF-8 and control characters are dropped, and the
-// output never contains an ASCII digit. Text in other scripts passes through unchanged.
+// output never contains an ASCII digit. Text in other scripts passes through unchanged. A separator
+// ("***", "=====") is not read, and a sentence of marks alone ("* * *", "!!!") is "": espeak-ng would
+// read them by name ("asterisk", "exclamation").
 func Normalize(sentence string) string {
-	toks := tokenize(clean(sentence))
+	cleaned := clean(sentence)
+	if !strings.ContainsFunc(cleaned, isSpoken) {
+		return "" // only marks: a separator ("* * *"), "!!!": read, they were "asterisk", "exclamation"
+	}
+	toks := tokenize(cleaned)
 	if len(toks) == 0 {
 		return ""
 	}
@@ -152,7 +158,7 @@ func (n *normalizer) joinable(i int) bool {
 func (n *normalizer) rewrite(i int) (string, int) {
 	t := n.toks[i]
 	core := t.core
-	if core == "" {
+	if core == "" || isSeparator(core) {
 		return "", 1
 	}
 	if w, ok := spellAddress(core); ok {
@@ -190,6 +196,23 @@ func (n *normalizer) rewrite(i int) (string, int) {
 		return w, 1
 	}
 	return mixed(core), 1
+}
+
+// isSpoken reports a character that is read as something: a letter, a digit, or a symbol such as an emoji or ©. A
+// sentence of none is only marks, which espeak-ng would read by their names.
+func isSpoken(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.So, r)
+}
+
+// isSeparator reports a word made of one mark repeated three times or more ("***", "=====", "~~~", "###"): a rule
+// between sections, as in the "*** START OF THE PROJECT GUTENBERG EBOOK ***" of Project Gutenberg's books, not
+// something to read ("asterisk asterisk asterisk").
+func isSeparator(core string) bool {
+	first, size := utf8.DecodeRuneInString(core)
+	if isSpoken(first) || utf8.RuneCountInString(core) < 3 {
+		return false
+	}
+	return strings.Count(core, string(first))*size == len(core)
 }
 
 // startsNumeric reports whether s begins like a number, an amount of money or a signed number.
