@@ -205,6 +205,7 @@ var normalizeCases = []struct{ in, want string }{
 	{"Привет, мир.", "Привет, мир."},
 	{"\x00bad\xffbyte 5", "badbyte five"},
 	{"end.\fNext\vline\u0085here", "end. Next line here"},
+	{"\x1b[31mRed\x1b[0m alert at 5", "Red alert at five"},
 	{"tab\there", "tab here"},
 	{"  spaced   out  ", "spaced out"},
 	{"", ""},

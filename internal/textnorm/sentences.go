@@ -24,8 +24,9 @@ func Sentences(doc string) []string {
 
 // clean drops invalid UTF-8 and control characters, keeping whitespace controls
 // (tab, newline, carriage return; form feed, vertical tab and NEL become newlines) so that
-// paragraph breaks survive and no two words are glued together. It folds the compatibility
-// forms of Latin letters and digits to them (fold).
+// paragraph breaks survive and no two words are glued together. It drops a terminal's control
+// sequences ("\x1b[1;31m") whole and folds the compatibility forms of Latin letters and digits to
+// them (fold).
 func clean(s string) string {
 	if isCleanASCII(s) {
 		return s
@@ -46,6 +47,10 @@ func clean(s string) string {
 			b.WriteByte('\n')
 		case r == '\u2029':
 			b.WriteString("\n\n")
+		case r == '\x1b' && strings.HasPrefix(s[i:], "["):
+			// A terminal's control sequence (colours: "\x1b[31m", in a captured log): dropped whole, or its
+			// "[31m" was read "thirty-one m".
+			i += csiLength(s[i:])
 		case unicode.IsControl(r), r == '\uFEFF':
 			// Dropped: controls and byte-order marks have no sound.
 		case r < utf8.RuneSelf:
@@ -59,6 +64,23 @@ func clean(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// csiLength is the length of the control sequence that s starts, after its ESC: "[", parameter bytes (0x30-0x3F),
+// intermediate bytes (0x20-0x2F) and a final byte (0x40-0x7E), as ECMA-48 defines it. Where no final byte comes it
+// is 0: what follows the ESC is text.
+func csiLength(s string) int {
+	i := 1
+	for i < len(s) && s[i] >= 0x30 && s[i] <= 0x3F {
+		i++
+	}
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2F {
+		i++
+	}
+	if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7E {
+		return i + 1
+	}
+	return 0
 }
 
 func lastRune(b *strings.Builder) rune {

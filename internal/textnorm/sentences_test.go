@@ -66,6 +66,8 @@ var sentenceCases = []struct {
 	{"control characters dropped", "Bell\a here.\x00 Next.", []string{"Bell here.", "Next."}},
 	{"page, vertical tab and NEL break lines", "End of a page.\fNext page\fgoes on.\vA line\u0085and the next.",
 		[]string{"End of a page.", "Next page goes on.", "A line and the next."}},
+	{"terminal colours dropped", "\x1b[1;31mError:\x1b[0m disk full.\x1b[K Next\x1b[.",
+		[]string{"Error: disk full.", "Next[."}},
 	{"form feed between paragraphs", "Chapter 1\n\f\nIt began.", []string{"Chapter 1", "It began."}},
 	{"invalid utf-8 dropped", "Bad \xff\xfe byte. Good.", []string{"Bad byte.", "Good."}},
 	{"other scripts pass", "Привет. 日本語です。 Ok.", []string{"Привет.", "日本語です。", "Ok."}},
