@@ -1,25 +1,25 @@
 package cmd
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf16"
+
+	"golang.org/x/text/encoding/unicode"
 )
 
 // utf16File is s in UTF-16 with a byte-order mark, as Windows Notepad saves "Unicode" text.
 func utf16File(s string, bigEndian bool) string {
-	var b bytes.Buffer
-	for _, u := range append([]uint16{0xFEFF}, utf16.Encode([]rune(s))...) {
-		if bigEndian {
-			b.Write([]byte{byte(u >> 8), byte(u)})
-		} else {
-			b.Write([]byte{byte(u), byte(u >> 8)})
-		}
+	order := unicode.LittleEndian
+	if bigEndian {
+		order = unicode.BigEndian
 	}
-	return b.String()
+	out, err := unicode.UTF16(order, unicode.UseBOM).NewEncoder().String(s)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // A text file in UTF-16 with a byte-order mark, or in UTF-8 with one, gives the phonemes and ids of the same text

@@ -9,20 +9,21 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
-	"unicode/utf16"
+
+	"golang.org/x/text/encoding/unicode"
 )
 
 // utf16Bytes is s in UTF-16 with a byte-order mark, as Windows Notepad saves "Unicode" text.
 func utf16Bytes(s string, bigEndian bool) []byte {
-	var b bytes.Buffer
-	for _, u := range append([]uint16{0xFEFF}, utf16.Encode([]rune(s))...) {
-		if bigEndian {
-			b.Write([]byte{byte(u >> 8), byte(u)})
-		} else {
-			b.Write([]byte{byte(u), byte(u >> 8)})
-		}
+	order := unicode.LittleEndian
+	if bigEndian {
+		order = unicode.BigEndian
 	}
-	return b.Bytes()
+	out, err := unicode.UTF16(order, unicode.UseBOM).NewEncoder().String(s)
+	if err != nil {
+		panic(err)
+	}
+	return []byte(out)
 }
 
 // A text file saved by Windows Notepad as "Unicode" (UTF-16 with a byte-order mark) or as UTF-8 with a byte-order
