@@ -82,6 +82,10 @@
 // mathematical letters "𝐛𝐨𝐥𝐝", circled numbers "①", Roman numeral characters "Ⅻ", "㎞", the long s "ſ".
 // Superscripts (km²), letterlike symbols (™, №, ℃) and Chinese punctuation between Chinese characters stay.
 //
+// An ellipsis ("...", "…", ". . .") is a pause, where espeak-ng ran the words on either side into one ("Wait...
+// what" was "wˈeɪtwˌʌt"): a comma between words ("Wait, what"), a full stop at the end of the sentence, nothing
+// before the first word or next to another mark ("Really?..."). In a path or code ("src/.../x", "f(...)") it stays.
+//
 // Separators are not read: a mark repeated three times or more ("***", "=====", "~~~"), and a
 // sentence of marks alone ("* * *", "!!!"), which Normalize makes "": espeak-ng reads them by name
 // ("asterisk asterisk asterisk", "exclamation").
@@ -98,7 +102,7 @@
 // # Sentences and splitting
 //
 // Sentences breaks at . ? ! (and 。！？) followed by whitespace, except after initials, dotted
-// initialisms, numbered-list numbers and ellipses, or before a lower-case word; blank lines always end a
+// initialisms, numbered-list numbers and ellipses (". . ." too), or before a lower-case word; blank lines always end a
 // sentence. An abbreviation's period ends no sentence before a number, nor before the kind of word the
 // abbreviation expects: any word after a title ("Dr. Smith", "Mt. Everest"), a label after "No.", "Apt." or
 // a month ("Apt. 4B", "Sept. 11"), another company word after "Co." ("Co. Ltd."), an address word after a

@@ -27,6 +27,7 @@ var adversarialInputs = map[string]func(n int) string{
 	"address":                   func(n int) string { return "www." + strings.Repeat("a.", n/2) + "com" },
 	"money and units":           func(n int) string { return strings.Repeat("$5 10 km 3:30 pm 31/02/2020 ", n/28) },
 	"emoji":                     func(n int) string { return strings.Repeat("🙂", n/4) },
+	"ellipses":                  func(n int) string { return strings.Repeat("a... b…c . . . d.. ", n/20) },
 }
 
 // cpuTime is the CPU time this process has used: other work on a shared machine does not count.

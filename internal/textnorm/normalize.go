@@ -23,7 +23,7 @@ import (
 // ("***", "=====") is not read, and a sentence of marks alone ("* * *", "!!!") is "": espeak-ng would
 // read them by name ("asterisk", "exclamation").
 func Normalize(sentence string) string {
-	cleaned := clean(sentence)
+	cleaned := pauseEllipses(clean(sentence))
 	if !strings.ContainsFunc(cleaned, isSpoken) {
 		return "" // only marks: a separator ("* * *"), "!!!": read, they were "asterisk", "exclamation"
 	}

@@ -334,8 +334,8 @@ func endsSentence(token, prev, rest string) bool {
 	default:
 		return false
 	}
-	if strings.HasSuffix(core, "..") {
-		return false // ellipsis: a pause, not an end
+	if strings.HasSuffix(core, "..") || firstField(rest) == "." || core == "." && strings.HasSuffix(prev, ".") {
+		return false // ellipsis ("...", ". . ."): a pause, not an end
 	}
 	if nextLower {
 		return false

@@ -1,0 +1,50 @@
+package pipeline
+
+import (
+	"reflect"
+	"testing"
+)
+
+// sameIDs checks that each text gives, sentence by sentence, the phoneme ids of the text it stands for.
+func sameIDs(t *testing.T, pairs map[string]string) {
+	t.Helper()
+	f, cfg, _ := testFrontend(t, true)
+	for in, same := range pairs {
+		got, err := f.Sentences(in, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := f.Sentences(same, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) || len(got) == 0 {
+			t.Errorf("%q: %d sentences %q, %q: %d", in, len(got), texts(got), same, len(want))
+			continue
+		}
+		for i := range got {
+			if !reflect.DeepEqual(got[i].IDs, want[i].IDs) {
+				t.Errorf("%q: %s (ids %v)\nwant %s (ids %v)", in, got[i].Phonemes, got[i].IDs, want[i].Phonemes, want[i].IDs)
+			}
+		}
+	}
+}
+
+func texts(ss []Sentence) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Text)
+	}
+	return out
+}
+
+// An ellipsis between two words is a pause between two words, as a comma is: espeak-ng ran them into one
+// ("wˈeɪtwˌʌt").
+func TestFrontendPausesAtEllipses(t *testing.T) {
+	sameIDs(t, map[string]string{
+		"Wait... what?":       "Wait, what?",
+		"Wait … what?":        "Wait, what?",
+		"Ellipsis...and more": "Ellipsis, and more",
+		"I do not know...":    "I do not know.",
+	})
+}
