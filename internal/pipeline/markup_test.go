@@ -48,3 +48,12 @@ func TestFrontendPausesAtEllipses(t *testing.T) {
 		"I do not know...":    "I do not know.",
 	})
 }
+
+// "*" and "×" between numbers are read "times", not "asterisk".
+func TestFrontendReadsTimes(t *testing.T) {
+	sameIDs(t, map[string]string{
+		"5*3 = 15":  "5 times 3 = 15",
+		"x = 5 * 3": "x = 5 times 3",
+		"5 × 3":     "5 times 3",
+	})
+}

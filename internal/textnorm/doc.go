@@ -69,7 +69,8 @@
 //   - URLs and e-mail addresses: "www.example.com/a" -> "w w w dot example dot com slash a",
 //     "john@example.org" -> "john at example dot org"; the scheme (https://) is not read.
 //   - "&" -> "and" (also inside "R&D"), "#5" -> "number five", "#tag" -> "hashtag tag", "~5" ->
-//     "about five", "6 x 4" -> "six by four", lone "+", "=", "@", "%", "×", "±", "<", ">", "≤", "≥".
+//     "about five", "6 x 4" -> "six by four", "5*3", "5 * 3" and "5 × 3" -> "five times three" ("2 × 3 m" is "two by
+//     three meters"), lone "+", "=", "@", "%", "×", "±", "<", ">", "≤", "≥".
 //   - ALL-CAPS common words ("THE", "STOP") are lower-cased so they are read, not spelled; other
 //     all-caps words are acronyms and stay (espeak spells them). Ambiguous ones (US, IT, AM, OR)
 //     are lower-cased only when the whole sentence is in capitals.

@@ -183,8 +183,14 @@ func (n *normalizer) rewrite(i int) (string, int) {
 	if w, used, ok := n.abbreviation(i); ok {
 		return w, used
 	}
-	if (core == "x" || core == "×") && i > 0 && endsWithDigit(n.toks[i-1].core) && startsNumeric(n.tok(i+1).core) {
-		return "by", 1 // dimensions: "6 x 4"
+	if (core == "x" || core == "×" || core == "*") && i > 0 && endsWithDigit(n.toks[i-1].core) &&
+		startsNumeric(n.tok(i+1).core) {
+		// Between numbers "*" and "×" multiply ("5 * 3", "5 × 3": "five times three", as "=" is "equals" and "+"
+		// "plus"); "x" and a "×" whose second number has a unit ("2 × 3 m") give dimensions: "six by four".
+		if core == "*" || core == "×" && !n.hasUnit(i+1) {
+			return "times", 1
+		}
+		return "by", 1
 	}
 	if w, ok := symbolWord(core, n.tok(i+1).core); ok {
 		return w, 1
@@ -196,6 +202,20 @@ func (n *normalizer) rewrite(i int) (string, int) {
 		return w, 1
 	}
 	return mixed(core), 1
+}
+
+// hasUnit reports that the number of token j has a unit, glued ("3m") or apart ("3 m").
+func (n *normalizer) hasUnit(j int) bool {
+	_, rest, ok := scanNumber(n.tok(j).core, true)
+	if !ok {
+		return false
+	}
+	if rest != "" {
+		_, glued := unitFor(rest, true)
+		return glued
+	}
+	_, apart := n.unitAfter(j + 1)
+	return apart
 }
 
 // isSpoken reports a character that is read as something: a letter, a digit, or a symbol such as an emoji or ©. A
@@ -334,7 +354,7 @@ func isCapitalized(s string) bool {
 }
 
 // mixed rewrites a word that may contain digits and symbols: digit runs become numbers ("MP3" -> "MP
-// three", "COVID-19" -> "COVID-nineteen"), "&" becomes "and", vulgar fractions are spelled;
+// three", "COVID-19" -> "COVID-nineteen"), "&" becomes "and", "*" between digits "times", vulgar fractions are spelled;
 // everything else is kept.
 func mixed(core string) string {
 	if !strings.ContainsFunc(core, needsMixed) {
@@ -378,6 +398,11 @@ func mixed(core string) string {
 			b.WriteByte(' ')
 		case (r == 'x' || r == '×') && prevKind == 2 && i+size < len(core) && isDigit(rune(core[i+size])):
 			b.WriteString(" by ") // "1920x1080"
+			prevKind = 0
+			i += size
+			continue
+		case r == '*' && prevKind == 2 && i+size < len(core) && isDigit(rune(core[i+size])):
+			b.WriteString(" times ") // "5*3"
 			prevKind = 0
 			i += size
 			continue
