@@ -57,3 +57,16 @@ func TestFrontendReadsTimes(t *testing.T) {
 		"5 × 3":     "5 times 3",
 	})
 }
+
+// Markdown's emphasis and code marks are not read, a link is read as its text and an image as its alt text, so
+// marked-up text gives the ids of its plain words.
+func TestFrontendReadsInlineMarkdownAsItsWords(t *testing.T) {
+	sameIDs(t, map[string]string{
+		"This is **bold** text.":                        "This is bold text.",
+		"This is *important* and ~~old~~ `code` text.":  "This is important and old code text.",
+		"The **2024** report":                           "The 2024 report",
+		"See [the docs](https://example.com/docs).":     "See the docs.",
+		"![A cat](cat.png) sits. ![](x.png) Then more.": "A cat sits. Then more.",
+		"**Note.** Read this.":                          "Note. Read this.",
+	})
+}

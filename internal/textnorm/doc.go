@@ -83,6 +83,12 @@
 // mathematical letters "𝐛𝐨𝐥𝐝", circled numbers "①", Roman numeral characters "Ⅻ", "㎞", the long s "ſ".
 // Superscripts (km²), letterlike symbols (™, №, ℃) and Chinese punctuation between Chinese characters stay.
 //
+// Markdown, which language models write and people pipe in, is read as the text it marks up (markdown.go):
+// emphasis and code marks at the edges of words go ("*x*", "**x**", "***x***", "_x_", "__x__", "~~x~~", "`x`", and
+// phrases "*like this*"); a link "[text](url)" is read as its text, an image "![alt](url)" as its alt text (nothing
+// if that is empty). Marks inside a word ("a*b", "snake_case_name") or alone ("a * b", "***") are not markup and
+// stay. A sentence's mark inside emphasis ends the sentence ("**Note.** Next"), as one inside quotes does.
+//
 // An ellipsis ("...", "…", ". . .") is a pause, where espeak-ng ran the words on either side into one ("Wait...
 // what" was "wˈeɪtwˌʌt"): a comma between words ("Wait, what"), a full stop at the end of the sentence, nothing
 // before the first word or next to another mark ("Really?..."). In a path or code ("src/.../x", "f(...)") it stays.

@@ -28,6 +28,8 @@ var adversarialInputs = map[string]func(n int) string{
 	"money and units":           func(n int) string { return strings.Repeat("$5 10 km 3:30 pm 31/02/2020 ", n/28) },
 	"emoji":                     func(n int) string { return strings.Repeat("🙂", n/4) },
 	"ellipses":                  func(n int) string { return strings.Repeat("a... b…c . . . d.. ", n/20) },
+	"markdown links and marks":  func(n int) string { return strings.Repeat("[a](b) ![c](d \"t\") **e** `f` ~~g~~ ", n/38) },
+	"unclosed links":            func(n int) string { return strings.Repeat("[a](b", n/5) },
 }
 
 // cpuTime is the CPU time this process has used: other work on a shared machine does not count.

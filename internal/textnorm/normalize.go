@@ -23,7 +23,9 @@ import (
 // ("***", "=====") is not read, and a sentence of marks alone ("* * *", "!!!") is "": espeak-ng would
 // read them by name ("asterisk", "exclamation").
 func Normalize(sentence string) string {
-	cleaned := pauseEllipses(clean(sentence))
+	// Links first (their text may hold an ellipsis or emphasis), then ellipses (one may sit between a word and its
+	// emphasis mark: "**Wait**...what").
+	cleaned := unmarkWords(pauseEllipses(readLinks(clean(sentence))))
 	if !strings.ContainsFunc(cleaned, isSpoken) {
 		return "" // only marks: a separator ("* * *"), "!!!": read, they were "asterisk", "exclamation"
 	}

@@ -319,7 +319,7 @@ func splitParagraph(p string, out []string) []string {
 // sentence ("" for the first, which tells numbered list items, "1. Mix the flour", from numbers that end a
 // sentence); rest is the text after the space.
 func endsSentence(token, prev, rest string) bool {
-	core := strings.TrimRight(token, closers)
+	core := strings.TrimRight(token, closers+emphasisMarks) // "**Note.** Next", "*Really?* Yes"
 	if core == "" {
 		return false
 	}
@@ -340,7 +340,7 @@ func endsSentence(token, prev, rest string) bool {
 	if nextLower {
 		return false
 	}
-	word := strings.TrimLeft(strings.TrimSuffix(core, "."), openers)
+	word := strings.TrimLeft(strings.TrimSuffix(core, "."), openers+emphasisMarks)
 	if word == "" {
 		return true
 	}
