@@ -70,3 +70,23 @@ func TestFrontendReadsInlineMarkdownAsItsWords(t *testing.T) {
 		"**Note.** Read this.":                          "Note. Read this.",
 	})
 }
+
+// Markdown's line marks are not read: a heading is a sentence of its own, each bullet item starts one, a quote is
+// read as its words, a code fence not at all.
+func TestFrontendReadsMarkdownLinesAsTheirWords(t *testing.T) {
+	sameIDs(t, map[string]string{
+		"# Title\nBody text.":                   "Title\n\nBody text.",
+		"## Part one ##\nIt began.":             "Part one\n\nIt began.",
+		"Buy:\n* milk\n- eggs\n+ bread":         "Buy:\n\nmilk\n\neggs\n\nbread",
+		"> quoted line\n> goes on.":             "quoted line goes on.",
+		"Run:\n```bash\nmake build\n```\nDone.": "Run:\n\nmake build\n\nDone.",
+	})
+	f, cfg, _ := testFrontend(t, true)
+	got, err := f.Sentences("# Title\nBody text.", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Title", "Body text."}; !reflect.DeepEqual(texts(got), want) {
+		t.Errorf("sentences %q, want %q", texts(got), want)
+	}
+}

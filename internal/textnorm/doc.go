@@ -88,6 +88,10 @@
 // phrases "*like this*"); a link "[text](url)" is read as its text, an image "![alt](url)" as its alt text (nothing
 // if that is empty). Marks inside a word ("a*b", "snake_case_name") or alone ("a * b", "***") are not markup and
 // stay. A sentence's mark inside emphasis ends the sentence ("**Note.** Next"), as one inside quotes does.
+// Sentences reads the marks at the start of a line: a heading's "#"s, a bullet ("* ", "- ", "+ ", a task box "[ ]"),
+// a quote's ">"s, a code fence ("```go", "~~~") and a rule or underline ("---", "* * *", "===") are not read; a
+// heading is a sentence of its own and an item starts one (see Sentences and splitting). Inside a code block the code
+// is read as text, each line examined like any other.
 //
 // An ellipsis ("...", "…", ". . .") is a pause, where espeak-ng ran the words on either side into one ("Wait...
 // what" was "wˈeɪtwˌʌt"): a comma between words ("Wait, what"), a full stop at the end of the sentence, nothing
@@ -110,7 +114,9 @@
 //
 // Sentences breaks at . ? ! (and 。！？) followed by whitespace, except after initials, dotted
 // initialisms, numbered-list numbers and ellipses (". . ." too), or before a lower-case word; blank lines always end a
-// sentence. An abbreviation's period ends no sentence before a number, nor before the kind of word the
+// sentence. So does Markdown's structure: a heading line is a sentence of its own, a bullet item starts one (items
+// are mostly words without a full stop, which ran together without a pause), and so does a numbered item that is
+// "1." or follows an item (a wrapped line that starts "1984. Then" does not). An abbreviation's period ends no sentence before a number, nor before the kind of word the
 // abbreviation expects: any word after a title ("Dr. Smith", "Mt. Everest"), a label after "No.", "Apt." or
 // a month ("Apt. 4B", "Sept. 11"), another company word after "Co." ("Co. Ltd."), an address word after a
 // street ("Ave. NW"). Before other capitalised words these may end a sentence ("... etc. Then"). A degree ends one

@@ -30,6 +30,7 @@ var adversarialInputs = map[string]func(n int) string{
 	"ellipses":                  func(n int) string { return strings.Repeat("a... b…c . . . d.. ", n/20) },
 	"markdown links and marks":  func(n int) string { return strings.Repeat("[a](b) ![c](d \"t\") **e** `f` ~~g~~ ", n/38) },
 	"unclosed links":            func(n int) string { return strings.Repeat("[a](b", n/5) },
+	"markdown lines":            func(n int) string { return strings.Repeat("# a\n- b\n> > c\n```go\n1. d\n---\ne\n", n/34) },
 }
 
 // cpuTime is the CPU time this process has used: other work on a shared machine does not count.

@@ -201,3 +201,197 @@ func lastRuneOf(s string) rune {
 	r, _ := utf8.DecodeLastRuneInString(s)
 	return r
 }
+
+// lineKind is what a line's Markdown marks make of it.
+type lineKind int
+
+const (
+	plainLine   lineKind = iota
+	breakLine            // no words, only marks (a code fence, a rule, a heading's or quote's marks alone): a paragraph break
+	headingLine          // a heading: a sentence of its own
+	itemLine             // a bullet item: starts a sentence
+	orderedLine          // a numbered item ("1. ", "2) "): starts a sentence where it starts a list or follows an item
+)
+
+// markdownLines reads the marks that Markdown puts at the start of a line, before paragraphs collapses the lines:
+// a heading's "#"s ("# Title", "## Title ##"), a bullet ("* ", "- ", "+ ", with a task box "[ ]" or "[x]"), a
+// quote's ">"s ("> ", "> > "), a code fence ("```", "```go", "~~~") and a rule or a heading's underline ("---",
+// "* * *", "===") are not read. Each line is read on its own (a line inside a code block too), so that a stream's
+// lines are read alike whatever came before them.
+//
+// A heading is a sentence of its own: it has no full stop, and its paragraph's next line is not part of it ("#
+// Title\nBody text." was read "Title Body text."). A fence, a rule, and a heading or quote line without words end a
+// paragraph. A bullet item starts a sentence: items are mostly words without a full stop ("- milk\n- eggs"), which
+// ran together into one sentence ("milk eggs") without a pause between them; as sentences they are read with the
+// pause between sentences. A line after an item that has no mark of its own goes on the item (Markdown's lazy
+// continuation: an item wrapped over lines). A numbered item starts a sentence too where it is "1." or follows an
+// item, as Markdown lets a list interrupt a paragraph only with "1.": a wrapped line that begins "1984. Then" stays in
+// its sentence. Its number is read ("1. First" is "one. First"), as before.
+func markdownLines(s string) string {
+	if !hasLineMarks(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	inList := false
+	for i := 0; ; {
+		j := strings.IndexAny(s[i:], "\r\n")
+		if j < 0 {
+			j = len(s) - i
+		}
+		text, kind, number := readLine(s[i : i+j])
+		switch kind {
+		case plainLine:
+			b.WriteString(text)
+			if strings.TrimSpace(text) == "" {
+				inList = false
+			}
+		case breakLine:
+			inList = false
+		case headingLine:
+			b.WriteString("\n" + text + "\n")
+			inList = false
+		case itemLine:
+			b.WriteString("\n" + text)
+			inList = true
+		case orderedLine:
+			if number == "1" || inList {
+				b.WriteByte('\n')
+			}
+			b.WriteString(text)
+			inList = true
+		}
+		i += j
+		if i >= len(s) {
+			break
+		}
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+		}
+		i++
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// hasLineMarks reports whether a line of s may start with a Markdown mark (after its indentation), so that plain
+// text is passed over without a copy.
+func hasLineMarks(s string) bool {
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j < len(s) && (strings.IndexByte("#*-+>`~_=", s[j]) >= 0 || isDigit(rune(s[j]))) {
+			return true
+		}
+		k := strings.IndexAny(s[j:], "\r\n")
+		if k < 0 {
+			return false
+		}
+		i = j + k + 1
+	}
+	return false
+}
+
+// readLine reads one line's Markdown marks: the text to read and what kind of line it is (with an ordered item's
+// number).
+func readLine(line string) (text string, kind lineKind, number string) {
+	rest := strings.TrimLeft(line, " \t")
+	quoted := false
+	if q := quoteMarks(rest); q > 0 {
+		rest, quoted = rest[q:], true
+		if rest == "" {
+			return "", breakLine, ""
+		}
+	}
+	switch {
+	case rest == "":
+	case isFence(rest) || isRule(rest):
+		return "", breakLine, ""
+	case rest[0] == '#':
+		n := 0
+		for n < len(rest) && rest[n] == '#' {
+			n++
+		}
+		if n <= 6 && (n == len(rest) || rest[n] == ' ' || rest[n] == '\t') {
+			title := strings.TrimSpace(rest[n:])
+			if closed := strings.TrimRight(title, "#"); closed == "" || strings.HasSuffix(closed, " ") || strings.HasSuffix(closed, "\t") {
+				title = strings.TrimSpace(closed) // "## Title ##"
+			}
+			if title == "" {
+				return "", breakLine, ""
+			}
+			return title, headingLine, ""
+		}
+	case strings.IndexByte("*-+", rest[0]) >= 0 && len(rest) > 1 && (rest[1] == ' ' || rest[1] == '\t'):
+		item := strings.TrimLeft(rest[2:], " \t")
+		for _, box := range []string{"[ ]", "[x]", "[X]"} {
+			if after, ok := strings.CutPrefix(item, box); ok && (after == "" || after[0] == ' ' || after[0] == '\t') {
+				item = strings.TrimLeft(after, " \t")
+			}
+		}
+		if strings.TrimSpace(item) == "" {
+			return "", breakLine, ""
+		}
+		return item, itemLine, ""
+	case isDigit(rune(rest[0])):
+		n := 0
+		for n < len(rest) && isDigit(rune(rest[n])) {
+			n++
+		}
+		if n <= 9 && n+1 < len(rest) && (rest[n] == '.' || rest[n] == ')') && (rest[n+1] == ' ' || rest[n+1] == '\t') {
+			return rest, orderedLine, strings.TrimLeft(rest[:n], "0")
+		}
+	}
+	if quoted {
+		return rest, plainLine, ""
+	}
+	return line, plainLine, ""
+}
+
+// quoteMarks is the length of the quote marks that line starts with, the spaces after them included: one ">" or more,
+// the last followed by a space or tab or the line's end ("> ", "> > ", ">> ", ">"). ">5%" starts no quote.
+func quoteMarks(line string) int {
+	k, last := 0, -1
+	for k < len(line) && (line[k] == '>' || line[k] == ' ' || line[k] == '\t') {
+		if line[k] == '>' {
+			last = k
+		}
+		k++
+	}
+	if last < 0 || last+1 < len(line) && line[last+1] != ' ' && line[last+1] != '\t' {
+		return 0
+	}
+	return k
+}
+
+// isFence reports a code fence: "```" or "~~~" (or longer), with an optional one-word language ("```go"). A line
+// with more after its marks ("~~~ Fin ~~~", "```code```") is none.
+func isFence(line string) bool {
+	if !strings.HasPrefix(line, "```") && !strings.HasPrefix(line, "~~~") {
+		return false
+	}
+	info := strings.TrimSpace(strings.TrimLeft(line, line[:1]))
+	return !strings.ContainsAny(info, " \t`~")
+}
+
+// isRule reports a rule between sections or a heading's underline: one of "*", "-", "_", "=" three times or more,
+// with nothing else but blanks ("***", "---", "* * *", "=====").
+func isRule(line string) bool {
+	c := line[0]
+	if strings.IndexByte("*-_=", c) < 0 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case c:
+			n++
+		case ' ', '\t':
+		default:
+			return false
+		}
+	}
+	return n >= 3
+}

@@ -63,3 +63,61 @@ func TestSentencesEndInsideEmphasis(t *testing.T) {
 		}
 	}
 }
+
+// The marks Markdown puts at the start of a line are not read, and its structure ends sentences: a heading is a
+// sentence of its own, a bullet item (or a numbered item that starts a list or follows an item) starts one, a fence,
+// a rule and a quote's empty line end a paragraph. Marks elsewhere, or not followed by a space, stay.
+func TestSentencesReadMarkdownLines(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"heading", "# Heading", []string{"Heading"}},
+		{"heading then its paragraph", "# Title\nBody text.", []string{"Title", "Body text."}},
+		{"heading levels and closing marks", "## Part one ##\n###### Six\nText", []string{"Part one", "Six", "Text"}},
+		{"heading after a line", "Some text\n## Next part\nMore.", []string{"Some text", "Next part", "More."}},
+		{"bullets", "* item one\n* item two\n- item three.\n+ four", []string{"item one", "item two", "item three.", "four"}},
+		{"bullets after a line, wrapped item", "Buy:\n- milk\n- eggs and\nmore eggs\n\nDone.",
+			[]string{"Buy:", "milk", "eggs and more eggs", "Done."}},
+		{"nested bullets", "- fruit\n  - apples\n    * red ones", []string{"fruit", "apples", "red ones"}},
+		{"task boxes", "- [ ] write it\n- [x] test it", []string{"write it", "test it"}},
+		{"numbered items", "1. milk\n2. eggs\n3. bread", []string{"1. milk", "2. eggs", "3. bread"}},
+		{"numbered list after a line", "Steps:\n1. mix\n2) bake", []string{"Steps:", "1. mix", "2) bake"}},
+		{"quote", "> quoted line", []string{"quoted line"}},
+		{"quote over lines, empty quote line, nested", "> A quote\n> goes on.\n>\n> > Nested one",
+			[]string{"A quote goes on.", "Nested one"}},
+		{"quoted heading and item", "> # Title\n> - item", []string{"Title", "item"}},
+		{"code fence", "Run it:\n```bash\nmake build\n```\nThen test.", []string{"Run it:", "make build", "Then test."}},
+		{"tilde fence", "~~~\ncode\n~~~~", []string{"code"}},
+		{"rules and underlines", "Title\n=====\nText\n\n---\n\n* * *\nEnd", []string{"Title", "Text", "End"}},
+		{"marks alone", "#\n>\n-", []string{"-"}},
+		{"windows line ends", "# Head\r\nBody\r\n- a\r\n- b", []string{"Head", "Body", "a", "b"}},
+		// not line marks
+		{"hashtag and number sign", "#1 hit\n#tag here", []string{"#1 hit #tag here"}},
+		{"sharp", "C# and F#", []string{"C# and F#"}},
+		{"negative number", "It was\n-5 degrees", []string{"It was -5 degrees"}},
+		{"a year that starts a wrapped line", "He was born in\n1984. Then he left.", []string{"He was born in 1984.", "Then he left."}},
+		{"greater than", "x > y\n>5% of them", []string{"x > y >5% of them"}},
+		{"a lone star", "Press\n*\nnow", []string{"Press * now"}},
+		{"emphasis at a line's start", "*Really* now\n**Bold** too", []string{"*Really* now **Bold** too"}},
+		{"marks with words", "~~~ Fin ~~~\n```code```", []string{"~~~ Fin ~~~ ```code```"}},
+		{"numbered items on one line", "1. Mix the flour. 2. Add water.", []string{"1. Mix the flour.", "2. Add water."}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Sentences(c.in); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("Sentences(%q)\n got  %q\n want %q", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+// What a listener hears of the examples that were read with their marks.
+func TestReadMarkdownDocument(t *testing.T) {
+	doc := "# Heading\n\nThis is *important* and **bold** text.\n\n* item one\n* item two\n\n> quoted line\n\n" +
+		"See [the docs](https://example.com/docs).\n\n```go\nx := 5 * 3\n```\n"
+	want := []string{"Heading", "This is important and bold text.", "item one", "item two", "quoted line",
+		"See the docs.", "x := five times three"}
+	if got := read(doc); !reflect.DeepEqual(got, want) {
+		t.Errorf("read(%q)\n got  %q\n want %q", doc, got, want)
+	}
+}

@@ -11,12 +11,14 @@ import (
 // initials (J. R. R. Tolkien), decimals (3.14), numbered items, ellipses, URLs and e-mail addresses do not end a
 // sentence; quotes and parentheses are kept with their sentence; blank lines / paragraph breaks always end one.
 // Whitespace (incl. newlines inside a paragraph) collapses to single spaces. Empty/whitespace-only sentences are dropped.
+// Markdown's marks at the start of a line are read first (markdownLines): a heading is a sentence of its own, a list
+// item starts one, and the marks ("# ", "* ", "> ", a code fence) are not part of any sentence.
 //
 // Invalid UTF-8 is dropped and control characters other than whitespace are removed.
 // It runs in time linear in len(doc).
 func Sentences(doc string) []string {
 	var out []string
-	for _, para := range paragraphs(clean(doc)) {
+	for _, para := range paragraphs(markdownLines(clean(doc))) {
 		out = splitParagraph(para, out)
 	}
 	return out
