@@ -52,21 +52,45 @@ func wholeSentences(text string, atEnd bool) (done, rest string) {
 		text, open = text[:i], text[i:]
 	}
 	sentences := textnorm.Sentences(text)
-	whole := len(sentences) - 1
-	if last := len(sentences) - 1; open == "" && (atEnd || endsParagraph(text) ||
-		(last >= 0 && endsLine(text) && endsSentence(sentences[last]))) {
-		whole = len(sentences)
+	last := len(sentences) - 1
+	if last < 0 {
+		return "", text + open
+	}
+	whole := last
+	rest = lastSentence(text, sentences[last])
+	if open == "" && (atEnd || endsParagraph(text) || endsLine(text) && endsSentence(rest)) {
+		whole, rest = len(sentences), ""
 	}
 	if whole <= 0 {
 		return "", text + open
 	}
-	done = strings.Join(sentences[:whole], "\n\n")
-	if whole < len(sentences) {
-		// what follows the last whole sentence, with the space after it (collapsed by Sentences) kept, so that
-		// the next read does not run into its last word
-		rest = sentences[whole] + trailingSpace(text)
+	return strings.Join(sentences[:whole], "\n\n"), rest + open
+}
+
+// lastSentence is the end of text that holds its last sentence, last (as Sentences gave it), with the space after it:
+// the next read goes on from there. Its lines are kept as written, from the start of the line where it begins,
+// because a line's Markdown marks tell where a sentence ends ("# Title" ends at its line's end, "* item" starts one)
+// and a line is not whole before its end: Sentences' one line of text would lose them. Where the sentence begins
+// inside a line, its words on that line come as Sentences gave them, then the lines after as written.
+func lastSentence(text, last string) string {
+	words := strings.Fields(last)
+	after := 0 // how many of its words the lines from end on hold
+	for end := len(text); end > 0; {
+		start := strings.LastIndexAny(text[:end], "\r\n") + 1
+		n := len(strings.Fields(strings.Join(textnorm.Sentences(text[start:end]), " ")))
+		switch {
+		case after+n == len(words):
+			return text[start:]
+		case after+n > len(words):
+			if end == len(text) {
+				return last + trailingSpace(text)
+			}
+			return strings.Join(words[:len(words)-after], " ") + text[end:]
+		}
+		after += n
+		end = max(start-1, 0)
 	}
-	return done, rest + open
+	return last + trailingSpace(text)
 }
 
 // endsLine reports whether text ends with a line break (white space after it included).
@@ -78,10 +102,10 @@ func endsParagraph(text string) bool {
 	return strings.Count(strings.ReplaceAll(trailingSpace(text), "\r", ""), "\n") >= 2
 }
 
-// endsSentence reports whether a sentence, the last so far, would end where it does if more text followed: it ends
-// with a sentence's mark, not an abbreviation's.
+// endsSentence reports whether a sentence, the last so far (as written, with the line break after it), would end
+// where it does if more text followed: it ends with a sentence's mark, not an abbreviation's, or it is a heading.
 func endsSentence(s string) bool {
-	return len(textnorm.Sentences(s+" Next")) == 2
+	return len(textnorm.Sentences(s+"Next")) == 2
 }
 
 func trailingSpace(text string) string {

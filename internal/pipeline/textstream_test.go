@@ -3,8 +3,11 @@ package pipeline
 import (
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ttsgen/ttsgen/internal/textnorm"
 )
 
 // chunks is a reader that hands out its strings one Read at a time, as a pipe from a writer that writes as it
@@ -86,3 +89,28 @@ func TestWholeSentencesSaysAReadError(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// A stream of Markdown, however its reads cut it (a language model writes a few characters at a time), gives the
+// sentences of the whole text: a line's marks ("# ", "* ") say where its sentence ends, so they must not be lost
+// between two reads.
+func TestWholeSentencesKeepMarkdownLines(t *testing.T) {
+	doc := "Intro. A plan\n# Title\nBody text.\n* item one\n* item two\nand more\n> quoted\n> > nested\n" +
+		"```go\nx := 1\n```\n1. first\n2. second\n## Part ##\nEnd"
+	want := textnorm.Sentences(doc)
+	for size := 1; size <= 8; size++ {
+		var parts []string
+		for i := 0; i < len(doc); i += size {
+			parts = append(parts, doc[i:min(i+size, len(doc))])
+		}
+		var got []string
+		for text, err := range WholeSentences(&chunks{parts: parts, read: func(int) {}}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, textnorm.Sentences(text)...)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("read %d bytes at a time:\n got  %q\n want %q", size, got, want)
+		}
+	}
+}
