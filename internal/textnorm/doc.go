@@ -110,6 +110,10 @@
 // amounts ("a $5 bill" -> "a five dollars bill"). Disambiguation is by local context only, so
 // "1984 people" is a count, "5 May" is a date and "Rocky II" stays as written.
 //
+// Of Markdown: tables (their pipes are silent, but a row's cells run into one sentence), reference links
+// "[text][ref]" and their "[ref]: url" lines, HTML tags ("<b>" is "b"), backslash escapes ("\*" is "backslash
+// asterisk"), indented code blocks, and the code inside a fenced block, which is read as text.
+//
 // # Sentences and splitting
 //
 // Sentences breaks at . ? ! (and 。！？) followed by whitespace, except after initials, dotted
