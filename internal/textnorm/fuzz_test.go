@@ -15,6 +15,9 @@ func FuzzNormalize(f *testing.F) {
 	for _, c := range sentenceCases {
 		f.Add(c.in)
 	}
+	for _, in := range markupSeeds {
+		f.Add(in)
+	}
 	f.Fuzz(func(t *testing.T, in string) {
 		out := Normalize(in)
 		if !utf8.ValidString(out) {
@@ -74,6 +77,9 @@ func FuzzSentences(f *testing.F) {
 	}
 	for _, c := range normalizeCases {
 		f.Add(c.in)
+	}
+	for _, in := range markupSeeds {
+		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		got := Sentences(in)

@@ -121,3 +121,10 @@ func TestReadMarkdownDocument(t *testing.T) {
 		t.Errorf("read(%q)\n got  %q\n want %q", doc, got, want)
 	}
 }
+
+// markupSeeds seed FuzzNormalize and FuzzSentences with Markdown and ellipses.
+var markupSeeds = []string{
+	"# Title\nBody text.\n\n* item one\n- [x] item two\n> > quoted *line*\n```go\nx := 5 * 3\n```\n1. a\n2) b\n---",
+	"This is ***very*** _x_ __y__ ~~gone~~ `code` [the docs](https://e.com/a_(b) \"t\") ![](x.png) [![a](b)](c)",
+	"Wait... what. Wait…what . . . I do not know... [...] src/.../x 5*3 5 × 3 a*b",
+}
