@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/ttsgen/ttsgen/internal/manifest"
 )
 
 // ReadTexts reads the texts to send from path: one text per non-empty line,
-// surrounding spaces trimmed. A file in which every non-empty line has exactly
+// surrounding spaces trimmed, read as UTF-8 or as UTF-16 with a byte-order mark. A file in which every non-empty line has exactly
 // three '|'-separated fields is read as LJSpeech metadata (ID|text|normalized)
 // and yields the normalized field, or the text field where that is empty.
 func ReadTexts(path string) ([]string, error) {
@@ -19,14 +21,12 @@ func ReadTexts(path string) ([]string, error) {
 	defer f.Close()
 
 	var lines []string
-	sc := bufio.NewScanner(f)
+	// Read as every other input is: a byte-order mark dropped, UTF-16 decoded, and text that is not UTF-8 (a
+	// Windows-1252 file, a binary one) an error naming its line instead of texts of garbage.
+	sc := bufio.NewScanner(manifest.CheckedText(manifest.NewTextReader(f)))
 	sc.Buffer(make([]byte, 64*1024), 1<<20) // long paragraphs are legitimate input
-	for first := true; sc.Scan(); first = false {
-		line := sc.Text()
-		if first {
-			line = strings.TrimPrefix(line, "\uFEFF") // byte-order mark from Windows editors
-		}
-		line = strings.TrimSpace(line) // also drops the \r of CRLF files
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text()) // also drops the \r of CRLF files
 		if line != "" {
 			lines = append(lines, line)
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/encoding/unicode"
 )
 
 func TestReadTexts(t *testing.T) {
@@ -23,6 +25,8 @@ func TestReadTexts(t *testing.T) {
 		{"a stray pipe keeps plain reading", "a | b | c\nplain line\n", []string{"a | b | c", "plain line"}, ""},
 		{"empty file", "\n  \n", nil, "no non-empty lines"},
 		{"ljspeech entry without text", "LJ1|x|y\nLJ2||\n", nil, "entry LJ2 has no text"},
+		{"UTF-16 with a byte-order mark", utf16LE("Café crème.\r\nSecond line.\r\n"), []string{"Café crème.", "Second line."}, ""},
+		{"Windows-1252", "Fine line.\nCaf\xe9 cr\xe8me.\n", nil, "invalid UTF-8 on line 2, column 4 (byte 0xE9): save the text as UTF-8 (from Windows-1252 or Latin-1: iconv -f WINDOWS-1252 -t UTF-8)"},
 		{"very long line", strings.Repeat("word ", 30000) + "end\n", []string{strings.Repeat("word ", 30000) + "end"}, ""},
 	}
 	for _, tt := range tests {
@@ -46,6 +50,15 @@ func TestReadTexts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// utf16LE is s in UTF-16 with a byte-order mark, as Windows Notepad saves "Unicode" text.
+func utf16LE(s string) string {
+	out, err := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().String(s)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 func TestReadTextsMissingFile(t *testing.T) {
