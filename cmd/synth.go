@@ -116,10 +116,8 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 	if err != nil {
 		return err
 	}
-	if tsFormat != "" {
-		if err := checkTimestampsVoice(lv.Voice); err != nil {
-			return err
-		}
+	if tsFormat != "" && !lv.Model.GivesDurations() {
+		return timestampsRefusal(lv.Voice.Name)
 	}
 	cfg := lv.Voice.Config
 	sid, err := cfg.SpeakerID(defaults.Speaker)
@@ -178,8 +176,9 @@ func runSynth(ctx context.Context, s *settings, streams IO, o *synthOptions, arg
 
 // checkTimestampsVoice refuses --timestamps, as a usage error, for a voice that gives no phoneme durations (the
 // frames its duration predictor gives each phoneme, which the engine reads from its graph's duration Ceil node, as
-// vits.PrepareGraph finds it): once the voice is loaded, before anything is spoken or any file created, rather than
-// at the first sentence, as an error in writing the audio.
+// vits.PrepareGraph finds it), before anything is spoken or any file created, rather than at the first sentence, as
+// an error in writing the audio. synth asks the loaded voice (timestampsRefusal); batch asks before it opens its
+// output folder, before any voice is loaded, so it reads the model's graph for it.
 func checkTimestampsVoice(v *voices.Voice) error {
 	model, err := v.Model()
 	if err != nil {
@@ -190,10 +189,14 @@ func checkTimestampsVoice(v *voices.Voice) error {
 		return fmt.Errorf("voice %s: %w", v.Name, err)
 	}
 	if !graphIO.HasFrames {
-		return usageErrorf("--timestamps: voice %q gives no phoneme durations (its graph has no duration Ceil node), "+
-			"so words cannot be timed: use another voice, or leave out --timestamps", v.Name)
+		return timestampsRefusal(v.Name)
 	}
 	return nil
+}
+
+func timestampsRefusal(voice string) error {
+	return usageErrorf("--timestamps: voice %q gives no phoneme durations (its graph has no duration Ceil node), "+
+		"so words cannot be timed: use another voice, or leave out --timestamps", voice)
 }
 
 // synthAudio is what the audio flags ask for, with the output's format settled: --format, else the extension of

@@ -57,6 +57,10 @@ func (m *Model) Name() string { return m.name }
 // Config is the configuration the model was loaded with.
 func (m *Model) Config() ModelConfig { return m.cfg }
 
+// GivesDurations reports whether the model gives each phoneme's frames (Result.Durations): its graph has the
+// duration Ceil node that vits.PrepareGraph finds.
+func (m *Model) GivesDurations() bool { return m.io.HasFrames }
+
 // MaxBatch is the most items this model runs at once: 1 when its graph has no duration output to cut a
 // padded batch back into sentences.
 func (m *Model) MaxBatch() int { return m.maxBatch }
