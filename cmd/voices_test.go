@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,4 +77,27 @@ func TestEveryCommandHasExamples(t *testing.T) {
 		}
 	}
 	walk(NewRootCmd(IO{}))
+}
+
+// Sizes are in decimal units, as the model card and Piper's catalogue give them: the built-in voice's 18,500,472
+// bytes are "18.5 MB" in `voices list`, not the 17.6 that dividing by 2^20 gave under the same label.
+func TestVoicesListSizesInDecimalUnits(t *testing.T) {
+	isolate(t)
+	r := run(t, "", "voices", "list", "--json")
+	var listed []struct {
+		Name      string `json:"name"`
+		SizeBytes int64  `json:"size_bytes"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &listed); r.code != 0 || err != nil || len(listed) == 0 {
+		t.Fatalf("voices list --json: exit %d, %v: %s%s", r.code, err, r.out, r.errOut)
+	}
+	want := fmt.Sprintf("%.1f MB", float64(listed[0].SizeBytes)/1e6)
+	if r := run(t, "", "voices", "list"); r.code != 0 || !strings.Contains(r.out, want) {
+		t.Errorf("voices list: exit %d, want %s (%d bytes) in:\n%s%s", r.code, want, listed[0].SizeBytes, r.out, r.errOut)
+	}
+	for n, want := range map[int64]string{999: "999 B", 1000: "1.0 kB", 63_200: "63.2 kB", 18_500_472: "18.5 MB", 1_000_000: "1.0 MB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
 }
