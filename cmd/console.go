@@ -67,6 +67,7 @@ type progress struct {
 	start      time.Time
 	mu         sync.Mutex
 	total      int
+	reading    bool // an input is read as it comes (Reading): total counts what it has given so far
 	done       int
 	audio      float64
 	lastPlain  time.Time
@@ -109,8 +110,27 @@ func (p *progress) Planned(delta int) {
 	p.mu.Unlock()
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
-	if p.c.bar != nil {
+	if p.c.bar != nil && !p.reading {
 		p.c.bar.ChangeMax(max(total, 1))
+	}
+}
+
+// Reading says whether an input read as it comes (standard input, a FIFO) is still being read. While it is, the
+// total is only what it has given so far: the line gives no share or ETA, which would say the work ends when the
+// text read so far is spoken, and the live bar turns as a spinner; once it has all been read, the total is whole.
+func (p *progress) Reading(open bool) {
+	p.mu.Lock()
+	p.reading = open
+	total := p.total
+	p.mu.Unlock()
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	if p.c.bar != nil {
+		if open {
+			p.c.bar.ChangeMax(-1)
+		} else {
+			p.c.bar.ChangeMax(max(total, 1))
+		}
 	}
 }
 
@@ -151,6 +171,7 @@ func (p *progress) finish() {
 type progressLine struct {
 	label                 string
 	done, total           int
+	reading               bool // the total is what has been read so far
 	sentPerSec, audioRate float64
 	eta                   time.Duration
 }
@@ -158,12 +179,12 @@ type progressLine struct {
 // line computes the figures under p.mu.
 func (p *progress) line() progressLine {
 	elapsed := p.now().Sub(p.start).Seconds()
-	l := progressLine{label: p.label, done: p.done, total: p.total}
+	l := progressLine{label: p.label, done: p.done, total: p.total, reading: p.reading}
 	if elapsed > 0 {
 		l.sentPerSec = float64(p.done) / elapsed
 		l.audioRate = p.audio / elapsed
 	}
-	if l.sentPerSec > 0 && p.total > p.done {
+	if l.sentPerSec > 0 && p.total > p.done && !p.reading {
 		l.eta = time.Duration(float64(p.total-p.done) / l.sentPerSec * float64(time.Second)).Round(time.Second)
 	}
 	return l
@@ -174,6 +195,9 @@ func (l progressLine) rates() string {
 }
 
 func (l progressLine) String() string {
+	if l.reading {
+		return l.labelled(fmt.Sprintf("%d of %d sentences read so far (input still open), %s", l.done, l.total, l.rates()))
+	}
 	pct := 0.0
 	if l.total > 0 {
 		pct = 100 * float64(l.done) / float64(l.total)

@@ -65,3 +65,37 @@ func TestProgressLineNamesTheShard(t *testing.T) {
 		t.Errorf("progress line %q, want it to start %q", w.String(), want)
 	}
 }
+
+// While a streamed input is still being read, its total is only what it has given so far: the plain line says so
+// and gives no share or ETA (which would promise the end once that much is spoken); once read, both come back.
+func TestProgressLineOfAnOpenStream(t *testing.T) {
+	var w strings.Builder
+	c := newConsole(IO{ErrOut: &w}, false)
+	p := c.startProgress()
+	p.plainEvery = 0
+	p.Reading(true)
+	p.Planned(3)
+	p.Sentence(pipeline.SentenceDone{AudioSeconds: 1})
+	if want := "progress: 1 of 3 sentences read so far (input still open), "; !strings.HasPrefix(w.String(), want) ||
+		strings.Contains(w.String(), "ETA") || strings.Contains(w.String(), "%") {
+		t.Errorf("progress line %q, want it to start %q, with no share or ETA", w.String(), want)
+	}
+	w.Reset()
+	p.Reading(false)
+	p.Sentence(pipeline.SentenceDone{AudioSeconds: 1})
+	if want := "progress: 2/3 sentences (67%), "; !strings.HasPrefix(w.String(), want) || !strings.Contains(w.String(), "ETA") {
+		t.Errorf("progress line once read %q, want it to start %q, with an ETA", w.String(), want)
+	}
+	// On a terminal the bar turns as a spinner while the input is open, and shows the total once it is read.
+	tc := newConsole(IO{ErrOut: &strings.Builder{}, ErrTTY: true}, false)
+	tp := tc.startProgress()
+	tp.Reading(true)
+	tp.Planned(5)
+	if got := tc.bar.GetMax(); got == 5 {
+		t.Errorf("bar's max while reading = %d, the total read so far; want none (a spinner)", got)
+	}
+	tp.Reading(false)
+	if got := tc.bar.GetMax(); got != 5 {
+		t.Errorf("bar's max once read = %d, want 5", got)
+	}
+}

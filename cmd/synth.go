@@ -233,10 +233,19 @@ func synthSentences(rt *synthRuntime, con *console, input synthText, cfg *voices
 	planned := new(int)
 	if input.stream != nil {
 		prog := con.startProgress()
-		return rt.frontend.StreamTexts(pipeline.WholeSentences(input.stream), cfg, func(n int) {
+		prog.Reading(true)
+		sentences := rt.frontend.StreamTexts(pipeline.WholeSentences(input.stream), cfg, func(n int) {
 			*planned += n
 			prog.Planned(n)
-		}), prog, planned, nil
+		})
+		return func(yield func(pipeline.Sentence, error) bool) {
+			for s, err := range sentences {
+				if !yield(s, err) {
+					return
+				}
+			}
+			prog.Reading(false) // the stream has ended: its sentences are all planned
+		}, prog, planned, nil
 	}
 	split := rt.frontend.Split(input.text)
 	if *planned = split.Estimate(); *planned == 0 {

@@ -71,6 +71,11 @@ func (d Defaults) Scales(voice voices.Inference, itemLength, itemNoise, itemNois
 type Progress interface {
 	// Planned adds delta to the expected number of sentences (an estimate first, corrected as items are read).
 	Planned(delta int)
+	// Reading says whether an input read as it comes (standard input, a FIFO) is still being read: while it is,
+	// the planned total counts only the items read so far, so it is no total to give a share or an ETA of. A batch
+	// calls Reading(true) before its first item where an input is streamed, and Reading(false) once every input has
+	// been read.
+	Reading(open bool)
 	Sentence(SentenceDone)
 	Item(results.Row, bool /*skipped*/)
 }
@@ -129,10 +134,15 @@ type job struct {
 // (their temporary files are removed), so a re-run redoes exactly them.
 func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	streamed := map[string]bool{} // inputs read once, as they come: the first pass cannot count them
+	anyStreamed := false
 	for _, in := range inputs {
 		streamed[in] = manifest.IsStream(in)
+		anyStreamed = anyStreamed || streamed[in]
 	}
 	if b.Progress != nil {
+		if anyStreamed {
+			b.Progress.Reading(true)
+		}
 		planned := b.Planned
 		if planned == nil {
 			n, err := FirstPass(ctx, inputs, b.Shard, "")
@@ -269,6 +279,9 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		}()
 		return nil
 	})
+	if b.Progress != nil && anyStreamed {
+		b.Progress.Reading(false) // every item has been read: the plan is whole
+	}
 	wg.Wait()
 	if appendErr != nil { // what stopped the scan, if anything did
 		return sum, appendErr

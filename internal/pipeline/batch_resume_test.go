@@ -346,15 +346,26 @@ func TestBatchManifestVoicePathIsRelativeToTheManifest(t *testing.T) {
 	}
 }
 
-// "-" reads the manifest from Stdin, as a stream.
+// "-" reads the manifest from Stdin, as a stream: its progress is told that the input is being read until it
+// has all been read, and a file's is not told at all (its first pass counted it).
 func TestBatchReadsStdin(t *testing.T) {
 	r := newRig(t)
+	prog := &countingProgress{}
 	sum := r.run(false, func(b *Batch) {
 		b.Stdin = strings.NewReader("{\"text\":\"One.\"}\n{\"text\":\"Two.\"}\n")
-		b.Progress = &countingProgress{}
+		b.Progress = prog
 	}, "-")
 	if sum.OK != 2 || len(r.read("stdin-1.wav")) == 0 || len(r.read("stdin-2.wav")) == 0 {
 		t.Errorf("%+v", sum)
+	}
+	if want := []bool{true, false}; !slices.Equal(prog.reading, want) || prog.planned != 2 {
+		t.Errorf("progress told reading %v and planned %d; want %v and 2", prog.reading, prog.planned, want)
+	}
+	fileProg := &countingProgress{}
+	in := r.write("m.jsonl", "{\"id\":\"f\",\"text\":\"Three.\"}\n")
+	r.run(false, func(b *Batch) { b.Progress = fileProg }, in)
+	if len(fileProg.reading) != 0 {
+		t.Errorf("a file's progress was told reading %v", fileProg.reading)
 	}
 	if row := r.rows()["stdin-2"]; row.Source != "-" || row.Line != 2 {
 		t.Errorf("row %+v", row)
