@@ -212,13 +212,14 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		}
 		planned = &n
 	}
+	// --voice is found and checked here, once: the runtime is given it rather than asked to find it again.
+	var voice *voices.Voice
 	if defaults.Voice != "" { // a wrong --voice is a usage error, said before the output folder is touched
-		v, err := findChecked(voices.Catalog{Dir: s.voicesDir()}, defaults.Voice)
-		if err != nil {
+		if voice, err = findChecked(voices.Catalog{Dir: s.voicesDir()}, defaults.Voice); err != nil {
 			return usageError{err}
 		}
 		if defaults.Timestamps != "" { // items that name another voice are checked as they come
-			if err := checkTimestampsVoice(v); err != nil {
+			if err := checkTimestampsVoice(voice); err != nil {
 				return err
 			}
 		}
@@ -240,6 +241,9 @@ func runBatch(ctx context.Context, s *settings, streams IO, o *batchOptions, inp
 		return err
 	}
 	defer rt.close()
+	if voice != nil {
+		rt.remember(defaults.Voice, voice)
+	}
 
 	label := shardLabel(spec, from)
 	prog := con.startLabelledProgress(label)

@@ -97,6 +97,14 @@ func (r *synthRuntime) findLocked(name string) (*voices.Voice, error) {
 	return v, nil
 }
 
+// remember makes v what findVoice gives for name: a voice the command found and checked before the runtime started
+// (batch's --voice), which is then not found and checked a second time.
+func (r *synthRuntime) remember(name string, v *voices.Voice) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.found[name] = v
+}
+
 // findChecked finds a voice in catalog and checks its model without reading it whole (voices.Voice.Check).
 func findChecked(catalog voices.Catalog, name string) (*voices.Voice, error) {
 	v, err := catalog.Find(name)
