@@ -240,7 +240,7 @@ func TestServeUnknownVoiceIsAUsageErrorBeforeListening(t *testing.T) {
 	}{
 		{"config file", "voice: nonexistent\n", nil, `voice not found: "nonexistent"`},
 		{"flag", "", []string{"--voice", "nonexistent"}, `voice not found: "nonexistent"`},
-		{"path", "", []string{"--voice", "/nowhere/x.onnx"}, "stat /nowhere/x.onnx: no such file"},
+		{"path", "", []string{"--voice", "/nowhere/x.onnx"}, "voice /nowhere/x.onnx: no such file or directory"},
 		{"openai", "", []string{"--openai-voice", "alloy=nonexistent"}, `--openai-voice alloy: voice not found: "nonexistent"`},
 		{"openai speaker", "", []string{"--openai-voice", "alloy=default:7"}, "--openai-voice alloy=default:7: speaker 7"},
 	} {

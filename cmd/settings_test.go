@@ -145,7 +145,7 @@ func TestServeReadsTheOpenAIVoicesTable(t *testing.T) {
 	}{
 		{"not an OpenAI name", "openai_voices:\n  robot: tiny\n", ExitUsage, "robot is not one of OpenAI's voice names"},
 		{"the flag's name as a table", "openai_voice:\n  onyx: tiny\n", ExitUsage, `unknown key "openai_voice.onyx" (did you mean the table "openai_voices"?)`},
-		{"mapped", "openai_voices:\n  onyx: /nowhere/x.onnx\n", ExitUsage, "--openai-voice onyx: voice model: stat /nowhere/x.onnx: no such file or directory"},
+		{"mapped", "openai_voices:\n  onyx: /nowhere/x.onnx\n", ExitUsage, "--openai-voice onyx: voice /nowhere/x.onnx: no such file or directory"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := isolate(t)

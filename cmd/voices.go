@@ -3,10 +3,9 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -129,10 +128,10 @@ refused with exit status 1.`,
 			if runners.add != nil {
 				return runners.add(&ao)
 			}
-			if err := checkVoiceFiles(ao.path); err != nil {
-				return err
-			}
 			v, err := voices.Catalog{Dir: ao.dir}.Add(cmd.Context(), ao.path, ao.replace)
+			if errors.Is(err, voices.ErrNotVoiceFiles) { // said before anything is read or copied
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
@@ -145,37 +144,6 @@ refused with exit status 1.`,
 	add.Flags().BoolVar(&ao.replace, "replace", false, "replace an installed voice of the same name")
 	cmd.AddCommand(add)
 	return cmd
-}
-
-// checkVoiceFiles refuses, as a usage error (exit status 2) before anything is read or copied, a PATH given to
-// `voices add` that is not a voice's two files: neither X.onnx nor X.onnx.json, or either file not there (or a
-// folder). A voice whose files are there but wrong (a truncated model, a config that is not Piper's) is refused
-// later, as a failure.
-func checkVoiceFiles(path string) error {
-	const want = "want a Piper voice's X.onnx, with its X.onnx.json beside it"
-	info, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return usageErrorf("voices add %s: %v", path, statProblem(err))
-	case info.IsDir():
-		return usageErrorf("voices add %s is a folder: %s", path, want)
-	}
-	model, isConfig := strings.CutSuffix(path, ".json")
-	if !strings.HasSuffix(model, ".onnx") {
-		return usageErrorf("voices add %s: %s", path, want)
-	}
-	other, what := model+".json", "config"
-	if isConfig {
-		other, what = model, "model"
-	}
-	info, err = os.Stat(other)
-	switch {
-	case err != nil:
-		return usageErrorf("voices add %s: its %s %s: %v (%s)", path, what, other, statProblem(err), want)
-	case info.IsDir():
-		return usageErrorf("voices add %s: its %s %s is a folder (%s)", path, what, other, want)
-	}
-	return nil
 }
 
 // runVoicesList prints the installed voices, or with --available the catalogue's.

@@ -30,12 +30,12 @@ func TestVoicesAddOfMissingFilesIsAUsageError(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing.onnx")
 	for _, tc := range []struct{ path, want string }{
-		{missing, "voices add " + missing + ": no such file or directory"},
-		{missing + ".json", "voices add " + missing + ".json: no such file or directory"},
-		{folder, "voices add " + folder + " is a folder: want a Piper voice's X.onnx, with its X.onnx.json beside it"},
-		{dir, "voices add " + dir + " is a folder"},
-		{filepath.Join("..", "README.md"), "voices add ../README.md: want a Piper voice's X.onnx"},
-		{onlyModel, "voices add " + onlyModel + ": its config " + onlyModel + ".json: no such file or directory"},
+		{missing, "voice " + missing + ": no such file or directory"},
+		{missing + ".json", "voice " + missing + ".json: no such file or directory"},
+		{folder, "voice " + folder + " is a folder: want a Piper voice's X.onnx, with its X.onnx.json beside it"},
+		{dir, "voice " + dir + " is a folder"},
+		{filepath.Join("..", "README.md"), "voice ../README.md: want a Piper voice's X.onnx"},
+		{onlyModel, "voice " + onlyModel + ": its config " + onlyModel + ".json: no such file or directory"},
 	} {
 		r := run(t, "", "voices", "add", tc.path)
 		if r.code != ExitUsage || !strings.Contains(r.errOut, tc.want) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -137,21 +138,81 @@ func looksLikePath(s string) bool {
 	return strings.ContainsRune(s, os.PathSeparator) || strings.HasSuffix(s, modelSuffix) || strings.HasSuffix(s, configSuffix)
 }
 
-// Open reads a voice from disk, given the path of its model (X.onnx) or of its config (X.onnx.json). Both files must
-// exist; the config is parsed and validated now, the model is read when needed.
-func Open(path string) (*Voice, error) {
-	modelPath := strings.TrimSuffix(path, ".json")
-	if !strings.HasSuffix(modelPath, modelSuffix) {
-		return nil, fmt.Errorf("voice %s: a Piper voice is a .onnx file with its .onnx.json beside it", path)
+// ErrNotVoiceFiles marks Open's errors for a path that is not a voice's two files: neither an X.onnx nor an
+// X.onnx.json, either file not there, or a folder. Each names the file and says what is wrong with it; one for a file
+// that is not there also wraps fs.ErrNotExist.
+var ErrNotVoiceFiles = errors.New("not a Piper voice's files")
+
+// filesError is an ErrNotVoiceFiles error, wrapping the error of the file's stat where there is one.
+type filesError struct {
+	msg  string
+	stat error
+}
+
+func (e *filesError) Error() string { return e.msg }
+
+func (e *filesError) Unwrap() []error {
+	if e.stat == nil {
+		return []error{ErrNotVoiceFiles}
 	}
-	configPath := modelPath + ".json"
-	info, err := os.Stat(modelPath)
+	return []error{ErrNotVoiceFiles, e.stat}
+}
+
+// voiceFiles finds the model and config of the voice at path (X.onnx or X.onnx.json), and the model's stat: both
+// must be files. Its errors are ErrNotVoiceFiles.
+func voiceFiles(path string) (modelPath, configPath string, modelInfo os.FileInfo, err error) {
+	const want = "want a Piper voice's X.onnx, with its X.onnx.json beside it"
+	problem := func(stat error, format string, args ...any) error {
+		return &filesError{msg: fmt.Sprintf(format, args...), stat: stat}
+	}
+	info, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return "", "", nil, problem(err, "voice %s: %v", path, statProblem(err))
+	case info.IsDir():
+		return "", "", nil, problem(nil, "voice %s is a folder: %s", path, want)
+	}
+	modelPath, isConfig := strings.CutSuffix(path, ".json")
+	if !strings.HasSuffix(modelPath, modelSuffix) {
+		return "", "", nil, problem(nil, "voice %s: %s", path, want)
+	}
+	configPath = modelPath + ".json"
+	other, what := configPath, "config"
+	if isConfig {
+		other, what = modelPath, "model"
+	}
+	otherInfo, err := os.Stat(other)
+	switch {
+	case err != nil:
+		return "", "", nil, problem(err, "voice %s: its %s %s: %v (%s)", path, what, other, statProblem(err), want)
+	case otherInfo.IsDir():
+		return "", "", nil, problem(nil, "voice %s: its %s %s is a folder (%s)", path, what, other, want)
+	}
+	if isConfig {
+		info = otherInfo
+	}
+	return modelPath, configPath, info, nil
+}
+
+// statProblem is what a stat's error says without the path, which the message names already.
+func statProblem(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Open reads a voice from disk, given the path of its model (X.onnx) or of its config (X.onnx.json). Both files must
+// be there (ErrNotVoiceFiles where they are not); the config is parsed and validated now, the model is read when
+// needed.
+func Open(path string) (*Voice, error) {
+	modelPath, configPath, info, err := voiceFiles(path)
 	if err != nil {
-		return nil, fmt.Errorf("voice model: %w", err)
+		return nil, err
 	}
 	data, err := os.ReadFile(configPath)
 	if err != nil {
-		return nil, fmt.Errorf("voice config (every Piper voice has its .onnx.json beside the .onnx): %w", err)
+		return nil, fmt.Errorf("reading voice config: %w", err)
 	}
 	cfg, err := ParseConfig(data)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,20 +177,38 @@ func TestCatalogAddListFind(t *testing.T) {
 	}
 }
 
+// Open of a path that is not a voice's two files says which file and what is wrong with it, as ErrNotVoiceFiles
+// (and fs.ErrNotExist for a file that is not there).
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	onlyModel := filepath.Join(dir, "a.onnx")
-	if err := os.WriteFile(onlyModel, []byte("x"), 0o644); err != nil {
+	text := filepath.Join(dir, "voice.txt")
+	folderConfig := filepath.Join(dir, "b.onnx")
+	for _, p := range []string{onlyModel, text, folderConfig} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(folderConfig+".json", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct{ path, want string }{
-		{filepath.Join(dir, "missing.onnx"), "voice model"},
-		{onlyModel, "every Piper voice has its .onnx.json"},
-		{filepath.Join(dir, "voice.txt"), "a Piper voice is a .onnx file"},
+	const want = "want a Piper voice's X.onnx, with its X.onnx.json beside it"
+	missing := filepath.Join(dir, "missing.onnx")
+	tests := []struct {
+		path, want string
+		notExist   bool
+	}{
+		{missing, "voice " + missing + ": no such file or directory", true},
+		{onlyModel, "voice " + onlyModel + ": its config " + onlyModel + ".json: no such file or directory (" + want + ")", true},
+		{onlyModel + ".json", "voice " + onlyModel + ".json: no such file or directory", true},
+		{text, "voice " + text + ": " + want, false},
+		{dir, "voice " + dir + " is a folder: " + want, false},
+		{folderConfig, "voice " + folderConfig + ": its config " + folderConfig + ".json is a folder (" + want + ")", false},
 	}
 	for _, tt := range tests {
-		if _, err := Open(tt.path); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Open(%s) err = %v, want %q", tt.path, err, tt.want)
+		_, err := Open(tt.path)
+		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrNotVoiceFiles) || errors.Is(err, fs.ErrNotExist) != tt.notExist {
+			t.Errorf("Open(%s) err = %v; want %q, ErrNotVoiceFiles, fs.ErrNotExist %v", tt.path, err, tt.want, tt.notExist)
 		}
 	}
 }
