@@ -59,7 +59,8 @@ error row naming its line.
 results.jsonl gets one row per item: {"id", "line", "source", "out", "status": "ok"|"error", "error",
 "retry_error", "sentences", "audio_seconds", "settings", "format", "bytes", "timestamps_out", "shard", "finished"}
 (bytes: the encoded size; timestamps_out: the --timestamps file beside out; settings.text_sha256: the first 128
-bits of the SHA-256 of the item's text, in hex, not a whole SHA-256). A bad line (invalid JSON, missing
+bits of the SHA-256 of the item's text, in hex, not a whole SHA-256; error: what was being done to what, then why,
+as in "choosing its speaker: ..." or "writing out/a.wav: ..."). A bad line (invalid JSON, missing
 text, unknown voice, an "out" outside DIR, an audio file that an earlier item of the run writes, ...) gets an
 error row naming its line, is reported on stderr as an error (even with -q), and every good item is still spoken;
 the exit status is then 1.

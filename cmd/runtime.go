@@ -134,7 +134,7 @@ func (r *synthRuntime) loadVoice(name string) (*pipeline.LoadedVoice, error) {
 		NumSpeakers: v.Config.NumSpeakers,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("loading voice %s: %w", v.Name, err)
+		return nil, err // "engine: loading voice ...": a batch's row says "loading its voice: " before it
 	}
 	lv := &pipeline.LoadedVoice{Voice: v, Model: m}
 	r.loaded[name] = lv

@@ -109,8 +109,8 @@ func TestBatchRecordsDocumentsThatAreNotText(t *testing.T) {
 	}
 	want := map[string]string{
 		"good":  "",
-		"sound": "NUL byte on line 1, column 7: this is binary data, not text",
-		"utf16": "NUL byte on line 1, column 2: this is binary data, not text",
+		"sound": "reading its input: NUL byte on line 1, column 7: this is binary data, not text",
+		"utf16": "reading its input: NUL byte on line 1, column 2: this is binary data, not text",
 	}
 	rows := readRows(t, out)
 	if len(rows) != len(want) {

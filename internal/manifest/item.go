@@ -21,7 +21,8 @@ type Item struct {
 	// do not repeat the line number: report them with Source and Line.
 	Warnings []string
 	// Err is non-nil when the item must not be synthesised; its message names
-	// the line and every problem found. Such items are still yielded so that
+	// every problem found. Like Warnings it does not repeat the line number:
+	// report it with Source and Line. Such items are still yielded so that
 	// they can be reported and recorded.
 	Err error
 }

@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path"
@@ -74,7 +75,7 @@ type field struct {
 func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Item {
 	it := Item{Source: source, Line: n}
 	fail := func(format string, args ...any) Item {
-		it.Err = fmt.Errorf("line %d: %s", n, fmt.Sprintf(format, args...))
+		it.Err = fmt.Errorf(format, args...)
 		return it
 	}
 	if tooLong {
@@ -179,7 +180,7 @@ func (s *runState) parseLine(source string, n int, raw []byte, tooLong bool) Ite
 		it.ID = s.claim(&bad, id, place{source, n}, source)
 	}
 	if len(bad) > 0 {
-		it.Err = fmt.Errorf("line %d: %s", n, strings.Join(bad, "; "))
+		it.Err = errors.New(strings.Join(bad, "; "))
 	}
 	return it
 }

@@ -171,7 +171,7 @@ func TestScanManifestLineBreaks(t *testing.T) {
 	want := []struct {
 		line      int
 		text, err string
-	}{{1, "a", ""}, {2, "b", ""}, {3, "c", ""}, {4, "", "line 4: empty line"}, {5, "d", ""}}
+	}{{1, "a", ""}, {2, "b", ""}, {3, "c", ""}, {4, "", "empty line"}, {5, "d", ""}}
 	if len(items) != len(want) {
 		t.Fatalf("%d items: %+v", len(items), items)
 	}

@@ -10,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/ttsgen/ttsgen/internal/audio"
@@ -214,16 +213,16 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 			return b.finish(at, row, record)
 		}
 		if it.Err != nil {
-			return fail(it.Err)
+			return fail(fmt.Errorf("reading %s: %w", itsInput(it), it.Err))
 		}
 		if taken != nil {
-			return fail(taken)
+			return fail(fmt.Errorf("choosing its output: %w", taken))
 		}
 		// Files' items were checked against each other before the run (FirstPass); a stream's can only
 		// be checked as they come, against every item before them, files' included.
 		if tsNames != nil {
 			if err := tsNames.claim(it); err != nil {
-				return fail(err)
+				return fail(fmt.Errorf("choosing its timestamps file: %w", err))
 			}
 		}
 		j, err := b.prepare(it)
@@ -252,12 +251,12 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 		}
 		path, err := b.Out.Resolve(row.Out) // unique in the run: claimOutput refused a second item with the same file
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("choosing its output: %w", err))
 		}
 		var tsPath string
 		if row.TimestampsOut != "" {
 			if tsPath, err = b.Out.Resolve(row.TimestampsOut); err != nil {
-				return fail(err)
+				return fail(fmt.Errorf("choosing its timestamps file: %w", err))
 			}
 		}
 		select {
@@ -292,6 +291,15 @@ func (b *Batch) Run(ctx context.Context, inputs []string) (Summary, error) {
 	return sum, scanErr
 }
 
+// itsInput names what is read of an item, for its error: a manifest's line, else its input (a .txt file, or a
+// folder without any).
+func itsInput(it manifest.Item) string {
+	if it.Line > 0 {
+		return "its line"
+	}
+	return "its input"
+}
+
 // itemRow is the row an item starts with, an error until it is made: what identifies the item (its id, or its input
 // and line) and where its output goes.
 func itemRow(it manifest.Item) results.Row {
@@ -313,7 +321,8 @@ func Items(ctx context.Context, inputs []string, stdin io.Reader) ([]results.Row
 	return rows, nil
 }
 
-// prepare decides how an item is made: its voice, speaker and scales, and the settings that say so.
+// prepare decides how an item is made: its voice, speaker and scales, and the settings that say so. Its errors say,
+// as every error of an item does, what was being done to what, then why: "choosing its speaker: ...".
 func (b *Batch) prepare(it manifest.Item) (job, error) {
 	v, err := b.FindVoice(it.Voice)
 	if err != nil {
@@ -325,11 +334,11 @@ func (b *Batch) prepare(it manifest.Item) (job, error) {
 	}
 	format, err := b.format(it)
 	if err != nil {
-		return job{}, err
+		return job{}, fmt.Errorf("choosing its format: %w", err)
 	}
 	if rate := b.Defaults.Encoding.SampleRate; rate != 0 {
 		if err := format.CheckSampleRate(rate); err != nil { // before its voice is loaded: --sample-rate is global
-			return job{}, fmt.Errorf("--sample-rate: %w", err)
+			return job{}, fmt.Errorf("choosing its sample rate (--sample-rate): %w", err)
 		}
 	}
 	opt := SpeakOptions{
@@ -455,7 +464,7 @@ func (b *Batch) claimOutput(outs map[string]itemPlace, it manifest.Item) error {
 	}
 	name := path.Clean(outName(it, f)) // "a.wav" and "./a.wav" are one file
 	if first, taken := outs[name]; taken {
-		return fmt.Errorf("output %q is already used by id %q (%s)", name, first.id, first.where)
+		return fmt.Errorf("%q is already used by id %q (%s)", name, first.id, first.where)
 	}
 	outs[name] = itemPlace{where: where(it), id: it.ID}
 	return nil
@@ -517,8 +526,7 @@ func (b *Batch) reportFailed(at string, row results.Row) {
 		at += fmt.Sprintf(": item %q", row.ID)
 	}
 	if b.Errorf != nil {
-		// Manifest errors already start with their line; say it once, as file:line.
-		b.Errorf("%s: %s", at, strings.TrimPrefix(row.Error, fmt.Sprintf("line %d: ", row.Line)))
+		b.Errorf("%s: %s", at, row.Error)
 	}
 }
 
@@ -533,7 +541,7 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	v, err := b.LoadVoice(it.Voice)
 	if err != nil {
 		b.plan(-estimate)
-		return fail(err)
+		return fail(fmt.Errorf("loading its voice: %w", err))
 	}
 	// The first pass's guess becomes the frontend's closer estimate now, and what was spoken at the end: the
 	// progress total stays near the truth while a book is still being phonemized.
@@ -575,7 +583,7 @@ func (b *Batch) synthesizeItem(ctx context.Context, inFlight *InFlight, it manif
 	})
 	b.plan(written - planned)
 	if speakErr != nil {
-		return fail(fmt.Errorf("synthesising: %w", speakErr))
+		return fail(fmt.Errorf("synthesising its audio: %w", speakErr))
 	}
 	if err == nil && j.opt.Timeline != nil {
 		err = b.Out.WriteFile(tsPath, func(w io.Writer) error {

@@ -297,8 +297,8 @@ func TestBatchRefusesTwoItemsWritingOneFile(t *testing.T) {
 		`{"id":"f","text":"Foxtrot.","out":"e.wav"}`, // not e's: e makes e.opus under --format opus
 	}, "\n")+"\n")
 	refused := map[string]string{
-		"b": fmt.Sprintf(`%s:2: item "b": output "a.flac" is already used by id "a" (%s:1)`, in, in),
-		"d": fmt.Sprintf(`%s:4: item "d": output "c.wav" is already used by id "c" (%s:3)`, in, in),
+		"b": fmt.Sprintf(`%s:2: item "b": choosing its output: "a.flac" is already used by id "a" (%s:1)`, in, in),
+		"d": fmt.Sprintf(`%s:4: item "d": choosing its output: "c.wav" is already used by id "c" (%s:3)`, in, in),
 	}
 	for _, count := range []int{0, 2, 3} {
 		r.out = filepath.Join(r.dir, fmt.Sprintf("out%d", count))

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -186,7 +187,7 @@ func TestBatchErrorsSayWhatFailed(t *testing.T) {
 	}, in)
 	slices.Sort(errs)
 	want := []string{
-		in + `:1: item "a": synthesising: sentence 1 ("Alpha."): device lost`,
+		in + `:1: item "a": synthesising its audio: sentence 1 ("Alpha."): device lost`,
 		in + `:2: item "b": finding its voice: `,
 	}
 	if len(errs) != 2 || errs[0] != want[0] || !strings.HasPrefix(errs[1], want[1]) {
@@ -195,6 +196,60 @@ func TestBatchErrorsSayWhatFailed(t *testing.T) {
 	for _, e := range errs {
 		if strings.Contains(e, "writing") {
 			t.Errorf("%q: not an error about writing", e)
+		}
+	}
+}
+
+// Every error row says what was being done to what, then why: reading the item, choosing its output, format or
+// speaker, finding or loading its voice, synthesising its audio (writing it: TestBatchWriteErrorNamesTheOutput).
+func TestBatchRowErrorsSayWhatWasBeingDone(t *testing.T) {
+	r := newRig(t)
+	in := r.write("m.jsonl", strings.Join([]string{
+		`not json`,
+		`{"id":"first","text":"Alpha."}`,
+		`{"id":"taken","text":"Bravo.","out":"first.wav"}`,
+		`{"id":"folder","text":"Charlie.","out":"folder.wav"}`,
+		`{"id":"format","text":"Delta.","out":"x.wav","format":"flac"}`,
+		`{"id":"speaker","text":"Echo.","speaker":"7"}`,
+		`{"id":"gone","text":"Foxtrot.","voice":"gone.onnx"}`,
+		`{"id":"unloaded","text":"Golf.","voice":"voice/tiny.onnx"}`,
+	}, "\n")+"\n")
+	binary := r.write(filepath.Join("docs", "binary.txt"), "RIFF\x00\x00")
+	if err := os.MkdirAll(filepath.Join(r.out, "folder.wav"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.engine = failingEngine{}
+	r.run(false, func(b *Batch) {
+		load := b.LoadVoice
+		b.LoadVoice = func(name string) (*LoadedVoice, error) {
+			if name == r.voice { // the voice of "unloaded", by its path; the others' is the default ("")
+				return nil, errors.New("engine: loading voice \"tiny\": out of memory")
+			}
+			return load(name)
+		}
+	}, in, filepath.Dir(binary))
+	want := map[string]string{
+		"line 1":   `reading its line: invalid JSON`,
+		"first":    `synthesising its audio: sentence 1 ("Alpha."): device lost`,
+		"taken":    `choosing its output: "first.wav" is already used by id "first"`,
+		"folder":   `choosing its output: output "folder.wav" is an existing folder`,
+		"format":   `choosing its format: "out" "x.wav" is a wav file, but "format" is flac`,
+		"speaker":  `choosing its speaker: speaker 7 is out of range`,
+		"gone":     `finding its voice: voice ` + filepath.Join(r.dir, "gone.onnx") + `: no such file or directory`,
+		"unloaded": `loading its voice: engine: loading voice "tiny": out of memory`,
+		"binary":   `reading its input: NUL byte on line 1, column 5`,
+	}
+	rows := r.fileRows(results.FileName)
+	if len(rows) != len(want) {
+		t.Errorf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for _, row := range rows {
+		key := row.ID
+		if key == "" {
+			key = fmt.Sprintf("line %d", row.Line)
+		}
+		if w, ok := want[key]; !ok || row.Status != results.StatusError || !strings.HasPrefix(row.Error, w) {
+			t.Errorf("%s: status %s, error %q; want an error starting %q", key, row.Status, row.Error, w)
 		}
 	}
 }

@@ -85,7 +85,7 @@ func TestBatchRefusesATimestampsFileTakenInAStream(t *testing.T) {
 		b.Defaults.Timestamps = timestamps.JSON
 		b.Errorf = func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	}, "-")
-	want := `stdin:2: item "b": stdin:1 (item "a") and stdin:2 (item "b") would both write their timestamps to a.json`
+	want := `stdin:2: item "b": choosing its timestamps file: stdin:1 (item "a") and stdin:2 (item "b") would both write their timestamps to a.json`
 	if sum.Items != 2 || sum.OK != 1 || sum.Failed != 1 || len(r.read("a.json")) == 0 || !strings.Contains(strings.Join(errs, "\n"), want) {
 		t.Errorf("summary %+v, errors %q; want item b refused: %q", sum, errs, want)
 	}
