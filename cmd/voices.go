@@ -65,6 +65,9 @@ catalogue works. The built-in default voice is always there; others live in the 
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in voice and the installed ones (--available: Piper's catalogue)",
+		Long: `List the built-in voice and the installed ones, or with --available the voices of Piper's catalogue, saying
+which are installed. A voice's SIZE (size_bytes with --json) is its model and config together, in both lists: what
+a download of it fetches.`,
 		Example: `  ttsgen voices list
   ttsgen voices list --json | jq -r '.[].name'
   ttsgen voices list --voices-dir /srv/ttsgen/voices
@@ -199,7 +202,7 @@ func infoOf(v *voices.Voice) voiceInfo {
 	return voiceInfo{
 		Name: v.Name, Language: c.LanguageCode(), SampleRate: c.Audio.SampleRate, Quality: c.Audio.Quality,
 		Speakers: c.NumSpeakers, SpeakerNames: c.SpeakerNames(), PhonemeType: c.PhonemeType,
-		EspeakVoice: c.Espeak.Voice, SizeBytes: v.ModelSize, Where: where, Inference: c.Inference,
+		EspeakVoice: c.Espeak.Voice, SizeBytes: v.Size(), Where: where, Inference: c.Inference,
 	}
 }
 

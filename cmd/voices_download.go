@@ -117,7 +117,7 @@ func runVoicesDownload(ctx context.Context, o *voicesDownloadOptions) error {
 		}
 		installed = append(installed, infoOf(got))
 		if !o.asJSON {
-			fmt.Fprintf(o.out, "installed %s (%s) in %s\n", got.Name, humanBytes(got.ModelSize), o.dir)
+			fmt.Fprintf(o.out, "installed %s (%s) in %s\n", got.Name, humanBytes(got.Size()), o.dir)
 		}
 	}
 	if o.asJSON {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -117,5 +118,55 @@ func TestVoicesDownloadAlreadyInstalled(t *testing.T) {
 	if r.code != ExitFailure || strings.Count(r.errOut, "downloading") != 1 || strings.Count(r.errOut, "already installed") != 1 ||
 		!strings.Contains(r.errOut, "1 of 2 voices not installed: en_US-tiny-x_low\n") || !strings.Contains(r.out, "installed en_US-piper-x_low") {
 		t.Errorf("one installed, one not: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
+	}
+}
+
+// `voices list` and `voices list --available` give an installed voice one size, in their SIZE columns and as
+// size_bytes: its model and config together, what the catalogue says it downloads.
+func TestVoicesListSizesAgreeWithTheCatalogue(t *testing.T) {
+	isolate(t)
+	catalog := filepath.Join(mirrorFolder(t), "voices.json")
+	if r := run(t, "", "voices", "download", "en_US-tiny-x_low", "--catalog", catalog); r.code != 0 {
+		t.Fatalf("download: exit %d %s%s", r.code, r.out, r.errOut)
+	}
+	var want int64
+	for _, ext := range []string{".onnx", ".onnx.json"} {
+		info, err := os.Stat(strings.TrimSuffix(tinyVoice, ".onnx") + ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += info.Size()
+	}
+	// sizeColumn is the SIZE of the voice's row in a table.
+	sizeColumn := func(args ...string) string {
+		t.Helper()
+		r := run(t, "", append([]string{"voices", "list"}, args...)...)
+		lines := strings.Split(r.out, "\n")
+		at := strings.Index(lines[0], "SIZE")
+		if r.code != 0 || at < 0 {
+			t.Fatalf("voices list %v: exit %d, no SIZE column:\n%s%s", args, r.code, r.out, r.errOut)
+		}
+		for _, line := range lines[1:] {
+			if strings.HasPrefix(line, "en_US-tiny-x_low ") {
+				size, _, _ := strings.Cut(strings.TrimSpace(line[at:]), "  ")
+				return size
+			}
+		}
+		t.Fatalf("voices list %v has no row for en_US-tiny-x_low:\n%s", args, r.out)
+		return ""
+	}
+	if installed, available := sizeColumn(), sizeColumn("--available", "--catalog", catalog); installed != humanBytes(want) || available != humanBytes(want) {
+		t.Errorf("SIZE: %q installed, %q in the catalogue; want %q (model and config) in both", installed, available, humanBytes(want))
+	}
+	var local []voiceInfo
+	if r := run(t, "", "voices", "list", "--json"); json.Unmarshal([]byte(r.out), &local) != nil || len(local) != 2 || local[1].SizeBytes != want {
+		t.Errorf("voices list --json: %s; want en_US-tiny-x_low's size_bytes %d", r.out, want)
+	}
+	var remote []remoteVoiceInfo
+	r := run(t, "", "voices", "list", "--available", "--json", "--catalog", catalog)
+	if err := json.Unmarshal([]byte(r.out), &remote); err != nil || !slices.ContainsFunc(remote, func(v remoteVoiceInfo) bool {
+		return v.Name == "en_US-tiny-x_low" && v.SizeBytes == want
+	}) {
+		t.Errorf("voices list --available --json: %s; want en_US-tiny-x_low's size_bytes %d", r.out, want)
 	}
 }

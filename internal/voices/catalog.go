@@ -31,9 +31,13 @@ type Voice struct {
 	Config     *Config
 	Embedded   bool
 	ModelSize  int64
+	configSize int64
 	model      func() ([]byte, error)
 	identity   string
 }
+
+// Size is the bytes of the voice's model and config together, as RemoteVoice.Size counts a catalogue voice's.
+func (v *Voice) Size() int64 { return v.ModelSize + v.configSize }
 
 // Model reads the voice's ONNX model.
 func (v *Voice) Model() ([]byte, error) { return v.model() }
@@ -224,6 +228,7 @@ func Open(path string) (*Voice, error) {
 		ConfigPath: configPath,
 		Config:     cfg,
 		ModelSize:  info.Size(),
+		configSize: int64(len(data)),
 		identity: digest(data, binary.LittleEndian.AppendUint64(nil, uint64(info.Size())),
 			binary.LittleEndian.AppendUint64(nil, uint64(info.ModTime().UnixNano()))),
 		model: func() ([]byte, error) {

@@ -50,12 +50,13 @@ func defaultVoice() (*Voice, error) {
 		return nil, fmt.Errorf("reading the embedded default voice: %w", err)
 	}
 	return &Voice{
-		Name:      DefaultName,
-		Config:    cfg,
-		Embedded:  true,
-		ModelSize: int64(len(model)),
-		model:     func() ([]byte, error) { return model, nil },
-		identity:  defaultIdentity(),
+		Name:       DefaultName,
+		Config:     cfg,
+		Embedded:   true,
+		ModelSize:  int64(len(model)),
+		configSize: int64(len(cfgData)),
+		model:      func() ([]byte, error) { return model, nil },
+		identity:   defaultIdentity(),
 	}, nil
 }
 
