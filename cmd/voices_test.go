@@ -79,7 +79,7 @@ func TestEveryCommandHasExamples(t *testing.T) {
 	walk(NewRootCmd(IO{}))
 }
 
-// Sizes are in decimal units, as the model card and Piper's catalogue give them: the built-in voice's 18,500,472
+// Sizes are in decimal units, as the model card and Piper's catalogue give them: the built-in voice's 18.5 million
 // bytes are "18.5 MB" in `voices list`, not the 17.6 that dividing by 2^20 gave under the same label.
 func TestVoicesListSizesInDecimalUnits(t *testing.T) {
 	isolate(t)
