@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -25,6 +26,7 @@ func ReadTexts(path string) ([]string, error) {
 	// Windows-1252 file, a binary one) an error naming its line instead of texts of garbage.
 	sc := bufio.NewScanner(manifest.CheckedText(manifest.NewTextReader(f)))
 	sc.Buffer(make([]byte, 64*1024), 1<<20) // long paragraphs are legitimate input
+	sc.Split(scanAnyLineBreak)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text()) // also drops the \r of CRLF files
 		if line != "" {
@@ -62,4 +64,26 @@ func isLJSpeech(lines []string) bool {
 		}
 	}
 	return true
+}
+
+// scanAnyLineBreak is bufio.ScanLines with a lone "\r" (old Mac OS files) as a line break too, as manifests read it:
+// "\n", "\r\n" and "\r" each end a line.
+func scanAnyLineBreak(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i < 0 && atEOF && len(data) > 0:
+		return len(data), data, nil
+	case i < 0:
+		return 0, nil, nil // more data, or the end
+	case data[i] == '\n':
+		return i + 1, data[:i], nil
+	case i+1 < len(data):
+		if data[i+1] == '\n' {
+			return i + 2, data[:i], nil
+		}
+		return i + 1, data[:i], nil
+	case atEOF:
+		return i + 1, data[:i], nil
+	}
+	return 0, nil, nil // a "\r" at the end of what is read: a "\n" may follow
 }

@@ -27,6 +27,7 @@ func TestReadTexts(t *testing.T) {
 		{"ljspeech entry without text", "LJ1|x|y\nLJ2||\n", nil, "entry LJ2 has no text"},
 		{"UTF-16 with a byte-order mark", utf16LE("Café crème.\r\nSecond line.\r\n"), []string{"Café crème.", "Second line."}, ""},
 		{"Windows-1252", "Fine line.\nCaf\xe9 cr\xe8me.\n", nil, "invalid UTF-8 on line 2, column 4 (byte 0xE9): save the text as UTF-8 (from Windows-1252 or Latin-1: iconv -f WINDOWS-1252 -t UTF-8)"},
+		{"old Mac line breaks", "One.\rTwo.\r\rThree.\r\nFour.", []string{"One.", "Two.", "Three.", "Four."}, ""},
 		{"very long line", strings.Repeat("word ", 30000) + "end\n", []string{strings.Repeat("word ", 30000) + "end"}, ""},
 	}
 	for _, tt := range tests {
