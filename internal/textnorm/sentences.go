@@ -58,7 +58,7 @@ func clean(s string) string {
 		case r < utf8.RuneSelf:
 			b.WriteRune(r)
 		default:
-			if f, ok := fold(r, func() rune { return lastRune(&b) }, s[i:]); ok {
+			if f, ok := fold(r, func() rune { return lastRuneOf(b.String()) }, s[i:]); ok {
 				b.WriteString(f)
 			} else {
 				b.WriteRune(r)
@@ -83,11 +83,6 @@ func csiLength(s string) int {
 		return i + 1
 	}
 	return 0
-}
-
-func lastRune(b *strings.Builder) rune {
-	r, _ := utf8.DecodeLastRuneInString(b.String())
-	return r
 }
 
 // isCleanASCII reports whether s is printable ASCII plus tab/newline/CR, the common case
