@@ -28,7 +28,7 @@ func ReadTexts(path string) ([]string, error) {
 	sc.Buffer(make([]byte, 64*1024), 1<<20) // long paragraphs are legitimate input
 	sc.Split(scanAnyLineBreak)
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text()) // also drops the \r of CRLF files
+		line := strings.TrimSpace(sc.Text())
 		if line != "" {
 			lines = append(lines, line)
 		}
@@ -66,24 +66,15 @@ func isLJSpeech(lines []string) bool {
 	return true
 }
 
-// scanAnyLineBreak is bufio.ScanLines with a lone "\r" (old Mac OS files) as a line break too, as manifests read it:
-// "\n", "\r\n" and "\r" each end a line.
+// scanAnyLineBreak is bufio.ScanLines with a lone "\r" (old Mac OS files) as a line break too, as manifests read it.
+// Each "\r" and "\n" ends a line, so "\r\n" gives an empty one between them, which ReadTexts drops as it drops
+// every empty line: no look past a "\r" is needed.
 func scanAnyLineBreak(data []byte, atEOF bool) (advance int, token []byte, err error) {
-	i := bytes.IndexAny(data, "\r\n")
-	switch {
-	case i < 0 && atEOF && len(data) > 0:
-		return len(data), data, nil
-	case i < 0:
-		return 0, nil, nil // more data, or the end
-	case data[i] == '\n':
-		return i + 1, data[:i], nil
-	case i+1 < len(data):
-		if data[i+1] == '\n' {
-			return i + 2, data[:i], nil
-		}
-		return i + 1, data[:i], nil
-	case atEOF:
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
 		return i + 1, data[:i], nil
 	}
-	return 0, nil, nil // a "\r" at the end of what is read: a "\n" may follow
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil // more data, or the end
 }
