@@ -114,18 +114,14 @@ type countingProgress struct {
 	mu              sync.Mutex
 	planned, spoken int
 	reading         []bool // each Reading call's argument
-	readAt          int    // how many sentences had been spoken when Reading(false) came
 }
 
-func (p *countingProgress) Planned(delta int)      { p.mu.Lock(); p.planned += delta; p.mu.Unlock() }
-func (p *countingProgress) Sentence(SentenceDone)  { p.mu.Lock(); p.spoken++; p.mu.Unlock() }
+func (p *countingProgress) Planned(delta int)     { p.mu.Lock(); p.planned += delta; p.mu.Unlock() }
+func (p *countingProgress) Sentence(SentenceDone) { p.mu.Lock(); p.spoken++; p.mu.Unlock() }
 func (p *countingProgress) Reading(open bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.reading = append(p.reading, open)
-	if !open {
-		p.readAt = p.spoken
-	}
 }
 func (p *countingProgress) Item(results.Row, bool) {}
 func (p *countingProgress) counts() (planned, spoken int) {
